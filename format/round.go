@@ -1,0 +1,215 @@
+package format
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Source supplies random bits to the stochastic modes. *math/rand/v2.Rand,
+// rand.PCG and rand.ChaCha8 all satisfy it; seed them for reproducible runs.
+type Source interface {
+	Uint64() uint64
+}
+
+const signBit = 1 << 63
+
+// Round rounds x to the format in a deterministic mode. It panics if m is
+// stochastic: use RoundRand, which takes the random source.
+//
+// NaN gives NaN; ±Inf and overflow follow the format's specials and
+// saturation (see Specials); the directed modes that round toward zero for
+// x's sign (and ToOdd) clamp overflow to ±MaxFinite as IEEE 754 prescribes.
+// Zero results keep x's sign where the format has a negative zero.
+func (f *Format) Round(x float64, m Mode) float64 {
+	b := math.Float64bits(x)
+	a := b &^ signBit
+	// Fast path: x in the normal range, rounding by an integer add on the
+	// bit pattern (a carry out of the fraction bumps the exponent, as it should).
+	if a-f.minNormal <= f.normalSpan {
+		var inc uint64
+		switch m {
+		case NearestEven:
+			inc = f.halfMinusOne + (a>>f.shift)&f.evenBit
+		case NearestAway:
+			inc = f.halfMinusOne + f.evenBit
+		case NearestTowardZero:
+			inc = f.halfMinusOne
+		case TowardZero:
+		case Up:
+			inc = f.dropMask &^ -(b >> 63)
+		case Down:
+			inc = f.dropMask & -(b >> 63)
+		case AwayFromZero:
+			inc = f.dropMask
+		case ToOdd:
+			r := a &^ f.dropMask
+			if a&f.dropMask != 0 {
+				r |= f.dropMask + 1
+			}
+			return math.Float64frombits(r | b&signBit)
+		default:
+			panic(fmt.Sprintf("format: Round with %v: stochastic modes need a Source, use RoundRand", m))
+		}
+		if r := (a + inc) &^ f.dropMask; r <= f.maxBits {
+			return math.Float64frombits(r | b&signBit)
+		}
+	}
+	if m.IsStochastic() || !m.valid() {
+		panic(fmt.Sprintf("format: Round with %v: stochastic modes need a Source, use RoundRand", m))
+	}
+	return f.roundSlow(x, m, 0)
+}
+
+// RoundRand rounds x to the format in any mode, drawing one Uint64 from src
+// per call when m is stochastic (src may be nil otherwise).
+func (f *Format) RoundRand(x float64, m Mode, src Source) float64 {
+	if !m.IsStochastic() {
+		return f.Round(x, m)
+	}
+	return f.roundStochastic(x, m, src.Uint64())
+}
+
+// roundStochastic rounds with the random word r; the fast and slow paths
+// read the same bits of r (its top ones), so they agree for the same r.
+func (f *Format) roundStochastic(x float64, m Mode, r uint64) float64 {
+	b := math.Float64bits(x)
+	a := b &^ signBit
+	if a-f.minNormal <= f.normalSpan {
+		var inc uint64
+		if m == StochasticHalf {
+			inc = f.dropMask & -(r >> 63)
+		} else {
+			// Round up iff ⌊η·2^n⌋ + R ≥ 2^n. With k = min(n, shift) bits of R
+			// placed just below the kept last bit, the add carries exactly then.
+			k := min(m.randomBits(), f.shift)
+			inc = r >> (64 - k) << (f.shift - k)
+		}
+		if r := (a + inc) &^ f.dropMask; r <= f.maxBits {
+			return math.Float64frombits(r | b&signBit)
+		}
+	}
+	return f.roundSlow(x, m, r)
+}
+
+// roundSlow handles every case: subnormal and flushed results, overflow,
+// zeros, Inf and NaN. It scales |x| so that the target's last place is 1,
+// then decides between the integer neighbours ⌊s⌋ and ⌊s⌋+1.
+func (f *Format) roundSlow(x float64, m Mode, r uint64) float64 {
+	if x != x {
+		return x
+	}
+	neg := math.Signbit(x)
+	ax := math.Abs(x)
+	if math.IsInf(ax, 0) {
+		if f.Saturates() || !f.specials.HasInf() {
+			if f.Saturates() {
+				return f.signed(f.maxFinite, neg)
+			}
+			return math.NaN()
+		}
+		return x
+	}
+	if ax == 0 {
+		return f.signed(0, neg)
+	}
+	_, e := math.Frexp(ax)
+	e-- // ax ∈ [2^e, 2^(e+1))
+	var quantumExp int
+	switch {
+	case e >= f.emin:
+		quantumExp = e - f.p + 1
+	case f.subnormals:
+		quantumExp = f.emin - f.p + 1
+	default:
+		quantumExp = f.emin // the only neighbours are 0 and 2^emin
+	}
+	scaled := math.Ldexp(ax, -quantumExp) // exact: a power-of-two scaling up into [0, 2^p)
+	q := math.Floor(scaled)
+	frac := scaled - q
+	if frac != 0 {
+		odd := uint64(q)&1 == 1
+		var up bool
+		switch m {
+		case NearestEven:
+			up = frac > 0.5 || frac == 0.5 && odd
+		case NearestAway:
+			up = frac >= 0.5
+		case NearestTowardZero:
+			up = frac > 0.5
+		case TowardZero:
+		case Up:
+			up = !neg
+		case Down:
+			up = neg
+		case AwayFromZero:
+			up = true
+		case ToOdd:
+			up = !odd
+		case StochasticHalf:
+			up = r>>63 == 1
+		default: // Stochastic, StochasticBits(n)
+			n := m.randomBits()
+			// ⌊η·2^n⌋ and R, both as the top n bits of a 64-bit word: their
+			// sum carries out iff ⌊η·2^n⌋ + R ≥ 2^n.
+			fracBits := uint64(math.Ldexp(frac, 64)) // ⌊η·2^64⌋ < 2^64
+			keep := ^uint64(0) << (64 - n)
+			_, carry := bits.Add64(fracBits&keep, r&keep, 0)
+			up = carry == 1
+		}
+		if up {
+			q++
+		}
+	}
+	v := math.Ldexp(q, quantumExp)
+	if v > f.maxFinite {
+		return f.overflow(neg, m)
+	}
+	return f.signed(v, neg)
+}
+
+// overflow is the result for a finite x whose rounding exceeds MaxFinite.
+func (f *Format) overflow(neg bool, m Mode) float64 {
+	towardZero := m == TowardZero || m == ToOdd || m == Up && neg || m == Down && !neg
+	switch {
+	case f.Saturates() || towardZero:
+		return f.signed(f.maxFinite, neg)
+	case f.specials.HasInf():
+		return f.signed(math.Inf(1), neg)
+	default:
+		return math.NaN()
+	}
+}
+
+// signed attaches the sign, except to zeros of formats without -0.
+func (f *Format) signed(v float64, neg bool) float64 {
+	if !neg || v == 0 && !f.specials.HasNegativeZero() {
+		return v
+	}
+	return -v
+}
+
+// Round32 rounds a float32. Exact for formats that fit in binary32; wider
+// formats get the float64 result converted to float32 (a second rounding).
+func (f *Format) Round32(x float32, m Mode) float32 {
+	return float32(f.Round(float64(x), m))
+}
+
+// RoundRand32 is RoundRand for a float32.
+func (f *Format) RoundRand32(x float32, m Mode, src Source) float32 {
+	return float32(f.RoundRand(float64(x), m, src))
+}
+
+// IsRepresentable reports whether x is a value of the format: NaN and ±Inf
+// when the format has them, or a finite number on its grid within range.
+func (f *Format) IsRepresentable(x float64) bool {
+	switch {
+	case x != x:
+		return f.specials.HasNaN()
+	case math.IsInf(x, 0):
+		return f.specials.HasInf()
+	case x == 0:
+		return !math.Signbit(x) || f.specials.HasNegativeZero()
+	}
+	return math.Abs(x) <= f.maxFinite && f.Round(x, TowardZero) == x
+}
