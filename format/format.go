@@ -71,7 +71,7 @@ type Format struct {
 	specials   Specials
 
 	baseSubnormals bool // as constructed; Name marks a change with +ftz
-	maxFinite  float64
+	maxFinite      float64
 
 	// Derived for the fast path of Round: float64 bit patterns and masks.
 	shift        uint   // 53-p: float64 fraction bits dropped
@@ -218,7 +218,7 @@ var aliases = map[string]string{
 	"fp64": "binary64", "double": "binary64", "float64": "binary64",
 	"fp32": "binary32", "single": "binary32", "float32": "binary32",
 	"fp16": "binary16", "half": "binary16", "float16": "binary16",
-	"bf16": "bfloat16",
+	"bf16":     "bfloat16",
 	"fp8-e4m3": "e4m3", "e4m3fn": "e4m3", "fp8-e5m2": "e5m2",
 	"fp6-e2m3": "e2m3", "fp6-e3m2": "e3m2", "fp4-e2m1": "e2m1", "fp4": "e2m1",
 }
