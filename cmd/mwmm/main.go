@@ -1,0 +1,291 @@
+// Command mwmm simulates low-precision floating-point arithmetic from the
+// command line: it lists floating-point formats and rounds numbers to them in
+// any rounding mode.
+//
+// Usage:
+//
+//	mwmm <command> [flags] [arguments]
+//
+// Run "mwmm help" for the commands and "mwmm help <command>" for one
+// command's flags and examples.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// A command is one subcommand of mwmm. To add one, write a file with a
+// *command value and list it in init below.
+type command struct {
+	name     string // as typed: mwmm <name>
+	summary  string // one line for the overview
+	usage    string // the synopsis, e.g. "mwmm round --format NAME [VALUE...]"
+	help     string // what the command does, in paragraphs
+	examples string // example command lines, one per line, with optional "# comment" lines
+
+	// flags returns a fresh flag set with the command's flags, for the help
+	// text; nil when the command takes none.
+	flags func() *flag.FlagSet
+
+	// run executes the command on its arguments (those after the command's
+	// name). It returns flag.ErrHelp when asked for help (-h), a usage error
+	// (see usagef) for bad arguments, and any other error for failures.
+	run func(args []string, stdout, stderr io.Writer, stdin io.Reader) error
+}
+
+// commands lists the subcommands in the order the overview shows them. It is
+// filled in init because the help command refers to it.
+var commands []*command
+
+func init() {
+	commands = []*command{formatsCmd, roundCmd, helpCmd}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func commandNames() string {
+	var ns []string
+	for _, c := range commands {
+		ns = append(ns, c.name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed
+	exitUsage   = 2 // bad command line: unknown command, flag, format, mode or value
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is mwmm with its arguments (without the program name) and streams; it
+// returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		writeOverview(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		writeOverview(stdout)
+		return exitOK
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "mwmm: unknown command %q; commands: %s\nRun 'mwmm help' for usage.\n", args[0], commandNames())
+		return exitUsage
+	}
+	err := cmd.run(args[1:], stdout, stderr, stdin)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		writeHelp(stdout, cmd)
+		return exitOK
+	case errors.As(err, &ue):
+		hint := "mwmm help " + cmd.name
+		if cmd == helpCmd {
+			hint = "mwmm help"
+		}
+		fmt.Fprintf(stderr, "mwmm %s: %v\nRun '%s' for usage.\n", cmd.name, err, hint)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "mwmm %s: %v\n", cmd.name, err)
+		return exitFailure
+	}
+}
+
+// usageError marks an error in the command line, reported with exit status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// usage wraps err as a usage error.
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err}
+}
+
+// newFlagSet returns a flag set that reports errors to its caller and prints
+// nothing itself.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseFlags parses args with fs and returns the positional arguments. Flags
+// and positional arguments may be mixed in any order, and an argument that
+// reads as a number (-0.5, -inf, -0x1p-3) is positional, not a flag, unless it
+// is the value of a flag that takes one (--seed 3). Everything after "--" is
+// positional. It returns flag.ErrHelp for -h and a usage error for bad flags.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case len(a) < 2 || a[0] != '-' || isNumber(a):
+			positional = append(positional, a)
+		default:
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if strings.Contains(name, "=") {
+				continue
+			}
+			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usage(err)
+	}
+	return append(positional, fs.Args()...), nil
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func isNumber(s string) bool {
+	_, err := parseNumber(s)
+	return err == nil
+}
+
+// parseNumber reads a value as strconv.ParseFloat does (decimal, hex float,
+// inf, nan); a decimal beyond float64's range reads as ±Inf or ±0.
+func parseNumber(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && errors.Is(err, strconv.ErrRange) {
+		err = nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return v, nil
+}
+
+const overviewText = `mwmm simulates low-precision floating-point arithmetic: it rounds numbers
+to any binary floating-point format (binary64 down to 4-bit, the OCP fp8,
+fp6 and fp4 formats, IEEE P3109 formats, custom ones) in every rounding
+mode, stochastic rounding included.
+
+Usage:
+
+  mwmm <command> [flags] [arguments]
+
+Commands:
+
+`
+
+func writeOverview(w io.Writer) {
+	io.WriteString(w, overviewText)
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	io.WriteString(w, "\nRun 'mwmm help <command>' (or 'mwmm <command> -h') for its flags and examples.\n")
+}
+
+// writeHelp prints a command's full help: synopsis, description, flags with
+// their defaults, examples.
+func writeHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", c.usage, strings.TrimSpace(c.help))
+	if c.flags != nil {
+		io.WriteString(w, "\nFlags:\n")
+		writeFlags(w, c.flags())
+	}
+	if c.examples != "" {
+		io.WriteString(w, "\nExamples:\n")
+		for _, line := range strings.Split(strings.TrimSpace(c.examples), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// writeFlags lists the flags of fs as --name VALUE, then their usage and
+// default on an indented line. Flags may be written with one dash or two.
+func writeFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n      %s", text)
+		if d := f.DefValue; d != "" && d != "false" {
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		io.WriteString(w, "\n")
+	})
+}
+
+var helpCmd = &command{
+	name:    "help",
+	summary: "show help for mwmm or one of its commands",
+	usage:   "mwmm help [COMMAND]",
+	help: `
+Help prints the list of commands, or with a COMMAND, what that command does,
+its flags with their defaults, and examples. "mwmm COMMAND -h" prints the same.`,
+	examples: `
+mwmm help
+mwmm help round`,
+	run: runHelp,
+}
+
+func runHelp(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs := newFlagSet("help")
+	args, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch len(args) {
+	case 0:
+		writeOverview(stdout)
+		return nil
+	case 1:
+		c := lookup(args[0])
+		if c == nil {
+			return usagef("unknown command %q; commands: %s", args[0], commandNames())
+		}
+		writeHelp(stdout, c)
+		return nil
+	}
+	return usagef("help takes one command name, got %d arguments", len(args))
+}
