@@ -77,10 +77,16 @@ type Format struct {
 	shift        uint   // 53-p: float64 fraction bits dropped
 	dropMask     uint64 // 1<<shift - 1
 	halfMinusOne uint64 // 1<<(shift-1) - 1, or 0 when shift is 0
-	evenBit      uint64 // 1 when shift > 0: selects the kept last bit for ties-to-even
-	minNormal    uint64 // bits of 2^emin
-	normalSpan   uint64 // bits(maxFinite) - bits(2^emin)
-	maxBits      uint64 // bits(maxFinite)
+	// Nearest-even adds tieBase + (a>>shift)&tieBit: the kept last bit
+	// breaks ties. With p = 1 that bit is the implicit one, always odd, so
+	// ties go up; with p = 53 nothing is dropped.
+	tieBase, tieBit uint64
+	// ToOdd sets oddBit, the kept last bit, when inexact; with p = 1 that is
+	// the implicit bit, always set, so truncation is already odd.
+	oddBit     uint64
+	minNormal  uint64 // bits of 2^emin
+	normalSpan uint64 // bits(maxFinite) - bits(2^emin)
+	maxBits    uint64 // bits(maxFinite)
 }
 
 // New builds a format from its parameters. It has an encoding (Bits > 0) when
@@ -112,7 +118,8 @@ func New(s Spec) (Format, error) {
 		fields++
 	}
 	// IEEE and NaNOnly need a fraction bit to tell NaN from Inf or max.
-	if w := log2Exact(fields); w > 0 && 1+w+s.P-1 <= 64 && (s.P > 1 || s.Specials >= NoSpecials) {
+	needsFraction := s.Specials == IEEE || s.Specials == NaNOnly
+	if w := log2Exact(fields); w > 0 && 1+w+s.P-1 <= 64 && (s.P > 1 || !needsFraction) {
 		f.bits = 1 + w + s.P - 1
 	}
 	f.maxFinite = math.Ldexp(2-math.Ldexp(1, 1-s.P), s.Emax)
@@ -132,9 +139,14 @@ func New(s Spec) (Format, error) {
 func (f *Format) derive() {
 	f.shift = uint(53 - f.p)
 	f.dropMask = 1<<f.shift - 1
-	if f.shift > 0 {
+	switch {
+	case f.p == 1:
 		f.halfMinusOne = 1<<(f.shift-1) - 1
-		f.evenBit = 1
+		f.tieBase = f.halfMinusOne + 1
+	case f.shift > 0:
+		f.halfMinusOne = 1<<(f.shift-1) - 1
+		f.tieBase, f.tieBit = f.halfMinusOne, 1
+		f.oddBit = f.dropMask + 1
 	}
 	f.minNormal = math.Float64bits(math.Ldexp(1, f.emin))
 	f.maxBits = math.Float64bits(f.maxFinite)
@@ -280,7 +292,7 @@ func Names() []string {
 		ns = append(ns, a)
 	}
 	sortStrings(ns[len(Builtin()):])
-	return append(ns, "p3109-kKpP[-finite]", "custom:p=P,emin=E,emax=M[,subnormals=off][,specials=ieee|nan|none]")
+	return append(ns, "p3109-kKpP[-finite|-extended]", "custom:p=P,emin=E,emax=M[,subnormals=off][,specials="+strings.Join(specialsNames, "|")+"]", "NAME+ftz", "NAME+sat")
 }
 
 func sortStrings(s []string) {

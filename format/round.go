@@ -17,7 +17,8 @@ const signBit = 1 << 63
 // Round rounds x to the format in a deterministic mode. It panics if m is
 // stochastic: use RoundRand, which takes the random source.
 //
-// NaN gives NaN; ±Inf and overflow follow the format's specials and
+// NaN gives NaN (also in formats without a NaN code, which then cannot
+// Encode it); ±Inf and overflow follow the format's specials and
 // saturation (see Specials); the directed modes that round toward zero for
 // x's sign (and ToOdd) clamp overflow to ±MaxFinite as IEEE 754 prescribes.
 // Zero results keep x's sign where the format has a negative zero.
@@ -30,9 +31,9 @@ func (f *Format) Round(x float64, m Mode) float64 {
 		var inc uint64
 		switch m {
 		case NearestEven:
-			inc = f.halfMinusOne + (a>>f.shift)&f.evenBit
+			inc = f.tieBase + (a>>f.shift)&f.tieBit
 		case NearestAway:
-			inc = f.halfMinusOne + f.evenBit
+			inc = (f.dropMask + 1) >> 1
 		case NearestTowardZero:
 			inc = f.halfMinusOne
 		case TowardZero:
@@ -45,7 +46,7 @@ func (f *Format) Round(x float64, m Mode) float64 {
 		case ToOdd:
 			r := a &^ f.dropMask
 			if a&f.dropMask != 0 {
-				r |= f.dropMask + 1
+				r |= f.oddBit
 			}
 			return math.Float64frombits(r | b&signBit)
 		default:
@@ -76,20 +77,38 @@ func (f *Format) roundStochastic(x float64, m Mode, r uint64) float64 {
 	b := math.Float64bits(x)
 	a := b &^ signBit
 	if a-f.minNormal <= f.normalSpan {
-		var inc uint64
-		if m == StochasticHalf {
-			inc = f.dropMask & -(r >> 63)
-		} else {
-			// Round up iff ⌊η·2^n⌋ + R ≥ 2^n. With k = min(n, shift) bits of R
-			// placed just below the kept last bit, the add carries exactly then.
-			k := min(m.randomBits(), f.shift)
-			inc = r >> (64 - k) << (f.shift - k)
-		}
-		if r := (a + inc) &^ f.dropMask; r <= f.maxBits {
-			return math.Float64frombits(r | b&signBit)
+		p := f.stochasticParams(m)
+		if res := (a + (r>>p.rshift<<p.lshift)*p.mul) & p.keep; res <= f.maxBits {
+			return math.Float64frombits(res | (b ^ a))
 		}
 	}
 	return f.roundSlow(x, m, r)
+}
+
+// stochasticParams describes the fast path of a stochastic mode: with a =
+// |x|'s bits in the normal range and r the random word, the result's bits
+// are (a + (r>>rshift<<lshift)*mul) & keep.
+//
+// For StochasticBits(n) (and Stochastic, n = 64) this rounds up iff
+// ⌊η·2^n⌋ + R ≥ 2^n: k = min(n, shift) top bits of r, placed just below the
+// kept last bit, make the add carry exactly then. For StochasticHalf the
+// increment is all the dropped bits or none, on r's top bit.
+type stochasticParams struct {
+	rshift, lshift, mul   uint64
+	keep, minNormal, span uint64
+}
+
+func (f *Format) stochasticParams(m Mode) stochasticParams {
+	p := stochasticParams{keep: ^f.dropMask, minNormal: f.minNormal, span: f.normalSpan, mul: 1}
+	switch k := uint64(min(m.randomBits(), f.shift)); {
+	case m == StochasticHalf:
+		p.rshift, p.mul = 63, f.dropMask
+	case k == 0: // nothing to round off
+		p.mul = 0
+	default:
+		p.rshift, p.lshift = 64-k, uint64(f.shift)-k
+	}
+	return p
 }
 
 // roundSlow handles every case: subnormal and flushed results, overflow,
@@ -124,7 +143,11 @@ func (f *Format) roundSlow(x float64, m Mode, r uint64) float64 {
 	default:
 		quantumExp = f.emin // the only neighbours are 0 and 2^emin
 	}
-	scaled := math.Ldexp(ax, -quantumExp) // exact: a power-of-two scaling up into [0, 2^p)
+	scaled := math.Ldexp(ax, -quantumExp) // exact, into [0, 2^p), unless it underflows:
+	if scaled == 0 {
+		// A quantum above 1 and a tiny x; only frac's being nonzero matters.
+		scaled = math.SmallestNonzeroFloat64
+	}
 	q := math.Floor(scaled)
 	frac := scaled - q
 	if frac != 0 {
