@@ -1,5 +1,8 @@
 module github.com/mwmm/mwmm
 
-go 1.26
+go 1.26.0
 
-require github.com/x448/float16 v0.8.4
+require (
+	github.com/x448/float16 v0.8.4
+	golang.org/x/sys v0.49.0
+)

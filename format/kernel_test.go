@@ -1,0 +1,342 @@
+package format
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// TestAddAndMaskParamsLayout pins the layout of addAndMaskParams that the
+// assembly kernels address by offset (kernel_amd64.s: P_BASE … P_SPAN).
+func TestAddAndMaskParamsLayout(t *testing.T) {
+	var p addAndMaskParams
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"base", unsafe.Offsetof(p.base), 0},
+		{"tieEven", unsafe.Offsetof(p.tieEven), 8},
+		{"dirPos", unsafe.Offsetof(p.dirPos), 16},
+		{"dirNeg", unsafe.Offsetof(p.dirNeg), 24},
+		{"shift", unsafe.Offsetof(p.shift), 32},
+		{"keep", unsafe.Offsetof(p.keep), 40},
+		{"minNormal", unsafe.Offsetof(p.minNormal), 48},
+		{"span", unsafe.Offsetof(p.span), 56},
+		{"size", unsafe.Sizeof(p), 64},
+	} {
+		if c.got != c.want {
+			t.Errorf("addAndMaskParams.%s at %d, the assembly kernels expect %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// kernelFormats is Builtin() with and without subnormals, and saturating.
+func kernelFormats() []Format {
+	var fs []Format
+	for _, f := range Builtin() {
+		fs = append(fs, f, f.WithSubnormals(false), f.WithSaturation(true))
+	}
+	return fs
+}
+
+// kernelAddAndMaskModes lists the modes that take the add-and-mask path.
+func kernelAddAndMaskModes(t *testing.T) []Mode {
+	var ms []Mode
+	for m := range numFixedModes {
+		if m.addAndMask() {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) != 7 {
+		t.Fatalf("%d add-and-mask modes, want 7: %v", len(ms), ms)
+	}
+	return ms
+}
+
+// kernelInputs returns n float64 values that exercise f: random bit
+// patterns, values spread over and beyond f's range, exact ties and their
+// neighbours at f's precision, the edges of the normal range, specials.
+func kernelInputs(f Format, rng *rand.Rand, n int) []float64 {
+	fixed := []float64{
+		0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(),
+		math.Float64frombits(0x7ff0000000000001), math.Float64frombits(0xfff0000000000001),
+		math.Float64frombits(0x7ff8000000000123), math.Float64frombits(0xfff4000000000000),
+		math.Float64frombits(0x7fffffffffffffff), math.Float64frombits(0xffffffffffffffff),
+		math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64,
+		math.Float64frombits(0x000fffffffffffff), math.Float64frombits(0x800fffffffffffff),
+		math.Float64frombits(0x0010000000000000), -math.MaxFloat64, math.MaxFloat64,
+	}
+	for _, v := range []float64{f.MaxFinite(), f.MinNormal(), f.MinSubnormal(), 1, 2} {
+		if v == 0 {
+			continue
+		}
+		b := math.Float64bits(v)
+		for d := -3; d <= 3; d++ {
+			u := b + uint64(d)
+			fixed = append(fixed, math.Float64frombits(u), -math.Float64frombits(u))
+		}
+		for _, w := range []float64{v * (1 + 0.5*f.UnitRoundoff()*2), v * (1 - 0.5*f.UnitRoundoff()), v * (1 + f.UnitRoundoff())} {
+			fixed = append(fixed, w, -w, math.Nextafter(w, 0), math.Nextafter(w, math.Inf(1)))
+		}
+	}
+	xs := make([]float64, 0, n+len(fixed))
+	xs = append(xs, fixed...)
+	for len(xs) < n {
+		var x float64
+		switch rng.IntN(6) {
+		case 0: // any bit pattern
+			x = math.Float64frombits(rng.Uint64())
+		case 1: // float64 subnormals
+			x = math.Float64frombits(rng.Uint64() & 0x800fffffffffffff)
+		case 2, 3: // spread over the format's range and a little beyond
+			e := f.Emin() - f.Precision() - 3 + rng.IntN(f.Emax()-f.Emin()+f.Precision()+6)
+			x = math.Ldexp(1+rng.Float64(), e)
+		case 4: // exact ties at f's precision and their float64 neighbours
+			e := f.Emin() - f.Precision() - 2 + rng.IntN(f.Emax()-f.Emin()+f.Precision()+4)
+			b := math.Float64bits(math.Ldexp(1+rng.Float64(), e))
+			if f.shift > 0 {
+				b = b&^f.dropMask | 1<<(f.shift-1)
+			}
+			x = math.Float64frombits(b + uint64(rng.IntN(3)) - 1)
+		case 5: // values of the format and their float64 neighbours
+			e := f.Emin() - f.Precision() + rng.IntN(f.Emax()-f.Emin()+f.Precision()+1)
+			b := math.Float64bits(math.Ldexp(1+rng.Float64(), e)) &^ f.dropMask
+			x = math.Float64frombits(b + uint64(rng.IntN(3)) - 1)
+		}
+		if rng.IntN(2) == 0 {
+			x = -x
+		}
+		xs = append(xs, x)
+	}
+	rng.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+	return xs
+}
+
+// TestRoundAddAndMaskAVX2 compares the AVX2 kernel with roundAddAndMaskGo
+// bit for bit (dst and the slow list), for every length 0..block, out of
+// place and in place, and checks that it writes nothing past dst[n-1].
+func TestRoundAddAndMaskAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	const guard = 8
+	const sentinel = 0x5a5a5a5a5a5a5a5a
+	for _, f := range kernelFormats() {
+		xs := kernelInputs(f, rng, 8192)
+		for _, m := range kernelAddAndMaskModes(t) {
+			p := f.addAndMaskParams(m)
+			bad := 0
+			for n := 0; n <= block; n++ {
+				for rep := range 2 {
+					off := rng.IntN(len(xs) - n + 1)
+					src := xs[off : off+n]
+					var slowGo, slowAsm [block]uint8
+					want := make([]float64, n)
+					k := roundAddAndMaskGo(want, src, &p, &slowGo)
+
+					buf := make([]float64, n+guard)
+					for i := range buf {
+						buf[i] = math.Float64frombits(sentinel)
+					}
+					dst := buf[:n]
+					in := src
+					if rep == 1 { // in place
+						copy(dst, src)
+						in = dst
+					}
+					var got int
+					if n > 0 {
+						got = roundAddAndMaskAVX2(&dst[0], &in[0], n, &p, &slowAsm)
+					} else {
+						got = roundAddAndMaskAVX2(nil, nil, 0, &p, &slowAsm)
+					}
+					ok := true
+					for i := range n {
+						if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+							ok = false
+							if bad < 5 {
+								t.Errorf("%v %v n=%d in-place=%v: x=%x: dst %x, Go loop %x", f.Name(), m, n, rep == 1,
+									math.Float64bits(src[i]), math.Float64bits(dst[i]), math.Float64bits(want[i]))
+							}
+						}
+					}
+					for i := n; i < len(buf); i++ {
+						if math.Float64bits(buf[i]) != sentinel {
+							ok = false
+							t.Errorf("%v %v n=%d: wrote dst[%d]", f.Name(), m, n, i)
+						}
+					}
+					if got != k || string(slowGo[:k]) != string(slowAsm[:min(got, block)]) {
+						ok = false
+						if bad < 5 {
+							t.Errorf("%v %v n=%d in-place=%v: slow list %v, Go loop %v", f.Name(), m, n, rep == 1,
+								slowAsm[:min(got, block)], slowGo[:k])
+						}
+					}
+					if !ok {
+						bad++
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%v %v: %d mismatching runs", f.Name(), m, bad)
+			}
+		}
+	}
+}
+
+// TestRoundAddAndMaskAVX2RandomParams holds the kernel to the Go loop's
+// arithmetic for arbitrary parameters, beyond those a Format produces
+// (shifts of 64 and more, wrapping sums, any keep mask).
+func TestRoundAddAndMaskAVX2RandomParams(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	src := make([]float64, block)
+	dst, want := make([]float64, block), make([]float64, block)
+	for trial := range 20000 {
+		p := addAndMaskParams{
+			base: rng.Uint64() >> rng.IntN(64), tieEven: rng.Uint64() >> rng.IntN(64),
+			dirPos: rng.Uint64() >> rng.IntN(64), dirNeg: rng.Uint64() >> rng.IntN(64),
+			shift: uint64(rng.IntN(130)), keep: rng.Uint64(),
+			minNormal: rng.Uint64() >> rng.IntN(64), span: rng.Uint64() >> rng.IntN(64),
+		}
+		if trial%3 == 0 {
+			p.dirNeg = p.dirPos // the kernel's loop without the sign blend
+		}
+		for i := range src {
+			src[i] = math.Float64frombits(rng.Uint64())
+		}
+		n := rng.IntN(block + 1)
+		var s1, s2 [block]uint8
+		k2 := roundAddAndMaskGo(want[:n], src[:n], &p, &s2)
+		k1 := roundAddAndMaskAVX2(&dst[0], &src[0], n, &p, &s1)
+		if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
+			t.Fatalf("%+v n=%d: slow list %v, Go loop %v", p, n, s1[:k1], s2[:k2])
+		}
+		for i := range n {
+			if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%+v n=%d: x=%x: dst %x, Go loop %x", p, n, math.Float64bits(src[i]),
+					math.Float64bits(dst[i]), math.Float64bits(want[i]))
+			}
+		}
+	}
+}
+
+// TestRoundAddAndMaskDispatch checks roundAddAndMask, whichever loop it
+// picks, against roundAddAndMaskGo for float64 and float32.
+func TestRoundAddAndMaskDispatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, f := range []Format{Binary16, BFloat16, E4M3, E2M1.WithSubnormals(false)} {
+		xs := kernelInputs(f, rng, 4*block)
+		xs32 := make([]float32, len(xs))
+		for i, x := range xs {
+			xs32[i] = float32(x)
+		}
+		for _, m := range kernelAddAndMaskModes(t) {
+			p := f.addAndMaskParams(m)
+			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 255, block} {
+				var s1, s2 [block]uint8
+				d1, d2 := make([]float64, n), make([]float64, n)
+				k1, k2 := roundAddAndMask(d1, xs[:n], &p, &s1), roundAddAndMaskGo(d2, xs[:n], &p, &s2)
+				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
+					t.Errorf("%v %v n=%d: float64 slow lists differ", f.Name(), m, n)
+				}
+				for i := range n {
+					if math.Float64bits(d1[i]) != math.Float64bits(d2[i]) {
+						t.Errorf("%v %v n=%d: float64 dst[%d] %v, Go loop %v", f.Name(), m, n, i, d1[i], d2[i])
+						break
+					}
+				}
+				e1, e2 := make([]float32, n), make([]float32, n)
+				k1, k2 = roundAddAndMask(e1, xs32[:n], &p, &s1), roundAddAndMaskGo(e2, xs32[:n], &p, &s2)
+				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
+					t.Errorf("%v %v n=%d: float32 slow lists differ", f.Name(), m, n)
+				}
+				for i := range n {
+					if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
+						t.Errorf("%v %v n=%d: float32 dst[%d] %v, Go loop %v", f.Name(), m, n, i, e1[i], e2[i])
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRoundSliceKernelMatchesRound checks RoundSlice on a long slice (many
+// blocks, a ragged end, several goroutines) against element-wise Round in
+// every deterministic mode, with the AVX2 kernel (where the CPU has it) and
+// with the Go loop.
+func TestRoundSliceKernelMatchesRound(t *testing.T) {
+	n := 1<<18 + 3
+	fs := kernelFormats()
+	if testing.Short() {
+		n = 1<<12 + 3
+		fs = []Format{Binary16, BFloat16, E4M3, E2M1}
+	}
+	kernels := []bool{false}
+	if useAVX2 {
+		kernels = append(kernels, true)
+	}
+	defer func(u bool) { useAVX2 = u }(useAVX2)
+	rng := rand.New(rand.NewPCG(15, 16))
+	dst := make([]float64, n)
+	for _, f := range fs {
+		src := kernelInputs(f, rng, n)[:n]
+		for _, m := range []Mode{NearestEven, NearestAway, NearestTowardZero, TowardZero, Up, Down, AwayFromZero, ToOdd} {
+			want := make([]float64, n)
+			for i, x := range src {
+				want[i] = f.Round(x, m)
+			}
+			for _, k := range kernels {
+				useAVX2 = k
+				f.RoundSlice(dst, src, m, nil)
+				bad := 0
+				for i := range dst {
+					if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+						if bad < 3 {
+							t.Errorf("%v %v avx2=%v: RoundSlice(%v) = %v, Round %v", f.Name(), m, k, src[i], dst[i], want[i])
+						}
+						bad++
+					}
+				}
+				if bad > 0 {
+					t.Errorf("%v %v avx2=%v: %d of %d differ", f.Name(), m, k, bad, n)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRoundAddAndMask times the fast loop alone over one block of
+// values in [-2, 2] (few slow positions), the AVX2 kernel against the Go loop.
+func BenchmarkRoundAddAndMask(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float64, block)
+	for i := range src {
+		src[i] = 4*rng.Float64() - 2
+	}
+	dst := make([]float64, block)
+	for _, m := range []Mode{NearestEven, Up} {
+		p := Binary16.addAndMaskParams(m)
+		var slow [block]uint8
+		b.Run(m.String()+"/go", func(b *testing.B) {
+			for b.Loop() {
+				roundAddAndMaskGo(dst, src, &p, &slow)
+			}
+			b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
+		})
+		if useAVX2 {
+			b.Run(m.String()+"/avx2", func(b *testing.B) {
+				for b.Loop() {
+					roundAddAndMaskAVX2(&dst[0], &src[0], block, &p, &slow)
+				}
+				b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
+			})
+		}
+	}
+}
