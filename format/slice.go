@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -74,14 +75,28 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
 	switch {
-	case m == NearestEven:
-		for i, x := range src {
-			dst[i] = T(f.Round(float64(x), NearestEven))
+	case m.addAndMask():
+		p := f.addAndMaskParams(m)
+		for lo := 0; lo < len(src); lo += block {
+			hi := min(lo+block, len(src))
+			var slow [block]uint8
+			n := roundAddAndMask(dst[lo:hi], src[lo:hi], &p, &slow)
+			for _, j := range slow[:n] {
+				dst[lo+int(j)] = T(f.roundSlow(float64(src[lo+int(j)]), m, 0))
+			}
 		}
 	case m.IsStochastic():
-		g := wyrand(seed)
-		for i, x := range src {
-			dst[i] = T(f.roundStochastic(float64(x), m, g.next()))
+		p := f.stochasticParams(m)
+		state := seed
+		for lo := 0; lo < len(src); lo += block {
+			hi := min(lo+block, len(src))
+			var slow [block]uint8
+			n := roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
+			for _, j := range slow[:n] {
+				r := wyrandAt(state, uint64(j))
+				dst[lo+int(j)] = T(f.roundSlow(float64(src[lo+int(j)]), m, r))
+			}
+			state += uint64(hi-lo) * wyrandIncrement
 		}
 	default:
 		for i, x := range src {
@@ -90,14 +105,104 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 	}
 }
 
-// wyrand is a small fast generator (Wang Yi's wyrand) for the per-chunk
-// streams; it passes BigCrush and PractRand, enough for rounding decisions.
-type wyrandState struct{ s uint64 }
+// The stochastic streams use Wang Yi's wyrand, a counter-based generator
+// (output i is a mix of seed + (i+1)·increment) that passes BigCrush and
+// PractRand: the slow path can recompute the word the fast loop used.
+const (
+	wyrandIncrement = 0xa0761d6478bd642f
+	wyrandXor       = 0xe7037ed1a0b428db
+)
 
-func wyrand(seed uint64) *wyrandState { return &wyrandState{seed} }
-
-func (g *wyrandState) next() uint64 {
-	g.s += 0xa0761d6478bd642f
-	hi, lo := bits.Mul64(g.s, g.s^0xe7037ed1a0b428db)
+func wyrandMix(s uint64) uint64 {
+	hi, lo := bits.Mul64(s, s^wyrandXor)
 	return hi ^ lo
+}
+
+// wyrandAt is the i-th word (from 0) of the stream that starts at state.
+func wyrandAt(state, i uint64) uint64 { return wyrandMix(state + (i+1)*wyrandIncrement) }
+
+// roundStochasticRun is the fast loop of a stochastic mode over ≤ block
+// values, with the i-th value using wyrandAt(state, i); like
+// roundAddAndMaskGo it notes the positions that need roundSlow.
+func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, state uint64, slow *[block]uint8) int {
+	dst = dst[:len(src)]
+	n := 0
+	for i, x := range src {
+		state += wyrandIncrement
+		r := wyrandMix(state)
+		b := math.Float64bits(float64(x))
+		a := b &^ signBit
+		res := (a + (r>>(p.rshift&63)<<(p.lshift&63))*p.mul) & p.keep
+		// Both a and the result must be normal: a subnormal a would round at
+		// float64's finer spacing with the wrong probability.
+		_, outA := bits.Sub64(p.span, a-p.minNormal, 0)
+		_, outR := bits.Sub64(p.span, res-p.minNormal, 0)
+		dst[i] = T(math.Float64frombits(res | (b ^ a)))
+		slow[n&(block-1)] = uint8(i)
+		n += int(outA | outR)
+	}
+	return n
+}
+
+// block is the length of the runs over which the fast loops note the
+// positions of slow cases (an index array of bytes on the stack).
+const block = 256
+
+// addAndMask reports whether the mode's fast path is "add an increment to
+// |x|'s bit pattern, clear the dropped bits" (all deterministic modes but ToOdd).
+func (m Mode) addAndMask() bool { return m < numFixedModes && m != ToOdd && !m.IsStochastic() }
+
+// addAndMaskParams describes the fast path of a deterministic mode: with a
+// = |x|'s bits, the result's bits are
+//
+//	r = (a + base + (a>>shift)&tieEven + (x<0 ? dirNeg : dirPos)) &^ dropMask
+//
+// valid when r-minNormal ≤ span (unsigned); other positions need roundSlow.
+// One range check on r suffices: an input just below 2^emin that rounds at
+// float64's finer spacing up to 2^emin rounds there at the subnormal spacing
+// too. The layout is shared with the assembly kernel: keep it.
+type addAndMaskParams struct {
+	base, tieEven, dirPos, dirNeg uint64
+	shift, keep                   uint64 // keep = ^dropMask
+	minNormal, span               uint64
+}
+
+func (f *Format) addAndMaskParams(m Mode) addAndMaskParams {
+	p := addAndMaskParams{shift: uint64(f.shift), keep: ^f.dropMask, minNormal: f.minNormal, span: f.normalSpan}
+	switch m {
+	case NearestEven:
+		p.base, p.tieEven = f.tieBase, f.tieBit
+	case NearestAway:
+		p.base = (f.dropMask + 1) >> 1
+	case NearestTowardZero:
+		p.base = f.halfMinusOne
+	case Up:
+		p.dirPos = f.dropMask
+	case Down:
+		p.dirNeg = f.dropMask
+	case AwayFromZero:
+		p.base = f.dropMask
+	}
+	return p
+}
+
+// roundAddAndMaskGo applies p to len(src) ≤ block values, writing the fast
+// result everywhere and noting in slow the positions that need roundSlow;
+// it returns their count. No branch and no call in the loop.
+func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, slow *[block]uint8) int {
+	dst = dst[:len(src)]
+	n := 0
+	for i, x := range src {
+		b := math.Float64bits(float64(x))
+		a := b &^ signBit
+		neg := -(b >> 63) // all ones when x < 0
+		// p's fields are read in the loop, not copied to locals: they become
+		// memory operands and leave the registers to the loop's values.
+		r := (a + p.base + (a>>(p.shift&63))&p.tieEven + p.dirNeg&neg + p.dirPos&^neg) & p.keep
+		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
+		dst[i] = T(math.Float64frombits(r | (b ^ a)))
+		slow[n&(block-1)] = uint8(i)
+		n += int(out)
+	}
+	return n
 }
