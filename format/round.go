@@ -132,8 +132,11 @@ func (f *Format) roundSlow(x float64, m Mode, r uint64) float64 {
 	if ax == 0 {
 		return f.signed(0, neg)
 	}
-	_, e := math.Frexp(ax)
-	e-- // ax ∈ [2^e, 2^(e+1))
+	e := int(math.Float64bits(ax)>>52) - 1023 // ax ∈ [2^e, 2^(e+1))
+	if e == -1023 { // a float64 subnormal
+		_, e = math.Frexp(ax)
+		e--
+	}
 	var quantumExp int
 	switch {
 	case e >= f.emin:
@@ -143,12 +146,12 @@ func (f *Format) roundSlow(x float64, m Mode, r uint64) float64 {
 	default:
 		quantumExp = f.emin // the only neighbours are 0 and 2^emin
 	}
-	scaled := math.Ldexp(ax, -quantumExp) // exact, into [0, 2^p), unless it underflows:
+	scaled := timesPow2(ax, -quantumExp) // exact, into [0, 2^p), unless it underflows:
 	if scaled == 0 {
 		// A quantum above 1 and a tiny x; only frac's being nonzero matters.
 		scaled = math.SmallestNonzeroFloat64
 	}
-	q := math.Floor(scaled)
+	q := float64(uint64(scaled)) // ⌊scaled⌋, as scaled < 2^53
 	frac := scaled - q
 	if frac != 0 {
 		odd := uint64(q)&1 == 1
@@ -184,11 +187,23 @@ func (f *Format) roundSlow(x float64, m Mode, r uint64) float64 {
 			q++
 		}
 	}
-	v := math.Ldexp(q, quantumExp)
+	v := timesPow2(q, quantumExp) // exact: a multiple of 2^quantumExp ≥ 2^-1074, or overflow
 	if v > f.maxFinite {
 		return f.overflow(neg, m)
 	}
 	return f.signed(v, neg)
+}
+
+// timesPow2 is x·2^k, by one multiplication where 2^k is a float64 (faster
+// than math.Ldexp); it rounds only where the product is a float64 subnormal.
+func timesPow2(x float64, k int) float64 {
+	if k >= -1074 && k <= 1023 {
+		if k < -1022 {
+			return x * math.Float64frombits(1<<(k+1074))
+		}
+		return x * math.Float64frombits(uint64(k+1023)<<52)
+	}
+	return math.Ldexp(x, k)
 }
 
 // overflow is the result for a finite x whose rounding exceeds MaxFinite.
