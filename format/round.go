@@ -133,7 +133,7 @@ func (f *Format) roundSlow(x float64, m Mode, r uint64) float64 {
 		return f.signed(0, neg)
 	}
 	e := int(math.Float64bits(ax)>>52) - 1023 // ax ∈ [2^e, 2^(e+1))
-	if e == -1023 { // a float64 subnormal
+	if e == -1023 {                           // a float64 subnormal
 		_, e = math.Frexp(ax)
 		e--
 	}
