@@ -37,22 +37,28 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 		panic(fmt.Sprintf("format: RoundSlice with %v needs a Source", m))
 	}
 	n := (len(src) + chunk - 1) / chunk
-	seeds := make([]uint64, n)
-	if m.IsStochastic() {
-		for i := range seeds {
-			seeds[i] = rnd.Uint64()
+	nextSeed := func() uint64 {
+		if m.IsStochastic() {
+			return rnd.Uint64()
 		}
+		return 0
 	}
-	one := func(i int) {
-		lo, hi := i*chunk, min((i+1)*chunk, len(src))
-		roundRange(f, dst[lo:hi], src[lo:hi], m, seeds[i])
-	}
+	rangeOf := func(i int) (lo, hi int) { return i * chunk, min((i+1)*chunk, len(src)) }
 	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
+	if workers <= 1 { // no allocation for short slices
 		for i := range n {
-			one(i)
+			lo, hi := rangeOf(i)
+			roundRange(f, dst[lo:hi], src[lo:hi], m, nextSeed())
 		}
 		return
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = nextSeed()
+	}
+	one := func(i int) {
+		lo, hi := rangeOf(i)
+		roundRange(f, dst[lo:hi], src[lo:hi], m, seeds[i])
 	}
 	var wg sync.WaitGroup
 	next := make(chan int, n)
@@ -70,8 +76,9 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	wg.Wait()
 }
 
-// roundRange is the serial loop; nearest-even, the common case, gets its
-// own loop with the mode switch hoisted out.
+// roundRange is the serial loop over one chunk: a fast loop over runs of
+// block values for the add-and-mask and stochastic modes, then roundSlow for
+// the positions it could not do; Round value by value for ToOdd.
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
 	switch {
