@@ -76,37 +76,37 @@ func (f *Format) RoundRand(x float64, m Mode, src Source) float64 {
 func (f *Format) roundStochastic(x float64, m Mode, r uint64) float64 {
 	b := math.Float64bits(x)
 	a := b &^ signBit
-	if a-f.minNormal <= f.normalSpan {
-		p := f.stochasticParams(m)
-		if res := (a + (r>>p.rshift<<p.lshift)*p.mul) & p.keep; res <= f.maxBits {
-			return math.Float64frombits(res | (b ^ a))
-		}
+	if p := f.stochasticParams(m); a-p.minNormal < p.span {
+		res := (a + (r>>(p.rshift&63))*p.mul) & p.keep
+		return math.Float64frombits(res | (b ^ a))
 	}
 	return f.roundSlow(x, m, r)
 }
 
 // stochasticParams describes the fast path of a stochastic mode: with a =
-// |x|'s bits in the normal range and r the random word, the result's bits
-// are (a + (r>>rshift<<lshift)*mul) & keep.
+// |x|'s bits and r the random word, the result's bits are
+//
+//	(a + (r>>rshift)*mul) & keep
+//
+// when a-minNormal < span (unsigned), that is 2^Emin ≤ |x| < MaxFinite, so
+// that the result cannot overflow.
 //
 // For StochasticBits(n) (and Stochastic, n = 64) this rounds up iff
-// ⌊η·2^n⌋ + R ≥ 2^n: k = min(n, shift) top bits of r, placed just below the
-// kept last bit, make the add carry exactly then. For StochasticHalf the
-// increment is all the dropped bits or none, on r's top bit.
+// ⌊η·2^n⌋ + R ≥ 2^n: k = min(n, shift) top bits of r, placed (by mul, a power
+// of two) just below the kept last bit, make the add carry exactly then. For
+// StochasticHalf the increment is all the dropped bits or none, on r's top bit.
 type stochasticParams struct {
-	rshift, lshift, mul   uint64
+	rshift, mul           uint64
 	keep, minNormal, span uint64
 }
 
 func (f *Format) stochasticParams(m Mode) stochasticParams {
-	p := stochasticParams{keep: ^f.dropMask, minNormal: f.minNormal, span: f.normalSpan, mul: 1}
+	p := stochasticParams{keep: ^f.dropMask, minNormal: f.minNormal, span: f.normalSpan}
 	switch k := uint64(min(m.randomBits(), f.shift)); {
 	case m == StochasticHalf:
 		p.rshift, p.mul = 63, f.dropMask
-	case k == 0: // nothing to round off
-		p.mul = 0
-	default:
-		p.rshift, p.lshift = 64-k, uint64(f.shift)-k
+	case k > 0: // else nothing is dropped, and mul = 0
+		p.rshift, p.mul = 64-k, 1<<(uint64(f.shift)-k)
 	}
 	return p
 }

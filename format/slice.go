@@ -139,14 +139,14 @@ func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, 
 		r := wyrandMix(state)
 		b := math.Float64bits(float64(x))
 		a := b &^ signBit
-		res := (a + (r>>(p.rshift&63)<<(p.lshift&63))*p.mul) & p.keep
-		// Both a and the result must be normal: a subnormal a would round at
-		// float64's finer spacing with the wrong probability.
-		_, outA := bits.Sub64(p.span, a-p.minNormal, 0)
-		_, outR := bits.Sub64(p.span, res-p.minNormal, 0)
+		res := (a + (r>>(p.rshift&63))*p.mul) & p.keep
+		// a must be normal (a subnormal a would round at float64's finer
+		// spacing, with the wrong probability) and below MaxFinite (so that
+		// the result cannot overflow).
+		_, out := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in range
 		dst[i] = T(math.Float64frombits(res | (b ^ a)))
 		slow[n&(block-1)] = uint8(i)
-		n += int(outA | outR)
+		n += int(out ^ 1)
 	}
 	return n
 }
