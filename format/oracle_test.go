@@ -444,32 +444,6 @@ func TestMaxFiniteOracle(t *testing.T) {
 	}
 }
 
-// TestOracleRoundSlice: the slice loops use the same rounding.
-func TestOracleRoundSlice(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, f := range []Format{Binary16, BFloat16, E4M3, E5M2.WithSubnormals(false), P3109K8P3, E2M1} {
-		src := oracleInputs(f, rng, 40000)
-		src32 := make([]float32, len(src))
-		for i, x := range src {
-			src32[i] = float32(x)
-		}
-		for _, m := range allDeterministicModes {
-			dst := make([]float64, len(src))
-			f.RoundSlice(dst, src, m, nil)
-			dst32 := make([]float32, len(src))
-			f.RoundSlice32(dst32, src32, m, nil)
-			for i, x := range src {
-				if want := f.Round(x, m); !bitSame(dst[i], want) {
-					t.Fatalf("%v RoundSlice %v: [%d] %v → %v, Round gives %v", f.Name(), m, i, x, dst[i], want)
-				}
-				if want := f.Round32(src32[i], m); !bitSame(float64(dst32[i]), float64(want)) {
-					t.Fatalf("%v RoundSlice32 %v: [%d] %v → %v, Round32 gives %v", f.Name(), m, i, src32[i], dst32[i], want)
-				}
-			}
-		}
-	}
-}
-
 // TestOracleStochasticProbability checks the documented probabilities of the
 // stochastic modes statistically (not from the implementation's choice of
 // random bits): StochasticBits(n) rounds up with probability η truncated to
