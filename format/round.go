@@ -23,41 +23,25 @@ const signBit = 1 << 63
 // x's sign (and ToOdd) clamp overflow to ±MaxFinite as IEEE 754 prescribes.
 // Zero results keep x's sign where the format has a negative zero.
 func (f *Format) Round(x float64, m Mode) float64 {
+	if m.IsStochastic() || !m.valid() {
+		panic(fmt.Sprintf("format: Round with %v: stochastic modes need a Source, use RoundRand", m))
+	}
 	b := math.Float64bits(x)
 	a := b &^ signBit
 	// Fast path: x in the normal range, rounding by an integer add on the
 	// bit pattern (a carry out of the fraction bumps the exponent, as it should).
 	if a-f.minNormal <= f.normalSpan {
-		var inc uint64
-		switch m {
-		case NearestEven:
-			inc = f.tieBase + (a>>f.shift)&f.tieBit
-		case NearestAway:
-			inc = (f.dropMask + 1) >> 1
-		case NearestTowardZero:
-			inc = f.halfMinusOne
-		case TowardZero:
-		case Up:
-			inc = f.dropMask &^ -(b >> 63)
-		case Down:
-			inc = f.dropMask & -(b >> 63)
-		case AwayFromZero:
-			inc = f.dropMask
-		case ToOdd:
+		if m == ToOdd {
 			r := a &^ f.dropMask
 			if a&f.dropMask != 0 {
 				r |= f.oddBit
 			}
 			return math.Float64frombits(r | b&signBit)
-		default:
-			panic(fmt.Sprintf("format: Round with %v: stochastic modes need a Source, use RoundRand", m))
 		}
-		if r := (a + inc) &^ f.dropMask; r <= f.maxBits {
+		p := f.addAndMaskParams(m)
+		if r := p.round(a, b); r <= f.maxBits {
 			return math.Float64frombits(r | b&signBit)
 		}
-	}
-	if m.IsStochastic() || !m.valid() {
-		panic(fmt.Sprintf("format: Round with %v: stochastic modes need a Source, use RoundRand", m))
 	}
 	return f.roundSlow(x, m, 0)
 }

@@ -174,6 +174,14 @@ type addAndMaskParams struct {
 	minNormal, span               uint64
 }
 
+// round is the formula above for a = |x|'s bits and b = x's bits.
+func (p *addAndMaskParams) round(a, b uint64) uint64 {
+	neg := -(b >> 63) // all ones when x < 0
+	// p's fields are read here, not copied to locals: in the loops they
+	// become memory operands and leave the registers to the loop's values.
+	return (a + p.base + (a>>(p.shift&63))&p.tieEven + p.dirNeg&neg + p.dirPos&^neg) & p.keep
+}
+
 func (f *Format) addAndMaskParams(m Mode) addAndMaskParams {
 	p := addAndMaskParams{shift: uint64(f.shift), keep: ^f.dropMask, minNormal: f.minNormal, span: f.normalSpan}
 	switch m {
@@ -202,10 +210,7 @@ func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, s
 	for i, x := range src {
 		b := math.Float64bits(float64(x))
 		a := b &^ signBit
-		neg := -(b >> 63) // all ones when x < 0
-		// p's fields are read in the loop, not copied to locals: they become
-		// memory operands and leave the registers to the loop's values.
-		r := (a + p.base + (a>>(p.shift&63))&p.tieEven + p.dirNeg&neg + p.dirPos&^neg) & p.keep
+		r := p.round(a, b)
 		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
 		dst[i] = T(math.Float64frombits(r | (b ^ a)))
 		slow[n&(block-1)] = uint8(i)
