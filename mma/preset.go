@@ -1,0 +1,361 @@
+package mma
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mwmm/mwmm/format"
+)
+
+// A Preset is a named family of units: one hardware generation (or a
+// reference arithmetic) with the input and output formats it supports.
+type Preset struct {
+	Name    string
+	Summary string
+	// Pairs are the supported (input, output) formats, the default first.
+	// An open preset (ieee, exact) accepts any pair; Pairs are examples.
+	Pairs [][2]format.Format
+	Open  bool
+	// Doc cites the paper section behind each parameter and marks those the
+	// papers leave open "not measured".
+	Doc   string
+	build func(in, out format.Format) Params
+}
+
+// Params returns the parameters of the preset for the given formats.
+func (p Preset) Params(in, out format.Format) (Params, error) {
+	if !p.Open {
+		ok := false
+		var names []string
+		for _, pair := range p.Pairs {
+			ok = ok || pair[0] == in && pair[1] == out
+			names = append(names, pair[0].Name()+"→"+pair[1].Name())
+		}
+		if !ok {
+			return Params{}, fmt.Errorf("mma: %s has no %s→%s unit; it has %s", p.Name, in.Name(), out.Name(), strings.Join(names, ", "))
+		}
+	}
+	q := p.build(in, out)
+	q.Name = p.Name + " " + in.Name() + "→" + out.Name()
+	return q, nil
+}
+
+// nvidia returns the parameters shared by the V100, T4 and A100 tensor cores
+// in their fp16/bf16/tf32 modes (numerical-behavior-tensor-cores.txt,
+// Conclusions 1–5): exact products; one multi-operand adder for the products
+// and c, aligned to the largest term, the bits below the grid truncated
+// ("Extra bits in the alignment of significands": no guard digit);
+// normalisation only at the end ("Normalization in addition", "...in
+// subtraction"); round-toward-zero into binary32 ("Rounding modes in tensor
+// core computations"); subnormals kept ("Support for subnormal numbers").
+// An fp16 output is the binary32 result rounded to nearest ("the conversion
+// is performed in software").
+func nvidia(in, out format.Format, k, extra, carry int) Params {
+	return Params{
+		Input: in, Output: out, BlockK: k,
+		InputConversion: format.NearestEven,
+		Accumulator:     format.Binary32, AccumulatorMode: format.TowardZero,
+		ExtraBits: extra, Alignment: Truncate, CarryBits: carry,
+		OutputMode: format.NearestEven,
+	}
+}
+
+var presets = []Preset{
+	{
+		Name:    "v100",
+		Summary: "NVIDIA V100 (Volta) tensor cores, 4×4×4, fp16 inputs",
+		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16}},
+		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Volta tensor cores":
+k=4 (Table 1, 4×4×4); exact products ("Accuracy of the dot products"); the
+five terms aligned to the largest, no guard digit: a {3.23} significand, 0
+extra bits ("Extra bits in the alignment of significands"); 3 carry bits, a
+27-bit accumulator ("Extra bits for carry out"); normalised only at the end;
+round-toward-zero into binary32, also in the final normalisation ("Rounding
+modes...", "Extra bits for carry out"); fp16 output rounded to nearest from
+the binary32 result ("Rounding modes...": the paper infers a software
+conversion; a single rounding from the accumulator is not ruled out, not
+measured); subnormals kept ("Support for subnormal numbers").`,
+		build: func(in, out format.Format) Params { return nvidia(in, out, 4, 0, 3) },
+	},
+	{
+		Name:    "t4",
+		Summary: "NVIDIA T4 (Turing) tensor cores, 4×4×4, fp16 inputs",
+		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16}},
+		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Turing tensor cores":
+as v100 but with one extra bit at the bottom of the accumulator, a {3.24}
+significand (28 bits with the 3 carry bits); k=4 (Table 1).`,
+		build: func(in, out format.Format) Params { return nvidia(in, out, 4, 1, 3) },
+	},
+	{
+		Name:    "a100",
+		Summary: "NVIDIA A100 (Ampere) tensor cores: fp16, bf16, tf32 and fp64",
+		Pairs: [][2]format.Format{
+			{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16},
+			{format.BFloat16, format.Binary32}, {format.TF32, format.Binary32},
+			{format.Binary64, format.Binary64},
+		},
+		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Ampere tensor cores":
+fp16, bf16 and tf32 behave as the T4 ({3.24} alignment, truncation, RZ, end
+normalisation, subnormals kept, also binary32 subnormal outputs from bf16
+inputs). k=8 from Table 1 (8×8×4 for fp16/bf16, 4×8×4 for tf32): not
+measured; 4 carry bits, enough for 9 terms (the paper measured 3 with 5
+terms): not measured. tf32 inputs given as binary32 are truncated to tf32
+(the unit reads their top 19 bits): not measured. fp64 behaves as IEEE 754
+arithmetic: round-to-nearest, normalisation after each addition, not
+largest-first; modelled as the FMA chain d = fma(a_i, b_i, d) from c in index
+order, k=2 from Table 1 (4×2×2): order and fusion not measured.`,
+		build: func(in, out format.Format) Params {
+			if in == format.Binary64 {
+				return ieee(in, format.Binary64, out, 2)
+			}
+			p := nvidia(in, out, 8, 1, 4)
+			if in == format.TF32 {
+				p.InputConversion = format.TowardZero
+			}
+			return p
+		},
+	},
+	{
+		Name:    "ieee",
+		Summary: "IEEE block FMA (Blanchard et al., Alg. 3.1): exact products, RN accumulation",
+		Pairs: [][2]format.Format{
+			{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16},
+			{format.BFloat16, format.Binary32}, {format.Binary32, format.Binary32},
+			{format.Binary64, format.Binary64},
+		},
+		Open: true,
+		Doc: `block-fma-abstract.txt and multiword-matmul-tensor-cores.txt section 2: the
+mixed-precision block FMA with exact products accumulated one by one in the
+high precision with round-to-nearest (an FMA chain from c, in index order), the
+result rounded to the output: TC32 (binary32 output) or TC16 (binary16 output,
+accumulated in binary32). k=4 by default (override with k=). With binary64
+inputs it is the binary64 FMA chain.`,
+		build: func(in, out format.Format) Params {
+			acc := format.Binary32
+			if out.Precision() > acc.Precision() {
+				acc = out
+			}
+			return ieee(in, acc, out, 4)
+		},
+	},
+	{
+		Name:    "exact",
+		Summary: "exact accumulation of each block, one final rounding to nearest",
+		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.BFloat16, format.Binary32}},
+		Open:    true,
+		Doc: `A reference: exact products and an exact sum of the block (products and c),
+rounded once to nearest-even into the output format. k=4 by default.`,
+		build: func(in, out format.Format) Params {
+			return Params{
+				Input: in, Output: out, BlockK: 4, InputConversion: format.NearestEven,
+				Accumulator: out, AccumulatorMode: format.NearestEven,
+				ExtraBits: Unlimited, CarryBits: Unlimited, OutputMode: format.NearestEven,
+			}
+		},
+	},
+}
+
+// ieee is the IEEE block FMA: an FMA chain in the accumulator's precision.
+func ieee(in, acc, out format.Format, k int) Params {
+	return Params{
+		Input: in, Output: out, BlockK: k, InputConversion: format.NearestEven,
+		Accumulator: acc, AccumulatorMode: format.NearestEven,
+		ExtraBits: Unlimited, CarryBits: Unlimited,
+		NormalizeEach: true, Order: InOrder,
+		OutputMode: format.NearestEven,
+	}
+}
+
+// Presets lists the presets.
+func Presets() []Preset { return append([]Preset(nil), presets...) }
+
+// FindPreset returns the preset of that name (case-insensitive).
+func FindPreset(name string) (Preset, error) {
+	for _, p := range presets {
+		if strings.EqualFold(p.Name, name) {
+			return p, nil
+		}
+	}
+	var names []string
+	for _, p := range presets {
+		names = append(names, p.Name)
+	}
+	return Preset{}, fmt.Errorf("mma: unknown unit %q; the presets are %s (add :key=value,... to change a parameter)", name, strings.Join(names, ", "))
+}
+
+// Lookup builds a model from a unit spec and the input and output formats
+// (empty for the preset's default pair). A spec is a preset name, optionally
+// followed by parameter overrides:
+//
+//	v100
+//	t4:extra=2,carry=unlimited
+//	ieee:k=16,acc=binary64
+//
+// The keys are k, extra (bits, or unlimited), carry (bits, or unlimited),
+// align (truncate|rne), sticky (on|off), norm (end|each), order
+// (largest|inorder), addend (with|after), products (exact or a format name),
+// productmode, acc (format), accmode, outmode, convert (the input conversion
+// mode) and subnormals (on|off, for inputs and outputs). With overrides the
+// preset's format pairs are not enforced.
+func Lookup(spec, input, output string) (*Model, error) {
+	name, overrides, _ := strings.Cut(spec, ":")
+	pre, err := FindPreset(strings.TrimSpace(name))
+	if err != nil {
+		return nil, err
+	}
+	in, out := pre.Pairs[0][0], pre.Pairs[0][1]
+	if input != "" {
+		if in, err = format.Parse(input); err != nil {
+			return nil, err
+		}
+		if output == "" {
+			out = defaultOutput(pre, in)
+		}
+	}
+	if output != "" {
+		if out, err = format.Parse(output); err != nil {
+			return nil, err
+		}
+	}
+	if overrides != "" {
+		pre.Open = true
+	}
+	p, err := pre.Params(in, out)
+	if err != nil {
+		return nil, err
+	}
+	if overrides != "" {
+		if err := p.apply(overrides); err != nil {
+			return nil, fmt.Errorf("mma: unit %q: %w", spec, err)
+		}
+		p.Name = pre.Name + ":" + overrides + " " + in.Name() + "→" + out.Name()
+	}
+	return NewModel(p)
+}
+
+// defaultOutput is the first output the preset pairs with in, else binary32.
+func defaultOutput(p Preset, in format.Format) format.Format {
+	for _, pair := range p.Pairs {
+		if pair[0] == in {
+			return pair[1]
+		}
+	}
+	if in.Precision() > 24 {
+		return format.Binary64
+	}
+	return format.Binary32
+}
+
+// apply sets the parameters named in "key=value,key=value".
+func (p *Params) apply(overrides string) error {
+	for _, kv := range strings.Split(overrides, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return fmt.Errorf("%q is not key=value", kv)
+		}
+		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
+		if err := p.set(key, val); err != nil {
+			return fmt.Errorf("%s=%s: %w", key, val, err)
+		}
+	}
+	return nil
+}
+
+func (p *Params) set(key, val string) error {
+	var err error
+	switch key {
+	case "k":
+		p.BlockK, err = strconv.Atoi(val)
+	case "extra":
+		p.ExtraBits, err = bitsOrUnlimited(val)
+	case "carry":
+		p.CarryBits, err = bitsOrUnlimited(val)
+	case "align":
+		switch strings.ToLower(val) {
+		case "truncate", "trunc", "rz":
+			p.Alignment = Truncate
+		case "rne", "nearest":
+			p.Alignment = AlignNearestEven
+		default:
+			err = fmt.Errorf("want truncate or rne")
+		}
+	case "sticky":
+		p.Sticky, err = onOff(val)
+	case "norm":
+		switch strings.ToLower(val) {
+		case "end":
+			p.NormalizeEach = false
+		case "each":
+			p.NormalizeEach = true
+		default:
+			err = fmt.Errorf("want end or each")
+		}
+	case "order":
+		switch strings.ToLower(val) {
+		case "largest", "largest-first":
+			p.Order = LargestFirst
+		case "inorder", "in-order":
+			p.Order = InOrder
+		default:
+			err = fmt.Errorf("want largest or inorder")
+		}
+	case "addend":
+		switch strings.ToLower(val) {
+		case "with":
+			p.AddendAfter = false
+		case "after":
+			p.AddendAfter = true
+		default:
+			err = fmt.Errorf("want with or after")
+		}
+	case "products":
+		if strings.EqualFold(val, "exact") {
+			p.Product = nil
+			break
+		}
+		var f format.Format
+		if f, err = format.Parse(val); err == nil {
+			p.Product = &f
+		}
+	case "productmode":
+		p.ProductMode, err = format.ParseMode(val)
+	case "acc":
+		p.Accumulator, err = format.Parse(val)
+	case "accmode":
+		p.AccumulatorMode, err = format.ParseMode(val)
+	case "outmode":
+		p.OutputMode, err = format.ParseMode(val)
+	case "convert":
+		p.InputConversion, err = format.ParseMode(val)
+	case "subnormals":
+		var on bool
+		if on, err = onOff(val); err == nil {
+			p.Input = p.Input.WithSubnormals(on)
+			p.Output = p.Output.WithSubnormals(on)
+			if p.Accumulator.Precision() == p.Output.Precision() {
+				p.Accumulator = p.Accumulator.WithSubnormals(on)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, norm, order, addend, products, productmode, acc, accmode, outmode, convert or subnormals)", key)
+	}
+	return err
+}
+
+func bitsOrUnlimited(s string) (int, error) {
+	if strings.EqualFold(s, "unlimited") || strings.EqualFold(s, "exact") {
+		return Unlimited, nil
+	}
+	return strconv.Atoi(s)
+}
+
+func onOff(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("want on or off")
+}
