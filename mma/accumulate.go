@@ -70,10 +70,10 @@ func (m *Model) alignedSum(ts []float64) float64 {
 	}
 	// Bits of the sum: the grid from the top term down, the carries of
 	// adding len(ts) terms, and a sign.
-	if top-unit+1+bits.Len(uint(len(ts))) <= 62 {
+	if top-unit+1+bits.Len(uint(len(ts))) <= 62 && !m.forceBig {
 		return m.fixedSum(ts, top, unit)
 	}
-	if nonzero == 2 && m.fracBits < 0 && m.p.CarryBits == Unlimited {
+	if nonzero == 2 && m.fracBits < 0 && m.p.CarryBits == Unlimited && !m.forceBig {
 		return m.exactPairSum(ts)
 	}
 	return m.bigSum(ts, top, unit)

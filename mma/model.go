@@ -121,6 +121,7 @@ type Model struct {
 	sameOut  bool // Output equals Accumulator: step 5 is a no-op
 	flushIn  bool
 	flushOut bool
+	forceBig bool // tests: always use the big.Int adder
 }
 
 // NewModel checks the parameters and builds the model.
