@@ -122,6 +122,10 @@ type Model struct {
 	flushIn  bool
 	flushOut bool
 	forceBig bool // tests: always use the big.Int adder
+
+	// Normal values of Input pass readInput untouched: their float64 bits
+	// have no fraction bits below the format's and lie in [inLow, inHigh].
+	inDrop, inLow, inHigh uint64
 }
 
 // NewModel checks the parameters and builds the model.
@@ -138,6 +142,9 @@ func NewModel(p Params) (*Model, error) {
 		m.fracBits = p.Accumulator.Precision() - 1 + p.ExtraBits
 	}
 	m.sameOut = p.Output == p.Accumulator
+	m.inDrop = 1<<uint(53-p.Input.Precision()) - 1
+	m.inLow = math.Float64bits(p.Input.MinNormal())
+	m.inHigh = math.Float64bits(p.Input.MaxFinite())
 	return m, nil
 }
 
@@ -224,6 +231,9 @@ func (m *Model) Dot(a, b []float64, c float64) float64 {
 }
 
 func (m *Model) readInput(x float64) float64 {
+	if b := math.Float64bits(x) &^ (1 << 63); b&m.inDrop == 0 && b-m.inLow <= m.inHigh-m.inLow || b == 0 {
+		return x
+	}
 	if m.flushIn && math.Abs(x) < m.p.Input.MinNormal() {
 		return math.Copysign(0, x)
 	}
