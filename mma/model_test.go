@@ -271,7 +271,7 @@ func TestSpecialValues(t *testing.T) {
 		{"v100", "fp16", []float64{256}, []float64{256}, 0, inf},                           // 65536 rounds to nearest: Inf
 		{"a100", "", []float64{0x1p-24}, []float64{0x1p-24}, 0, 0x1p-48},
 		{"v100", "", []float64{negZero}, []float64{1}, negZero, negZero}, // −0 + −0
-		{"v100", "", []float64{1, -1}, []float64{1, 1}, 0, 0},                   // exact cancellation: +0
+		{"v100", "", []float64{1, -1}, []float64{1, 1}, 0, 0},            // exact cancellation: +0
 		{"v100:accmode=rd", "", []float64{1, -1}, []float64{1, 1}, 0, math.Copysign(0, -1)},
 		{"a100", "", []float64{inf}, []float64{0x1p-24}, 0, inf},
 	}
