@@ -291,6 +291,15 @@ func TestSpecialValues(t *testing.T) {
 	if got := u.Dot([]float64{0x1p-24}, []float64{65504}, 0); got != 0 {
 		t.Errorf("flushed subnormal input gave %v", got)
 	}
+	// Subnormal outputs flushed, inputs kept: 2^-14·2^-1 is a binary16
+	// subnormal, 2^-24·2^10 a normal result from a subnormal input.
+	w, _ := Lookup("v100:subnormals-out=off", "", "fp16")
+	if got := w.Dot([]float64{0x1p-14}, []float64{0.5}, 0); got != 0 {
+		t.Errorf("flushed subnormal output gave %v", got)
+	}
+	if got := w.Dot([]float64{0x1p-24}, []float64{1024}, 0); got != 0x1p-14 {
+		t.Errorf("subnormal input with outputs flushed gave %v", got)
+	}
 }
 
 // Inputs outside the input format are converted: rounded to nearest for

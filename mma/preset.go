@@ -196,7 +196,8 @@ func FindPreset(name string) (Preset, error) {
 // align (truncate|rne), sticky (on|off), norm (end|each), order
 // (largest|inorder), addend (with|after), products (exact or a format name),
 // productmode, acc (format), accmode, outmode, convert (the input conversion
-// mode) and subnormals (on|off, for inputs and outputs). With overrides the
+// mode) and subnormals, subnormals-in, subnormals-out (on|off: kept or
+// flushed to zero, for inputs and outputs or one of them). With overrides the
 // preset's format pairs are not enforced.
 func Lookup(spec, input, output string) (*Model, error) {
 	name, overrides, _ := strings.Cut(spec, ":")
@@ -328,17 +329,23 @@ func (p *Params) set(key, val string) error {
 		p.OutputMode, err = format.ParseMode(val)
 	case "convert":
 		p.InputConversion, err = format.ParseMode(val)
-	case "subnormals":
+	case "subnormals", "subnormals-in", "subnormals-out":
 		var on bool
-		if on, err = onOff(val); err == nil {
+		if on, err = onOff(val); err != nil {
+			break
+		}
+		if key != "subnormals-out" {
 			p.Input = p.Input.WithSubnormals(on)
+		}
+		if key != "subnormals-in" {
+			sameAcc := p.Accumulator == p.Output
 			p.Output = p.Output.WithSubnormals(on)
-			if p.Accumulator.Precision() == p.Output.Precision() {
-				p.Accumulator = p.Accumulator.WithSubnormals(on)
+			if sameAcc {
+				p.Accumulator = p.Output
 			}
 		}
 	default:
-		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, norm, order, addend, products, productmode, acc, accmode, outmode, convert or subnormals)", key)
+		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, norm, order, addend, products, productmode, acc, accmode, outmode, convert, subnormals, subnormals-in or subnormals-out)", key)
 	}
 	return err
 }
