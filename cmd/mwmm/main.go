@@ -45,7 +45,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{formatsCmd, roundCmd, helpCmd}
+	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd}
 }
 
 func lookup(name string) *command {
