@@ -258,20 +258,27 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		return acc
 	}
 	n := len(a)
+	// An FMA chain (InOrder with intermediate normalisation) starts from c:
+	// products go after it.
+	cFirst := m.p.NormalizeEach && m.p.Order == InOrder && !m.p.AddendAfter
+	prods := terms[:n]
+	if cFirst {
+		prods = terms[1 : n+1]
+	}
 	finite := !isSpecial(c)
 	for i := range a {
 		p := m.readInput(a[i]) * m.readInput(b[i]) // exact: inputs have ≤ 26 bits
 		if m.p.Product != nil {
 			p = m.p.Product.Round(p, m.p.ProductMode)
 		}
-		terms[i] = p
+		prods[i] = p
 		finite = finite && !isSpecial(p)
 	}
 	if !finite {
 		// IEEE rules, computed in float64 where the finite terms cannot
 		// overflow: the result is NaN or ±Inf.
 		s := c
-		for _, t := range terms[:n] {
+		for _, t := range prods {
 			s += t
 		}
 		return m.p.Output.Round(s, format.NearestEven)
@@ -279,8 +286,11 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 	var s float64
 	switch {
 	case m.p.AddendAfter:
-		s = m.sum(terms[:n])
+		s = m.sum(prods)
 		s = m.sum2(s, c)
+	case cFirst:
+		terms[0] = c
+		s = m.sum(terms[:n+1])
 	default:
 		terms[n] = c
 		s = m.sum(terms[:n+1])

@@ -148,6 +148,30 @@ func TestFMAChainMatchesFP32Loop(t *testing.T) {
 	}
 }
 
+// The IEEE block FMA is an FMA chain from c, in index order, within each
+// block: acc = c; acc = fl(acc + a_i·b_i).
+func TestIEEEBlockIsChainFromC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	u, err := Lookup("ieee", "fp16", "fp32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c = 1 then two half-ulp ties stays 1; summing the products first gives 1+2^-23.
+	if got := u.Dot([]float64{0x1p-12, 0x1p-12}, []float64{0x1p-12, 0x1p-12}, 1); got != 1 {
+		t.Errorf("1 + 2^-24 + 2^-24 from c first: got %x, want 1", got)
+	}
+	for trial := 0; trial < 20000; trial++ {
+		a, b, c := randomCase(rng, format.Binary16, 1+rng.IntN(9))
+		want := c
+		for i := range a {
+			want = bigRound(t, exactSum(want, a[i:i+1], b[i:i+1]), format.Binary32, big.ToNearestEven)
+		}
+		if got := u.Dot(a, b, c); got != want {
+			t.Fatalf("a=%v b=%v c=%x: got %x, want %x", hexes(a), hexes(b), c, got, want)
+		}
+	}
+}
+
 // truncationOracle is the tensor-core adder written independently with
 // math/big: every term divided by the grid unit 2^g and cut to an integer
 // (toward zero, or to nearest even), summed, the magnitude wrapped at the
