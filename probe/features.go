@@ -1,0 +1,433 @@
+package probe
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/mma"
+)
+
+// The features, in the order they are inferred. Each pass infers each
+// feature with the others at their current values; three passes settle the
+// ones that interact (the carry test rounds, the rounding test carries).
+func features() []feature {
+	return []feature{
+		productsFeature(), subnormalFeature(true), subnormalFeature(false),
+		roundingFeature(), carryFeature(), blockFeature(), extraFeature(), normFeature(), addendFeature(),
+	}
+}
+
+// Values in the tests are relative to 1 (times σ); U is the output's ulp of
+// 1 and h = U/2.
+func (pr *prober) ulp() float64 { return math.Ldexp(1, 1-pr.out.Precision()) }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+var modes = []format.Mode{format.TowardZero, format.NearestEven, format.NearestAway, format.Up, format.Down}
+
+// roundingFeature: ties at the final normalisation, both signs
+// (numerical-behavior-tensor-cores.txt, "Rounding modes in tensor core
+// computations" and "Extra bits for carry out"): 1+U plus 1 is 2+U, halfway
+// between 2 and 2+2U; 1+3U plus 1 is halfway between 2+2U and 2+4U.
+func roundingFeature() feature {
+	return feature{
+		name: "rounding of the sum",
+		candidates: func(mma.Params) []string {
+			var s []string
+			for _, m := range modes {
+				s = append(s, m.String())
+			}
+			return s
+		},
+		set: func(p *mma.Params, v string) bool {
+			m, err := format.ParseMode(v)
+			p.AccumulatorMode = m
+			return err == nil
+		},
+		get: func(p mma.Params) string { return p.AccumulatorMode.String() },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			u := pr.ulp()
+			var ts []labelled
+			for _, s := range []float64{1, -1} {
+				ts = append(ts,
+					labelled{"(1+U) + 1: a tie, even below", pr.dot(s*(1+u), s)},
+					labelled{"(1+3U) + 1: a tie, even above", pr.dot(s*(1+3*u), s)},
+				)
+			}
+			return ts
+		},
+	}
+}
+
+// carryFeature: sums of terms with the largest significand of their binade,
+// so that each addition carries ("Extra bits for carry out").
+func carryFeature() feature {
+	return feature{
+		name: "carry bits",
+		candidates: func(mma.Params) []string {
+			return []string{"0", "1", "2", "3", "4", "5", "6", "unlimited"}
+		},
+		set: func(p *mma.Params, v string) bool {
+			if v == "unlimited" {
+				p.CarryBits = mma.Unlimited
+				return true
+			}
+			n, err := strconv.Atoi(v)
+			p.CarryBits = n
+			return err == nil
+		},
+		get: func(p mma.Params) string { return carryString(p.CarryBits) },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			u := pr.ulp()
+			e := math.Ldexp(1, 1-pr.in.Precision())
+			top := (2 - e) * (2 - e) // the largest product below 4
+			var ts []labelled
+			for n := 1; n <= min(p.BlockK, 16); n++ {
+				ps := make([]float64, n)
+				for i := range ps {
+					ps[i] = top
+				}
+				ts = append(ts,
+					labelled{strconv.Itoa(n) + " products just below 4", pr.dot(0, ps...)},
+					labelled{strconv.Itoa(n) + " products and c just below 4", pr.dot(4-2*u, ps...)},
+				)
+			}
+			return ts
+		},
+	}
+}
+
+func carryString(c int) string {
+	if c == mma.Unlimited {
+		return "unlimited"
+	}
+	return strconv.Itoa(c)
+}
+
+var blockSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64}
+
+// blockFeature: +B first and -B at position j, tiny terms s elsewhere. Where
+// ±B share a block, the tiny terms of that block are aligned to B and lost;
+// tiny terms in later blocks, after B-B = 0, are summed exactly. The result
+// changes each time j crosses a block boundary.
+func blockFeature() feature {
+	return feature{
+		name: "products per block",
+		candidates: func(p mma.Params) []string {
+			var s []string
+			for _, k := range blockSizes {
+				s = append(s, strconv.Itoa(k))
+			}
+			if !contains(blockSizes, p.BlockK) {
+				s = append(s, strconv.Itoa(p.BlockK))
+			}
+			return s
+		},
+		set: func(p *mma.Params, v string) bool {
+			n, err := strconv.Atoi(v)
+			p.BlockK = n
+			return err == nil
+		},
+		get: func(p mma.Params) string { return strconv.Itoa(p.BlockK) },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			const big, tiny = 0x1p4, 0x1p-40
+			maxK := max(p.BlockK, 64)
+			n := 2*maxK + 2
+			var ts []labelled
+			for j := 1; j <= 2*maxK+1; j++ {
+				ps := make([]float64, n)
+				for i := range ps {
+					ps[i] = tiny
+				}
+				ps[0], ps[j] = big, -big
+				ts = append(ts, labelled{"+B at 0, -B at " + strconv.Itoa(j) + ", 2^-40 elsewhere", pr.dot(0, ps...)})
+			}
+			return ts
+		},
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+// extraFeature: a term 2^-j U below the largest one's last bit, added and
+// subtracted, alone or on a tie, and cancelled against the largest
+// ("Extra bits in the alignment of significands", "Normalization in
+// subtraction").
+func extraFeature() feature {
+	return feature{
+		name: "extra alignment bits",
+		candidates: func(mma.Params) []string {
+			s := []string{"unlimited"}
+			for j := 0; j <= 16; j++ {
+				s = append(s, strconv.Itoa(j))
+			}
+			return s
+		},
+		set: func(p *mma.Params, v string) bool {
+			if v == "unlimited" {
+				p.ExtraBits = mma.Unlimited
+				return true
+			}
+			n, err := strconv.Atoi(v)
+			p.ExtraBits = n
+			return err == nil
+		},
+		get: func(p mma.Params) string { return carryString(p.ExtraBits) },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			u := pr.ulp()
+			var ts []labelled
+			for j := 1; j <= 16; j++ {
+				t := math.Ldexp(u, -j)
+				js := strconv.Itoa(j)
+				ts = append(ts,
+					labelled{"1 + 2^-" + js + " U", pr.dot(1, t)},
+					labelled{"1 - 2^-" + js + " U", pr.dot(1, -t)},
+					labelled{"(1+U) + 2^-" + js + " U", pr.dot(1+u, t)},
+				)
+				if j >= 3 && j < pr.in.Precision() {
+					ts = append(ts,
+						labelled{"1 + (U/2 + 2^-" + js + " U): above a tie", pr.dot(1, u/2+t)},
+						labelled{"1 - (U/4 + 2^-" + js + " U): beyond a tie below 1", pr.dot(1, -(u/4 + t))},
+					)
+				}
+				if p.BlockK >= 2 {
+					ts = append(ts,
+						labelled{"U(1-2^-" + js + ") + 2 + 2^-" + js + " U: a tie made of two parts",
+							pr.dot(u*(1-math.Ldexp(1, -j)), 2, t)},
+						labelled{"-1 + 1 + 2^-" + js + " U: c cancels the largest product", pr.dot(-1, 1, t)},
+					)
+				}
+				if p.BlockK >= 3 {
+					ts = append(ts, labelled{"1 - 1 + 2^-" + js + " U", pr.dot(0, 1, -1, t)})
+				}
+			}
+			return ts
+		},
+	}
+}
+
+// normFeature: the paper's tests of normalisation in addition and
+// subtraction, and its non-monotonicity example.
+func normFeature() feature {
+	return feature{
+		name: "normalisation",
+		candidates: func(mma.Params) []string {
+			return []string{"end", "each, largest first", "each, in order"}
+		},
+		set: func(p *mma.Params, v string) bool {
+			p.NormalizeEach = v != "end"
+			p.Order = mma.LargestFirst
+			if v == "each, in order" {
+				p.Order = mma.InOrder
+			}
+			return true
+		},
+		get: func(p mma.Params) string {
+			switch {
+			case !p.NormalizeEach:
+				return "end"
+			case p.Order == mma.InOrder:
+				return "each, in order"
+			}
+			return "each, largest first"
+		},
+		tests: func(pr *prober, p mma.Params) []labelled {
+			h := pr.ulp() / 2
+			n := min(p.BlockK, 4)
+			small := make([]float64, n)
+			for i := range small {
+				small[i] = h
+			}
+			ts := []labelled{
+				{"(1-U/2) + U/2 + ...: normalised after the first addition?", pr.dot(1-h, small...)},
+				{"1 + U/2 + ...: the larger addend loses them (non-monotonicity)", pr.dot(1, small...)},
+			}
+			if p.BlockK >= 2 {
+				ts = append(ts,
+					labelled{"(-1+U/2) + 1 - U/2: subtraction", pr.dot(-1+h, 1, -h)},
+					labelled{"small terms first, then the largest", pr.dot(0, append(small[:n-1], 1)...)},
+					labelled{"1 + U/2 + U/2, largest first", pr.dot(0, append([]float64{1}, small[:n-1]...)...)},
+					labelled{"U/2 + ... then -1 then 1", pr.dot(h, -1, 1)},
+				)
+			}
+			return ts
+		},
+	}
+}
+
+// addendFeature: c tiny against products that cancel, and c large against
+// tiny products: aligned with the products, c loses (or makes lose) bits that
+// a separate addition keeps.
+func addendFeature() feature {
+	return feature{
+		name: "addend c",
+		candidates: func(mma.Params) []string { return []string{"with the products", "after the products"} },
+		set: func(p *mma.Params, v string) bool {
+			p.AddendAfter = v == "after the products"
+			return true
+		},
+		get: func(p mma.Params) string {
+			if p.AddendAfter {
+				return "after the products"
+			}
+			return "with the products"
+		},
+		tests: func(pr *prober, p mma.Params) []labelled {
+			u := pr.ulp()
+			ts := []labelled{
+				{"c = 1, products U/4, U/4", pr.dot(1, u/4, u/4)},
+				{"c = 2^-10 U, products 1, -1", pr.dot(math.Ldexp(u, -10), 1, -1)},
+				{"c = -1, products 1, U/4", pr.dot(-1, 1, u/4)},
+				{"c = 1 - U/2, products U/2, U/2", pr.dot(1-u/2, u/2, u/2)},
+				{"c = 1, products U/2, U/2: two ties, or one sum of U", pr.dot(1, u/2, u/2)},
+				{"c = -1, products U/2, U/2", pr.dot(-1, u/2, u/2)},
+			}
+			return ts
+		},
+	}
+}
+
+// productsFeature: products of inputs with full significands, exact or
+// rounded ("Accuracy of the dot products": (1-2^-11)² is held exactly).
+func productsFeature() feature {
+	return feature{
+		name: "products",
+		candidates: func(p mma.Params) []string {
+			s := []string{"exact"}
+			for q := p.Input.Precision(); q < 2*p.Input.Precision(); q++ {
+				s = append(s, "p="+strconv.Itoa(q)+" rne", "p="+strconv.Itoa(q)+" rz")
+			}
+			return s
+		},
+		set: func(p *mma.Params, v string) bool {
+			if v == "exact" {
+				p.Product = nil
+				return true
+			}
+			var q int
+			var mode string
+			for i := 2; i < len(v); i++ {
+				if v[i] == ' ' {
+					q, _ = strconv.Atoi(v[2:i])
+					mode = v[i+1:]
+				}
+			}
+			m, err := format.ParseMode(mode)
+			if err != nil {
+				return false
+			}
+			f, err := format.New(format.Spec{Name: "product", P: q, Emin: -1022, Emax: 1023, Subnormals: true})
+			if err != nil {
+				return false
+			}
+			p.Product, p.ProductMode = &f, m
+			return true
+		},
+		get: func(p mma.Params) string {
+			if p.Product == nil {
+				return "exact"
+			}
+			return "p=" + strconv.Itoa(p.Product.Precision()) + " " + p.ProductMode.String()
+		},
+		tests: func(pr *prober, p mma.Params) []labelled {
+			e := math.Ldexp(1, -pr.in.Precision())
+			var ts []labelled
+			for _, x := range []float64{1 - e, 1 + 2*e, 1 + 6*e, 2 - 2*e, 1 + 2*e + math.Ldexp(1, -2)} {
+				a := pr.in.Round(x*math.Sqrt(pr.sigma), format.NearestEven)
+				ts = append(ts, labelled{"one product of full significands", Case{A: []float64{a}, B: []float64{a}}})
+				ts = append(ts, labelled{"the same, negative", Case{A: []float64{-a}, B: []float64{a}}})
+			}
+			return ts
+		},
+	}
+}
+
+// subnormalFeature: subnormal inputs times a large value, subnormal results
+// from normal inputs, and a subnormal c ("Support for subnormal numbers").
+func subnormalFeature(input bool) feature {
+	name := "subnormal outputs"
+	if input {
+		name = "subnormal inputs"
+	}
+	return feature{
+		name:       name,
+		candidates: func(mma.Params) []string { return []string{"on", "off"} },
+		set: func(p *mma.Params, v string) bool {
+			on := v == "on"
+			if input {
+				p.Input = p.Input.WithSubnormals(on)
+			} else {
+				sameAcc := p.Accumulator == p.Output
+				p.Output = p.Output.WithSubnormals(on)
+				if sameAcc {
+					p.Accumulator = p.Output
+				}
+			}
+			return true
+		},
+		get: func(p mma.Params) string {
+			if input {
+				return onOff(p.Input.Subnormals())
+			}
+			return onOff(p.Output.Subnormals())
+		},
+		tests: func(pr *prober, p mma.Params) []labelled {
+			in, out := pr.in, pr.out
+			if input {
+				sub := in.MinSubnormal()
+				big := math.Ldexp(1, min(in.Emax(), 1-in.Emin()+in.Precision()))
+				return []labelled{
+					{"smallest subnormal input times a large one", Case{A: []float64{sub}, B: []float64{big}}},
+					{"largest subnormal input times one", Case{A: []float64{in.MinNormal() - sub}, B: []float64{1}}},
+				}
+			}
+			ts := []labelled{
+				{"c = smallest subnormal output, no products", Case{A: []float64{0}, B: []float64{0}, C: out.MinSubnormal()}},
+			}
+			// A subnormal result from normal inputs, if the input range reaches it.
+			if e := out.Emin() - 1; e >= 2*in.Emin() {
+				a := math.Ldexp(1, max(in.Emin(), e-in.Emin()))
+				b := math.Ldexp(1, e-int(math.Log2(a)))
+				ts = append(ts, labelled{"normal inputs, subnormal product", Case{A: []float64{a}, B: []float64{b}}})
+			}
+			return ts
+		},
+	}
+}
+
+// Canonical returns parameters equivalent to p (every result the same) in a
+// standard form, so that two units can be compared: carry bits beyond what
+// the largest sum needs count as unlimited, the order does not matter
+// without intermediate normalisation, and a chain of single products is the
+// same in every block arrangement.
+func Canonical(p mma.Params) mma.Params {
+	if p.BlockK == 1 || p.NormalizeEach && p.Order == mma.InOrder && !p.AddendAfter && p.Output == p.Accumulator {
+		p.BlockK, p.NormalizeEach, p.AddendAfter = 1, false, false
+	}
+	if !p.NormalizeEach {
+		p.Order = mma.LargestFirst
+	}
+	terms := 2
+	if !p.NormalizeEach {
+		terms = p.BlockK + 1
+	}
+	if need := bits.Len(uint(terms - 1)); p.CarryBits == mma.Unlimited || p.CarryBits > need {
+		p.CarryBits = need
+	}
+	p.Name, p.Doc = "", ""
+	return p
+}

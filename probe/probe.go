@@ -1,0 +1,359 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/mma"
+)
+
+// A Case is one dot product given to the unit: d = a·b + c.
+type Case struct {
+	A, B []float64
+	C    float64
+}
+
+// Observation is a Case with what the unit returned and, for each candidate
+// value of the feature, what the model with that value predicts.
+type Observation struct {
+	Case
+	Note        string             `json:"note"`
+	Got         float64            `json:"got"`
+	Predictions map[string]float64 `json:"predictions,omitempty"`
+}
+
+// Finding is one inferred feature: its value, whether the tests could tell
+// the candidates apart, and the evidence.
+type Finding struct {
+	Feature    string        `json:"feature"`
+	Value      string        `json:"value"`
+	Observable bool          `json:"observable"` // false: every candidate predicts the same results
+	Consistent bool          `json:"consistent"` // false: no candidate predicts all results
+	Candidates []string      `json:"candidates"` // the values that predict all results
+	Evidence   []Observation `json:"evidence"`
+}
+
+// Report is what Run infers about a unit.
+type Report struct {
+	Unit     string    `json:"unit"`
+	Input    string    `json:"input"`
+	Output   string    `json:"output"`
+	Findings []Finding `json:"findings"`
+	// Fitted are the parameters of the generic model that reproduce every
+	// observation; Fit builds the model.
+	Fitted mma.Params `json:"-"`
+}
+
+// A feature is one parameter of the generic model and the tests that
+// discriminate its values.
+type feature struct {
+	name       string
+	candidates func(p mma.Params) []string
+	set        func(p *mma.Params, v string) bool // false: value not applicable
+	get        func(p mma.Params) string
+	tests      func(pr *prober, p mma.Params) []labelled
+}
+
+type labelled struct {
+	note string
+	c    Case
+}
+
+type prober struct {
+	u       mma.Unit
+	in, out format.Format
+	sigma   float64 // scale of the tests, so that they fit the input format's range
+	cache   map[string]float64
+	err     error
+}
+
+// ErrUnsupported is returned for units the probe cannot yet measure.
+var ErrUnsupported = errors.New("probe: unsupported unit")
+
+// Run measures the unit's numerical features and fits the generic model to
+// them.
+func Run(u mma.Unit) (Report, error) {
+	in, out := u.Input(), u.Output()
+	rep := Report{Unit: u.Name(), Input: in.Name(), Output: out.Name()}
+	if out.Precision() < 2*in.Precision() {
+		return rep, fmt.Errorf("%w: %s output narrower than exact %s products: not yet probed", ErrUnsupported, out.Name(), in.Name())
+	}
+	if out.Precision() > 51 {
+		return rep, fmt.Errorf("%w: %s output", ErrUnsupported, out.Name())
+	}
+	pr := &prober{u: u, in: in, out: out, cache: map[string]float64{}}
+	pr.sigma = pr.scale()
+	// Features interact, so one pass from one starting hypothesis can get
+	// stuck; start from each kind of adder and keep the first inference
+	// that explains every result.
+	var best []Finding
+	var bestParams mma.Params
+	for _, start := range pr.starts() {
+		findings, fitted := pr.settle(start)
+		if pr.err != nil {
+			return rep, pr.err
+		}
+		if best == nil || inconsistent(findings) < inconsistent(best) {
+			best, bestParams = findings, fitted
+		}
+		if inconsistent(best) == 0 {
+			break
+		}
+	}
+	rep.Findings, rep.Fitted = best, pr.disambiguate(best, bestParams)
+	return rep, pr.err
+}
+
+// disambiguate settles the features the designed tests left open (several
+// candidates explain them) with random cases from the generators: of the
+// alternatives, keep the one that agrees with the unit most often.
+func (pr *prober) disambiguate(fs []Finding, p mma.Params) mma.Params {
+	var sample []Case
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, g := range Generators() {
+		for _, k := range []int{p.BlockK, 2*p.BlockK + 1} {
+			sample = append(sample, g.Draw(rng, pr.in, pr.out, k, 64)...)
+		}
+	}
+	want := make([]float64, len(sample))
+	for i, c := range sample {
+		want[i] = pr.eval(c)
+	}
+	misses := func(q mma.Params) int {
+		m, err := mma.NewModel(q)
+		if err != nil {
+			return len(sample) + 1
+		}
+		n := 0
+		for i, c := range sample {
+			if !same(m.Dot(c.A, c.B, c.C), want[i]) {
+				n++
+			}
+		}
+		return n
+	}
+	best := misses(p)
+	for _, fd := range fs {
+		if best == 0 {
+			break
+		}
+		f := featureNamed(fd.Feature)
+		for _, v := range fd.Candidates {
+			q := p
+			if f.set(&q, v) {
+				if n := misses(q); n < best {
+					p, best = q, n
+				}
+			}
+		}
+	}
+	return p
+}
+
+func featureNamed(name string) feature {
+	for _, f := range features() {
+		if f.name == name {
+			return f
+		}
+	}
+	panic("probe: no feature " + name)
+}
+
+// settle infers each feature in turn, with the others at their current
+// values, until a pass changes nothing.
+func (pr *prober) settle(cur mma.Params) ([]Finding, mma.Params) {
+	feats := features()
+	findings := make([]Finding, len(feats))
+	for pass := 0; pass < 4; pass++ {
+		changed := false
+		for i, f := range feats {
+			fd, next := pr.infer(f, cur)
+			if f.get(next) != f.get(cur) {
+				changed = true
+			}
+			cur, findings[i] = next, fd
+		}
+		if !changed && pass > 0 {
+			break
+		}
+	}
+	return findings, cur
+}
+
+func inconsistent(fs []Finding) int {
+	n := 0
+	for _, f := range fs {
+		if !f.Consistent {
+			n++
+		}
+	}
+	return n
+}
+
+// starts are the starting hypotheses: the tensor-core adder, and adders that
+// normalise after each addition, exact or truncating, c with or after.
+func (pr *prober) starts() []mma.Params {
+	var ps []mma.Params
+	for _, norm := range []string{"end", "each, largest first", "each, in order"} {
+		for _, extra := range []int{0, mma.Unlimited} {
+			for _, after := range []bool{false, true} {
+				for _, mode := range []format.Mode{format.TowardZero, format.NearestEven} {
+					p := pr.initial()
+					normFeature().set(&p, norm)
+					p.ExtraBits, p.AddendAfter, p.AccumulatorMode = extra, after, mode
+					ps = append(ps, p)
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// Fit builds the generic model with the report's parameters.
+func Fit(r Report) (*mma.Model, error) {
+	p := r.Fitted
+	p.Name = "fit of " + r.Unit
+	return mma.NewModel(p)
+}
+
+// initial is the starting hypothesis: a V100-like adder with the unit's
+// formats and block size.
+func (pr *prober) initial() mma.Params {
+	return mma.Params{
+		Input: pr.in, Output: pr.out, BlockK: pr.u.BlockK(),
+		InputConversion: format.NearestEven,
+		Accumulator:     pr.out, AccumulatorMode: format.TowardZero,
+		ExtraBits: 0, CarryBits: mma.Unlimited, OutputMode: format.NearestEven,
+	}
+}
+
+// scale picks a power of two σ so that the products the tests need, σ·2^-40
+// to σ·2^4, are products of two normal input values.
+func (pr *prober) scale() float64 {
+	lo, hi := 2*pr.in.Emin(), 2*pr.in.Emax()
+	e := 0
+	if lo > -40 {
+		e = lo + 40
+	}
+	if e+4 > hi {
+		e = hi - 4
+	}
+	return math.Ldexp(1, e)
+}
+
+// eval runs a case on the unit, once.
+func (pr *prober) eval(c Case) float64 {
+	key := fmt.Sprint(c.A, c.B, c.C)
+	if d, ok := pr.cache[key]; ok {
+		return d
+	}
+	d := make([]float64, 1)
+	if err := pr.u.Dots(len(c.A), c.A, c.B, []float64{c.C}, d); err != nil && pr.err == nil {
+		pr.err = err
+	}
+	pr.cache[key] = d[0]
+	return d[0]
+}
+
+// infer keeps the candidate values of f whose models predict every test.
+func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
+	fd := Finding{Feature: f.name, Consistent: true}
+	tests := f.tests(pr, cur)
+	cands := f.candidates(cur)
+	models := map[string]*mma.Model{}
+	for _, v := range cands {
+		p := cur
+		if !f.set(&p, v) {
+			continue
+		}
+		if m, err := mma.NewModel(p); err == nil {
+			models[v] = m
+		}
+	}
+	alive := map[string]bool{}
+	for v := range models {
+		alive[v] = true
+	}
+	distinct := false
+	for _, t := range tests {
+		obs := Observation{Case: t.c, Note: t.note, Got: pr.eval(t.c), Predictions: map[string]float64{}}
+		var first *float64
+		for _, v := range cands {
+			m, ok := models[v]
+			if !ok {
+				continue
+			}
+			pred := m.Dot(t.c.A, t.c.B, t.c.C)
+			obs.Predictions[v] = pred
+			if first == nil {
+				first = &pred
+			} else if !same(*first, pred) {
+				distinct = true
+			}
+			if !same(pred, obs.Got) {
+				alive[v] = false
+			}
+		}
+		fd.Evidence = append(fd.Evidence, obs)
+	}
+	for _, v := range cands {
+		if alive[v] {
+			fd.Candidates = append(fd.Candidates, v)
+		}
+	}
+	fd.Observable = distinct
+	next := cur
+	switch {
+	case len(fd.Candidates) == 0:
+		fd.Consistent = false
+		fd.Value = f.get(cur) + " (no candidate predicts all results)"
+	case slices.Contains(fd.Candidates, f.get(cur)):
+		fd.Value = f.get(cur)
+	default:
+		f.set(&next, fd.Candidates[0])
+		fd.Value = fd.Candidates[0]
+	}
+	if !distinct && len(fd.Candidates) > 0 {
+		fd.Value += " (not observable: all candidates agree)"
+	}
+	return fd, next
+}
+
+func same(x, y float64) bool {
+	return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
+}
+
+// product returns input values a, b with a·b = t, or records an error.
+func (pr *prober) product(t float64) (float64, float64) {
+	if t == 0 {
+		return 0, 0
+	}
+	for s := pr.in.Emin(); s <= pr.in.Emax(); s++ {
+		b := math.Ldexp(1, s)
+		a := t / b
+		if pr.in.IsRepresentable(a) && math.Abs(a) >= pr.in.MinNormal() {
+			return a, b
+		}
+	}
+	if r := math.Sqrt(math.Abs(t)); r*r == math.Abs(t) && pr.in.IsRepresentable(r) {
+		return math.Copysign(r, t), r
+	}
+	if pr.err == nil {
+		pr.err = fmt.Errorf("%w: the product %g is not a product of two %s values", ErrUnsupported, t, pr.in.Name())
+	}
+	return 0, 0
+}
+
+// dot builds a case whose products are ts (scaled by σ) and whose addend is
+// c (scaled by σ).
+func (pr *prober) dot(c float64, ts ...float64) Case {
+	cs := Case{C: c * pr.sigma, A: make([]float64, len(ts)), B: make([]float64, len(ts))}
+	for i, t := range ts {
+		cs.A[i], cs.B[i] = pr.product(t * pr.sigma)
+	}
+	return cs
+}
