@@ -274,7 +274,7 @@ func normFeature() feature {
 // a separate addition keeps.
 func addendFeature() feature {
 	return feature{
-		name: "addend c",
+		name:       "addend c",
 		candidates: func(mma.Params) []string { return []string{"with the products", "after the products"} },
 		set: func(p *mma.Params, v string) bool {
 			p.AddendAfter = v == "after the products"

@@ -116,4 +116,3 @@ func TestRandomModelsRecovered(t *testing.T) {
 		agree(t, u, fit, rng, 10000)
 	}
 }
-
