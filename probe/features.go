@@ -74,16 +74,8 @@ func carryFeature() feature {
 		candidates: func(mma.Params) []string {
 			return []string{"0", "1", "2", "3", "4", "5", "6", "unlimited"}
 		},
-		set: func(p *mma.Params, v string) bool {
-			if v == "unlimited" {
-				p.CarryBits = mma.Unlimited
-				return true
-			}
-			n, err := strconv.Atoi(v)
-			p.CarryBits = n
-			return err == nil
-		},
-		get: func(p mma.Params) string { return carryString(p.CarryBits) },
+		set: func(p *mma.Params, v string) bool { return parseBits(&p.CarryBits, v) },
+		get: func(p mma.Params) string { return bitsString(p.CarryBits) },
 		tests: func(pr *prober, p mma.Params) []labelled {
 			u := pr.ulp()
 			e := math.Ldexp(1, 1-pr.in.Precision())
@@ -104,11 +96,22 @@ func carryFeature() feature {
 	}
 }
 
-func carryString(c int) string {
+// bitsString and parseBits write and read a bit count that may be unlimited.
+func bitsString(c int) string {
 	if c == mma.Unlimited {
 		return "unlimited"
 	}
 	return strconv.Itoa(c)
+}
+
+func parseBits(dst *int, v string) bool {
+	if v == "unlimited" {
+		*dst = mma.Unlimited
+		return true
+	}
+	n, err := strconv.Atoi(v)
+	*dst = n
+	return err == nil
 }
 
 var blockSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64}
@@ -177,16 +180,8 @@ func extraFeature() feature {
 			}
 			return s
 		},
-		set: func(p *mma.Params, v string) bool {
-			if v == "unlimited" {
-				p.ExtraBits = mma.Unlimited
-				return true
-			}
-			n, err := strconv.Atoi(v)
-			p.ExtraBits = n
-			return err == nil
-		},
-		get: func(p mma.Params) string { return carryString(p.ExtraBits) },
+		set: func(p *mma.Params, v string) bool { return parseBits(&p.ExtraBits, v) },
+		get: func(p mma.Params) string { return bitsString(p.ExtraBits) },
 		tests: func(pr *prober, p mma.Params) []labelled {
 			u := pr.ulp()
 			var ts []labelled
