@@ -3,6 +3,7 @@ package probe
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/mwmm/mwmm/format"
@@ -128,7 +129,7 @@ func blockFeature() feature {
 			for _, k := range blockSizes {
 				s = append(s, strconv.Itoa(k))
 			}
-			if !contains(blockSizes, p.BlockK) {
+			if !slices.Contains(blockSizes, p.BlockK) {
 				s = append(s, strconv.Itoa(p.BlockK))
 			}
 			return s
@@ -155,15 +156,6 @@ func blockFeature() feature {
 			return ts
 		},
 	}
-}
-
-func contains(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // extraFeature: a term 2^-j U below the largest one's last bit, added and
