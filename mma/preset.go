@@ -195,7 +195,8 @@ func FindPreset(name string) (Preset, error) {
 // The keys are k, extra (bits, or unlimited), carry (bits, or unlimited),
 // align (truncate|rne), sticky (on|off), norm (end|each), order
 // (largest|inorder), addend (with|after), products (exact or a format name),
-// productmode, acc (format), accmode, outmode, convert (the input conversion
+// productp (products rounded to that many bits), productmode, acc (format),
+// accp (the accumulator's precision, its range kept), accmode, outmode, convert (the input conversion
 // mode) and subnormals, subnormals-in, subnormals-out (on|off: kept or
 // flushed to zero, for inputs and outputs or one of them). With overrides the
 // preset's format pairs are not enforced.
@@ -319,10 +320,23 @@ func (p *Params) set(key, val string) error {
 		if f, err = format.Parse(val); err == nil {
 			p.Product = &f
 		}
+	case "productp":
+		var n int
+		var f format.Format
+		if n, err = strconv.Atoi(val); err == nil {
+			if f, err = ProductFormat(n); err == nil {
+				p.Product = &f
+			}
+		}
 	case "productmode":
 		p.ProductMode, err = format.ParseMode(val)
 	case "acc":
 		p.Accumulator, err = format.Parse(val)
+	case "accp":
+		var n int
+		if n, err = strconv.Atoi(val); err == nil {
+			p.Accumulator, err = WithPrecision(p.Accumulator, n)
+		}
 	case "accmode":
 		p.AccumulatorMode, err = format.ParseMode(val)
 	case "outmode":
@@ -345,7 +359,7 @@ func (p *Params) set(key, val string) error {
 			}
 		}
 	default:
-		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, norm, order, addend, products, productmode, acc, accmode, outmode, convert, subnormals, subnormals-in or subnormals-out)", key)
+		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, norm, order, addend, products, productp, productmode, acc, accp, accmode, outmode, convert, subnormals, subnormals-in or subnormals-out)", key)
 	}
 	return err
 }
