@@ -15,14 +15,18 @@ import (
 // ones that interact (the carry test rounds, the rounding test carries).
 func features() []feature {
 	return []feature{
-		productsFeature(), subnormalFeature(true), subnormalFeature(false),
+		productsFeature(), subnormalFeature(true), subnormalFeature(false), accumulatorFeature(),
 		roundingFeature(), carryFeature(), blockFeature(), extraFeature(), normFeature(), addendFeature(),
+		outputRoundingFeature(),
 	}
 }
 
-// Values in the tests are relative to 1 (times σ); U is the output's ulp of
-// 1 and h = U/2.
-func (pr *prober) ulp() float64 { return math.Ldexp(1, 1-pr.out.Precision()) }
+// Values in the tests are relative to 1 (times σ); U is the ulp of 1 in the
+// accumulator of the current hypothesis and h = U/2.
+func ulp(p mma.Params) float64 { return math.Ldexp(1, 1-p.Accumulator.Precision()) }
+
+// outUlp is the output's ulp of 1.
+func (pr *prober) outUlp() float64 { return math.Ldexp(1, 1-pr.out.Precision()) }
 
 func onOff(b bool) string {
 	if b {
@@ -54,13 +58,23 @@ func roundingFeature() feature {
 		},
 		get: func(p mma.Params) string { return p.AccumulatorMode.String() },
 		tests: func(pr *prober, p mma.Params) []labelled {
-			u := pr.ulp()
+			u := ulp(p)
+			l := pr.outUlp()
 			var ts []labelled
 			for _, s := range []float64{1, -1} {
-				ts = append(ts,
-					labelled{"(1+U) + 1: a tie, even below", pr.dot(s*(1+u), s)},
-					labelled{"(1+3U) + 1: a tie, even above", pr.dot(s*(1+3*u), s)},
-				)
+				ts = append(ts, pr.test("(1+U) + 1: a tie, even below", s*(1+u), s)...)
+				ts = append(ts, pr.test("(1+3U) + 1: a tie, even above", s*(1+3*u), s)...)
+				ts = append(ts, pr.test("1 + 1 + U: a tie, even below", s, s, s*u)...)
+				ts = append(ts, pr.test("1 + 1 + 3U: a tie, even above", s, s, s*3*u)...)
+				ts = append(ts, pr.test("1 + 1 + 3U/2: above a tie", s, s, s*1.5*u)...)
+				// The paper's test, 2 + (3/4)·2U, and the same through an
+				// output tie when the output is narrower.
+				ts = append(ts, pr.test("2 + (3/4)·2U", 0, s*2, s*1.5*u)...)
+				if l > u {
+					ts = append(ts, pr.test("1 + 1 + (output tie) + 3U/2", s, s, s*l, s*1.5*u)...)
+					ts = append(ts, pr.test("1 + 1 + (output tie) + U", s, s, s*l, s*u)...)
+					ts = append(ts, pr.test("1 + 1 + 3(output tie) - U", s, s, s*3*l, -s*u)...)
+				}
 			}
 			return ts
 		},
@@ -78,7 +92,7 @@ func carryFeature() feature {
 		set: func(p *mma.Params, v string) bool { return parseBits(&p.CarryBits, v) },
 		get: func(p mma.Params) string { return bitsString(p.CarryBits) },
 		tests: func(pr *prober, p mma.Params) []labelled {
-			u := pr.ulp()
+			u := ulp(p)
 			e := math.Ldexp(1, 1-pr.in.Precision())
 			top := (2 - e) * (2 - e) // the largest product below 4
 			var ts []labelled
@@ -87,10 +101,14 @@ func carryFeature() feature {
 				for i := range ps {
 					ps[i] = top
 				}
-				ts = append(ts,
-					labelled{strconv.Itoa(n) + " products just below 4", pr.dot(0, ps...)},
-					labelled{strconv.Itoa(n) + " products and c just below 4", pr.dot(4-2*u, ps...)},
-				)
+				ts = append(ts, pr.test(strconv.Itoa(n)+" products just below 4", 0, ps...)...)
+				ts = append(ts, pr.test(strconv.Itoa(n)+" products and c just below 4", 4-2*u, ps...)...)
+				// The paper's test, c = 1.875 and products 1, 1.5, 1.75,
+				// 1.875, fits narrow formats; here all terms are 1.875.
+				for i := range ps {
+					ps[i] = 1.875
+				}
+				ts = append(ts, pr.test(strconv.Itoa(n)+" products and c of 1.875", 1.875, ps...)...)
 			}
 			return ts
 		},
@@ -141,7 +159,10 @@ func blockFeature() feature {
 		},
 		get: func(p mma.Params) string { return strconv.Itoa(p.BlockK) },
 		tests: func(pr *prober, p mma.Params) []labelled {
-			const big, tiny = 0x1p4, 0x1p-40
+			// tiny lies below the grid of big unless the alignment is
+			// exact (or nearly), and within the formats' range if it can.
+			const big = 1
+			tiny := math.Ldexp(big, -p.Accumulator.Precision()-1-min(max(p.ExtraBits, 2), 8))
 			maxK := max(p.BlockK, 64)
 			n := 2*maxK + 2
 			var ts []labelled
@@ -151,7 +172,7 @@ func blockFeature() feature {
 					ps[i] = tiny
 				}
 				ps[0], ps[j] = big, -big
-				ts = append(ts, labelled{"+B at 0, -B at " + strconv.Itoa(j) + ", 2^-40 elsewhere", pr.dot(0, ps...)})
+				ts = append(ts, pr.test("+B at 0, -B at "+strconv.Itoa(j)+", tiny elsewhere", 0, ps...)...)
 			}
 			return ts
 		},
@@ -175,31 +196,27 @@ func extraFeature() feature {
 		set: func(p *mma.Params, v string) bool { return parseBits(&p.ExtraBits, v) },
 		get: func(p mma.Params) string { return bitsString(p.ExtraBits) },
 		tests: func(pr *prober, p mma.Params) []labelled {
-			u := pr.ulp()
+			u := ulp(p)
 			var ts []labelled
 			for j := 1; j <= 16; j++ {
 				t := math.Ldexp(u, -j)
 				js := strconv.Itoa(j)
-				ts = append(ts,
-					labelled{"1 + 2^-" + js + " U", pr.dot(1, t)},
-					labelled{"1 - 2^-" + js + " U", pr.dot(1, -t)},
-					labelled{"(1+U) + 2^-" + js + " U", pr.dot(1+u, t)},
-				)
+				ts = append(ts, pr.test("1 + 2^-"+js+" U", 1, t)...)
+				ts = append(ts, pr.test("1 - 2^-"+js+" U", 1, -t)...)
+				ts = append(ts, pr.test("(1+U) + 2^-"+js+" U", 1+u, t)...)
+				ts = append(ts, pr.test("1 + 1 + 2^-"+js+" U", 0, 1, 1, t)...)
+				ts = append(ts, pr.test("1 + 1 - 2^-"+js+" U", 0, 1, 1, -t)...)
 				if j >= 3 && j < pr.in.Precision() {
-					ts = append(ts,
-						labelled{"1 + (U/2 + 2^-" + js + " U): above a tie", pr.dot(1, u/2+t)},
-						labelled{"1 - (U/4 + 2^-" + js + " U): beyond a tie below 1", pr.dot(1, -(u/4 + t))},
-					)
+					ts = append(ts, pr.test("1 + (U/2 + 2^-"+js+" U): above a tie", 1, u/2+t)...)
+					ts = append(ts, pr.test("1 - (U/4 + 2^-"+js+" U): beyond a tie below 1", 1, -(u/4+t))...)
 				}
 				if p.BlockK >= 2 {
-					ts = append(ts,
-						labelled{"U(1-2^-" + js + ") + 2 + 2^-" + js + " U: a tie made of two parts",
-							pr.dot(u*(1-math.Ldexp(1, -j)), 2, t)},
-						labelled{"-1 + 1 + 2^-" + js + " U: c cancels the largest product", pr.dot(-1, 1, t)},
-					)
+					ts = append(ts, pr.test("U(1-2^-"+js+") + 2 + 2^-"+js+" U: a tie made of two parts",
+						u*(1-math.Ldexp(1, -j)), 2, t)...)
+					ts = append(ts, pr.test("-1 + 1 + 2^-"+js+" U: c cancels the largest product", -1, 1, t)...)
 				}
 				if p.BlockK >= 3 {
-					ts = append(ts, labelled{"1 - 1 + 2^-" + js + " U", pr.dot(0, 1, -1, t)})
+					ts = append(ts, pr.test("1 - 1 + 2^-"+js+" U", 0, 1, -1, t)...)
 				}
 			}
 			return ts
@@ -233,23 +250,21 @@ func normFeature() feature {
 			return "each, largest first"
 		},
 		tests: func(pr *prober, p mma.Params) []labelled {
-			h := pr.ulp() / 2
+			h := ulp(p) / 2
 			n := min(p.BlockK, 4)
 			small := make([]float64, n)
 			for i := range small {
 				small[i] = h
 			}
-			ts := []labelled{
-				{"(1-U/2) + U/2 + ...: normalised after the first addition?", pr.dot(1-h, small...)},
-				{"1 + U/2 + ...: the larger addend loses them (non-monotonicity)", pr.dot(1, small...)},
-			}
+			var ts []labelled
+			ts = append(ts, pr.test("(1-U/2) + U/2 + ...: normalised after the first addition?", 1-h, small...)...)
+			ts = append(ts, pr.test("1 + U/2 + ...: the larger addend loses them (non-monotonicity)", 1, small...)...)
 			if p.BlockK >= 2 {
-				ts = append(ts,
-					labelled{"(-1+U/2) + 1 - U/2: subtraction", pr.dot(-1+h, 1, -h)},
-					labelled{"small terms first, then the largest", pr.dot(0, append(small[:n-1], 1)...)},
-					labelled{"1 + U/2 + U/2, largest first", pr.dot(0, append([]float64{1}, small[:n-1]...)...)},
-					labelled{"U/2 + ... then -1 then 1", pr.dot(h, -1, 1)},
-				)
+				ts = append(ts, pr.test("(-1+U/2) + 1 - U/2: subtraction", -1+h, 1, -h)...)
+				ts = append(ts, pr.test("small terms first, then the largest", 0, append(slices.Clone(small[:n-1]), 1)...)...)
+				ts = append(ts, pr.test("1 + U/2 + U/2, largest first", 0, append([]float64{1}, small[:n-1]...)...)...)
+				ts = append(ts, pr.test("U/2 + ... then -1 then 1", h, -1, 1)...)
+				ts = append(ts, pr.test("(1 - U/2) as products, then U/2s", 0, append([]float64{1, -h}, small[:n-1]...)...)...)
 			}
 			return ts
 		},
@@ -274,15 +289,15 @@ func addendFeature() feature {
 			return "with the products"
 		},
 		tests: func(pr *prober, p mma.Params) []labelled {
-			u := pr.ulp()
-			ts := []labelled{
-				{"c = 1, products U/4, U/4", pr.dot(1, u/4, u/4)},
-				{"c = 2^-10 U, products 1, -1", pr.dot(math.Ldexp(u, -10), 1, -1)},
-				{"c = -1, products 1, U/4", pr.dot(-1, 1, u/4)},
-				{"c = 1 - U/2, products U/2, U/2", pr.dot(1-u/2, u/2, u/2)},
-				{"c = 1, products U/2, U/2: two ties, or one sum of U", pr.dot(1, u/2, u/2)},
-				{"c = -1, products U/2, U/2", pr.dot(-1, u/2, u/2)},
-			}
+			u := ulp(p)
+			var ts []labelled
+			ts = append(ts, pr.test("c = 1, products U/4, U/4", 1, u/4, u/4)...)
+			ts = append(ts, pr.test("c = 2^-10 U, products 1, -1", math.Ldexp(u, -10), 1, -1)...)
+			ts = append(ts, pr.test("c = -1, products 1, U/4", -1, 1, u/4)...)
+			ts = append(ts, pr.test("c = 1 - U/2, products U/2, U/2", 1-u/2, u/2, u/2)...)
+			ts = append(ts, pr.test("c = 1, products U/2, U/2: two ties, or one sum of U", 1, u/2, u/2)...)
+			ts = append(ts, pr.test("c = -1, products U/2, U/2", -1, u/2, u/2)...)
+			ts = append(ts, pr.test("c = 2, products -1, -1, U/4", 2, -1, -1, u/4)...)
 			return ts
 		},
 	}
@@ -337,6 +352,11 @@ func productsFeature() feature {
 				a := pr.in.Round(x*math.Sqrt(pr.sigma), format.NearestEven)
 				ts = append(ts, labelled{"one product of full significands", Case{A: []float64{a}, B: []float64{a}}})
 				ts = append(ts, labelled{"the same, negative", Case{A: []float64{-a}, B: []float64{a}}})
+				// c cancels the product's rounded value: what is left is
+				// the bits of the product below the output's precision.
+				if r := pr.out.Round(a*a, format.NearestEven); r != a*a && pr.out.IsRepresentable(-r) {
+					ts = append(ts, labelled{"the same, minus its rounded value as c", Case{A: []float64{a}, B: []float64{a}, C: -r}})
+				}
 			}
 			return ts
 		},
@@ -417,4 +437,91 @@ func Canonical(p mma.Params) mma.Params {
 	}
 	p.Name, p.Doc = "", ""
 	return p
+}
+
+// accumulatorFeature: the precision the sum is rounded to before the output
+// ("The quotes from NVIDIA ... indicate that the internal accumulation is
+// done in binary32"): narrower than the output (the ~14 bits reported for
+// fp8 on Hopper), the output's, or wider and then rounded to a narrow output.
+func accumulatorFeature() feature {
+	return feature{
+		name: "accumulator precision",
+		candidates: func(p mma.Params) []string {
+			out := p.Output.Precision()
+			var s []string
+			for q := p.Input.Precision() + 1; q <= min(max(out, 24), 51); q++ {
+				if q != out {
+					s = append(s, strconv.Itoa(q))
+				}
+			}
+			return append(s, strconv.Itoa(out))
+		},
+		set: func(p *mma.Params, v string) bool {
+			q, err := strconv.Atoi(v)
+			if err != nil {
+				return false
+			}
+			base := p.Output
+			switch {
+			case q > 24 && q > base.Precision():
+				base = format.Binary64
+			case q > base.Precision():
+				base = format.Binary32
+			}
+			f, err := mma.WithPrecision(base, q)
+			p.Accumulator = f
+			return err == nil
+		},
+		get: func(p mma.Params) string { return strconv.Itoa(p.Accumulator.Precision()) },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			l := pr.outUlp() / 2
+			var ts []labelled
+			for j := 1; j <= 40; j++ {
+				t := math.Ldexp(1, -j)
+				js := strconv.Itoa(j)
+				ts = append(ts, pr.test("1 + 2^-"+js, 1, t)...)
+				ts = append(ts, pr.test("-1 - 2^-"+js, -1, -t)...)
+				ts = append(ts, pr.test("1 - 2^-"+js, 1, -t)...)
+				ts = append(ts, pr.test("1 + 1 + 2^-"+js, 0, 1, 1, t)...)
+				if t < l {
+					ts = append(ts, pr.test("1 + (output tie) + 2^-"+js, 1, l, t)...)
+					ts = append(ts, pr.test("1 + (output tie above) - 2^-"+js, 1, 3*l, -t)...)
+				}
+			}
+			return ts
+		},
+	}
+}
+
+// outputRoundingFeature: ties and near-ties of the output format, observable
+// when the accumulator is wider than the output ("When tensor cores are used
+// in binary16 mode, the result ... has to be rounded to binary16").
+func outputRoundingFeature() feature {
+	return feature{
+		name: "rounding of the output",
+		candidates: func(mma.Params) []string {
+			var s []string
+			for _, m := range modes {
+				s = append(s, m.String())
+			}
+			return s
+		},
+		set: func(p *mma.Params, v string) bool {
+			m, err := format.ParseMode(v)
+			p.OutputMode = m
+			return err == nil
+		},
+		get: func(p mma.Params) string { return p.OutputMode.String() },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			l := pr.outUlp()
+			var ts []labelled
+			for _, s := range []float64{1, -1} {
+				ts = append(ts, pr.test("1 + U/2 (output ulps): a tie, even below", s, s*l/2)...)
+				ts = append(ts, pr.test("1 + 3U/2: a tie, even above", s, s*3*l/2)...)
+				ts = append(ts, pr.test("1 + U/4", s, s*l/4)...)
+				ts = append(ts, pr.test("1 + 3U/4", s, s*3*l/4)...)
+			}
+			return ts
+		},
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/mma"
@@ -79,12 +80,6 @@ var ErrUnsupported = errors.New("probe: unsupported unit")
 func Run(u mma.Unit) (Report, error) {
 	in, out := u.Input(), u.Output()
 	rep := Report{Unit: u.Name(), Input: in.Name(), Output: out.Name()}
-	if out.Precision() < 2*in.Precision() {
-		return rep, fmt.Errorf("%w: %s output narrower than exact %s products: not yet probed", ErrUnsupported, out.Name(), in.Name())
-	}
-	if out.Precision() > 51 {
-		return rep, fmt.Errorf("%w: %s output", ErrUnsupported, out.Name())
-	}
 	pr := &prober{u: u, in: in, out: out, cache: map[string]float64{}}
 	pr.sigma = pr.scale()
 	// Features interact, so one pass from one starting hypothesis can get
@@ -104,7 +99,35 @@ func Run(u mma.Unit) (Report, error) {
 			break
 		}
 	}
-	rep.Findings, rep.Fitted = best, pr.disambiguate(best, bestParams)
+	// Where the designed tests left several values, the others' tests and
+	// random cases decide; then settle again from there, so that each
+	// finding is judged against the final parameters.
+	for round := 0; round < 3; round++ {
+		p := pr.disambiguate(best, bestParams)
+		fs, q := pr.settle(p)
+		if pr.err != nil {
+			return rep, pr.err
+		}
+		if inconsistent(fs) > inconsistent(best) {
+			break
+		}
+		best, bestParams = fs, q
+		if inconsistent(best) == 0 && q == p {
+			break
+		}
+	}
+	rep.Findings, rep.Fitted = best, bestParams
+	pr.confirm(rep.Findings, rep.Fitted)
+	// The findings state the fitted values (disambiguation may have changed
+	// some).
+	for i, fd := range rep.Findings {
+		if fd.Consistent {
+			rep.Findings[i].Value = featureNamed(fd.Feature).get(rep.Fitted)
+			if !fd.Observable {
+				rep.Findings[i].Value += " (not observable: all candidates agree)"
+			}
+		}
+	}
 	return rep, pr.err
 }
 
@@ -113,6 +136,11 @@ func Run(u mma.Unit) (Report, error) {
 // alternatives, keep the one that agrees with the unit most often.
 func (pr *prober) disambiguate(fs []Finding, p mma.Params) mma.Params {
 	var sample []Case
+	for _, fd := range fs {
+		for _, o := range fd.Evidence {
+			sample = append(sample, o.Case)
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, g := range Generators() {
 		for _, k := range []int{p.BlockK, 2*p.BlockK + 1} {
@@ -152,6 +180,41 @@ func (pr *prober) disambiguate(fs []Finding, p mma.Params) mma.Params {
 		}
 	}
 	return p
+}
+
+// confirm narrows each finding's candidates to the values that, with the
+// other features at their fitted values, predict every observation of every
+// feature, not only the feature's own.
+func (pr *prober) confirm(fs []Finding, p mma.Params) {
+	var pool []Observation
+	for _, fd := range fs {
+		pool = append(pool, fd.Evidence...)
+	}
+	for i, fd := range fs {
+		f := featureNamed(fd.Feature)
+		var keep []string
+		for _, v := range fd.Candidates {
+			q := p
+			if !f.set(&q, v) {
+				continue
+			}
+			m, err := mma.NewModel(q)
+			if err != nil {
+				continue
+			}
+			ok := true
+			for _, o := range pool {
+				if !same(m.Dot(o.A, o.B, o.C), o.Got) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				keep = append(keep, v)
+			}
+		}
+		fs[i].Candidates = keep
+	}
 }
 
 func featureNamed(name string) feature {
@@ -198,14 +261,23 @@ func inconsistent(fs []Finding) int {
 // normalise after each addition, exact or truncating, c with or after.
 func (pr *prober) starts() []mma.Params {
 	var ps []mma.Params
-	for _, norm := range []string{"end", "each, largest first", "each, in order"} {
-		for _, extra := range []int{0, mma.Unlimited} {
-			for _, after := range []bool{false, true} {
-				for _, mode := range []format.Mode{format.TowardZero, format.NearestEven} {
-					p := pr.initial()
-					normFeature().set(&p, norm)
-					p.ExtraBits, p.AddendAfter, p.AccumulatorMode = extra, after, mode
-					ps = append(ps, p)
+	accs := []format.Format{pr.out}
+	if pr.out.Precision() < 24 {
+		accs = append(accs, format.Binary32)
+	}
+	for _, acc := range accs {
+		for _, norm := range []string{"end", "each, largest first", "each, in order"} {
+			for _, extra := range []int{0, mma.Unlimited} {
+				for _, after := range []bool{false, true} {
+					for _, mode := range []format.Mode{format.TowardZero, format.NearestEven} {
+						p := pr.initial()
+						normFeature().set(&p, norm)
+						p.Accumulator = acc
+						p.ExtraBits, p.AddendAfter, p.AccumulatorMode = extra, after, mode
+						if _, err := mma.NewModel(p); err == nil {
+							ps = append(ps, p)
+						}
+					}
 				}
 			}
 		}
@@ -263,6 +335,12 @@ func (pr *prober) eval(c Case) float64 {
 func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
 	fd := Finding{Feature: f.name, Consistent: true}
 	tests := f.tests(pr, cur)
+	if cur.Accumulator.Precision() > pr.out.Precision() {
+		for _, t := range slices.Clone(tests) {
+			tests = append(tests, pr.lift(t, 1)...)
+			tests = append(tests, pr.lift(t, 3)...)
+		}
+	}
 	cands := f.candidates(cur)
 	models := map[string]*mma.Model{}
 	for _, v := range cands {
@@ -327,33 +405,88 @@ func same(x, y float64) bool {
 	return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
 }
 
-// product returns input values a, b with a·b = t, or records an error.
-func (pr *prober) product(t float64) (float64, float64) {
+// product returns normal input values a, b with a·b = t.
+func (pr *prober) product(t float64) (float64, float64, bool) {
 	if t == 0 {
-		return 0, 0
+		return 0, 0, true
 	}
 	for s := pr.in.Emin(); s <= pr.in.Emax(); s++ {
 		b := math.Ldexp(1, s)
 		a := t / b
-		if pr.in.IsRepresentable(a) && math.Abs(a) >= pr.in.MinNormal() {
-			return a, b
+		if pr.in.IsRepresentable(a) && math.Abs(a) >= pr.in.MinNormal() && math.Abs(a) <= pr.in.MaxFinite() {
+			return a, b, true
 		}
 	}
-	if r := math.Sqrt(math.Abs(t)); r*r == math.Abs(t) && pr.in.IsRepresentable(r) {
-		return math.Copysign(r, t), r
+	// Products with more bits than one input holds: a square.
+	if r := math.Sqrt(math.Abs(t)); r*r == math.Abs(t) && pr.in.IsRepresentable(r) && r >= pr.in.MinNormal() {
+		return math.Copysign(r, t), r, true
 	}
-	if pr.err == nil {
-		pr.err = fmt.Errorf("%w: the product %g is not a product of two %s values", ErrUnsupported, t, pr.in.Name())
-	}
-	return 0, 0
+	return 0, 0, false
 }
 
-// dot builds a case whose products are ts (scaled by σ) and whose addend is
-// c (scaled by σ).
-func (pr *prober) dot(c float64, ts ...float64) Case {
-	cs := Case{C: c * pr.sigma, A: make([]float64, len(ts)), B: make([]float64, len(ts))}
-	for i, t := range ts {
-		cs.A[i], cs.B[i] = pr.product(t * pr.sigma)
+// dot builds a case whose products are ts and whose addend is c, all scaled
+// by a power of two σ that makes every product a product of two normal
+// inputs and c a normal output value; false if there is none. Scaling by a
+// power of two changes nothing away from the ends of the range, so each
+// test may pick its own.
+func (pr *prober) dot(c float64, ts ...float64) (Case, bool) {
+	try := func(sigma float64) (Case, bool) {
+		cs := Case{C: c * sigma, A: make([]float64, len(ts)), B: make([]float64, len(ts))}
+		if !pr.out.IsRepresentable(cs.C) || cs.C != 0 && math.Abs(cs.C) < pr.out.MinNormal() {
+			return cs, false
+		}
+		for i, t := range ts {
+			var ok bool
+			if cs.A[i], cs.B[i], ok = pr.product(t * sigma); !ok {
+				return cs, false
+			}
+		}
+		return cs, true
 	}
-	return cs
+	if cs, ok := try(pr.sigma); ok {
+		return cs, true
+	}
+	for e := pr.out.Emax() - 8; e >= pr.out.Emin()+48; e -= 2 {
+		if cs, ok := try(math.Ldexp(1, e)); ok {
+			return cs, true
+		}
+	}
+	return Case{}, false
+}
+
+// test is a labelled case of dot, or none if it cannot be built in the
+// unit's formats.
+func (pr *prober) test(note string, c float64, ts ...float64) []labelled {
+	if cs, ok := pr.dot(c, ts...); ok {
+		return []labelled{{note, cs}}
+	}
+	return nil
+}
+
+// lift returns the case with half an output ulp of its sum (times mult)
+// added, as c when c is zero, else as one more product: when the
+// accumulator is wider than the output, the output then shows on which
+// side of the unlifted result the accumulator's result fell.
+func (pr *prober) lift(t labelled, mult float64) []labelled {
+	s := t.c.C
+	for i := range t.c.A {
+		s += t.c.A[i] * t.c.B[i]
+	}
+	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return nil
+	}
+	_, e := math.Frexp(s)
+	l := math.Copysign(mult*math.Ldexp(1, e-pr.out.Precision()-1), s)
+	note := t.note + " (lifted by " + strconv.FormatFloat(mult, 'g', -1, 64) + "/2 output ulp)"
+	c := t.c
+	if c.C == 0 && pr.out.IsRepresentable(l) && math.Abs(l) >= pr.out.MinNormal() {
+		c.C = l
+		return []labelled{{note, c}}
+	}
+	a, b, ok := pr.product(l)
+	if !ok {
+		return nil
+	}
+	c.A, c.B = append(slices.Clone(c.A), a), append(slices.Clone(c.B), b)
+	return []labelled{{note, c}}
 }
