@@ -206,7 +206,7 @@ func extraFeature() feature {
 				ts = append(ts, pr.test("(1+U) + 2^-"+js+" U", 1+u, t)...)
 				ts = append(ts, pr.test("1 + 1 + 2^-"+js+" U", 0, 1, 1, t)...)
 				ts = append(ts, pr.test("1 + 1 - 2^-"+js+" U", 0, 1, 1, -t)...)
-				if j >= 3 && j < pr.in.Precision() {
+				if j >= 3 {
 					ts = append(ts, pr.test("1 + (U/2 + 2^-"+js+" U): above a tie", 1, u/2+t)...)
 					ts = append(ts, pr.test("1 - (U/4 + 2^-"+js+" U): beyond a tie below 1", 1, -(u/4+t))...)
 				}

@@ -1,9 +1,10 @@
 package probe
 
 import (
+	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -44,9 +45,24 @@ type Report struct {
 	Input    string    `json:"input"`
 	Output   string    `json:"output"`
 	Findings []Finding `json:"findings"`
+	// Order says in which order the terms are added, as far as it matters.
+	Order        string       `json:"order"`
+	Monotonicity Monotonicity `json:"monotonicity"`
+	// Seeds are the paper's tests with verdicts worded like its text.
+	Seeds []SeedTest `json:"seeds"`
 	// Fitted are the parameters of the generic model that reproduce every
-	// observation; Fit builds the model.
+	// observation; Fit builds the model. Model writes them on one line
+	// (canonical form) and Spec as a unit spec for mma.Lookup, e.g. for
+	// 'mwmm mma eval --unit SPEC'.
 	Fitted mma.Params `json:"-"`
+	Model  string     `json:"model"`
+	Spec   string     `json:"spec"`
+	Runs   int        `json:"cases_run"` // dot products run on the unit
+	// Misses counts the random cases (of SampleSize, drawn by the
+	// Generators) where the fitted model disagrees with the unit: 0 unless
+	// the unit is outside what the generic model and the tests can tell.
+	Misses     int `json:"random_misses"`
+	SampleSize int `json:"random_cases"`
 }
 
 // A feature is one parameter of the generic model and the tests that
@@ -69,7 +85,11 @@ type prober struct {
 	in, out format.Format
 	sigma   float64 // scale of the tests, so that they fit the input format's range
 	cache   map[string]float64
-	err     error
+	runs    int // cases run on the unit
+
+	sample    []Case // random cases that judge fits, and the unit's results
+	sampleGot []float64
+	err       error
 }
 
 // ErrUnsupported is returned for units the probe cannot yet measure.
@@ -85,17 +105,30 @@ func Run(u mma.Unit) (Report, error) {
 	// Features interact, so one pass from one starting hypothesis can get
 	// stuck; start from each kind of adder and keep the first inference
 	// that explains every result.
+	// Of those, prefer the one that also agrees with the unit on random
+	// cases: the designed tests of narrow outputs can leave two different
+	// adders (say a binary16 accumulator with many extra bits and a binary32
+	// one) both consistent.
 	var best []Finding
 	var bestParams mma.Params
+	bestMisses := 0
 	for _, start := range pr.starts() {
 		findings, fitted := pr.settle(start)
 		if pr.err != nil {
 			return rep, pr.err
 		}
-		if best == nil || inconsistent(findings) < inconsistent(best) {
+		switch n := inconsistent(findings); {
+		case best == nil || n < inconsistent(best):
 			best, bestParams = findings, fitted
+			if n == 0 {
+				bestMisses = pr.misses(fitted, nil, nil)
+			}
+		case n == 0:
+			if m := pr.misses(fitted, nil, nil); m < bestMisses {
+				best, bestParams, bestMisses = findings, fitted, m
+			}
 		}
-		if inconsistent(best) == 0 {
+		if inconsistent(best) == 0 && bestMisses == 0 {
 			break
 		}
 	}
@@ -118,6 +151,20 @@ func Run(u mma.Unit) (Report, error) {
 	}
 	rep.Findings, rep.Fitted = best, bestParams
 	pr.confirm(rep.Findings, rep.Fitted)
+	rep.Order = orderText(rep.Fitted)
+	rep.Monotonicity = pr.monotonicity(rep.Fitted.BlockK, rep.Fitted.Accumulator.Precision())
+	rep.Seeds = pr.runSeeds(ulp(rep.Fitted))
+	rep.Model = Canonical(rep.Fitted).String()
+	specOf := Canonical(rep.Fitted)
+	if _, err := mma.NewModel(specOf); err != nil {
+		specOf = rep.Fitted // binary64 units build only as an FMA chain
+	}
+	if spec, err := specOf.Spec(); err == nil {
+		rep.Spec = spec
+	}
+	rep.Misses = pr.misses(rep.Fitted, nil, nil)
+	rep.SampleSize = len(pr.sample)
+	rep.Runs = pr.runs
 	// The findings state the fitted values (disambiguation may have changed
 	// some).
 	for i, fd := range rep.Findings {
@@ -135,36 +182,14 @@ func Run(u mma.Unit) (Report, error) {
 // candidates explain them) with random cases from the generators: of the
 // alternatives, keep the one that agrees with the unit most often.
 func (pr *prober) disambiguate(fs []Finding, p mma.Params) mma.Params {
-	var sample []Case
+	var designed []Case
 	for _, fd := range fs {
 		for _, o := range fd.Evidence {
-			sample = append(sample, o.Case)
+			designed = append(designed, o.Case)
 		}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, g := range Generators() {
-		for _, k := range []int{p.BlockK, 2*p.BlockK + 1} {
-			sample = append(sample, g.Draw(rng, pr.in, pr.out, k, 64)...)
-		}
-	}
-	want := make([]float64, len(sample))
-	for i, c := range sample {
-		want[i] = pr.eval(c)
-	}
-	misses := func(q mma.Params) int {
-		m, err := mma.NewModel(q)
-		if err != nil {
-			return len(sample) + 1
-		}
-		n := 0
-		for i, c := range sample {
-			if !same(m.Dot(c.A, c.B, c.C), want[i]) {
-				n++
-			}
-		}
-		return n
-	}
-	best := misses(p)
+	want := pr.evalAll(designed)
+	best := pr.misses(p, designed, want)
 	for _, fd := range fs {
 		if best == 0 {
 			break
@@ -173,13 +198,44 @@ func (pr *prober) disambiguate(fs []Finding, p mma.Params) mma.Params {
 		for _, v := range fd.Candidates {
 			q := p
 			if f.set(&q, v) {
-				if n := misses(q); n < best {
+				if n := pr.misses(q, designed, want); n < best {
 					p, best = q, n
 				}
 			}
 		}
 	}
 	return p
+}
+
+// misses counts the cases, of the random sample and the given ones with
+// their results, where the model with parameters q disagrees with the unit.
+func (pr *prober) misses(q mma.Params, cs []Case, got []float64) int {
+	if pr.sample == nil {
+		rng := rand.New(rand.NewPCG(1, 2))
+		ks := []int{1, 2, 4, pr.u.BlockK(), 2*pr.u.BlockK() + 1, 3 * pr.u.BlockK()}
+		slices.Sort(ks)
+		for _, g := range Generators() {
+			for _, k := range slices.Compact(ks) {
+				pr.sample = append(pr.sample, g.Draw(rng, pr.in, pr.out, k, 64)...)
+			}
+		}
+		pr.sampleGot = pr.evalAll(pr.sample)
+	}
+	m, err := mma.NewModel(q)
+	if err != nil {
+		return len(pr.sample) + len(cs) + 1
+	}
+	n := 0
+	count := func(cs []Case, got []float64) {
+		for i, c := range cs {
+			if !same(m.Dot(c.A, c.B, c.C), got[i]) {
+				n++
+			}
+		}
+	}
+	count(pr.sample, pr.sampleGot)
+	count(cs, got)
+	return n
 }
 
 // confirm narrows each finding's candidates to the values that, with the
@@ -247,6 +303,35 @@ func (pr *prober) settle(cur mma.Params) ([]Finding, mma.Params) {
 	return findings, cur
 }
 
+// accumulatorGuess is the precision q of the sum's last rounding, read from
+// 1 + 2^-j for j = 1..40: the smallest increment over 1 that comes back is
+// 2^(1-q), whatever the rounding (toward zero it is the last bit kept, up
+// it is what every tiny term rounds to). It is a starting point: features
+// tested under a wrong precision may lock each other.
+func (pr *prober) accumulatorGuess() int {
+	q := 0
+	for j := 1; j <= 40; j++ {
+		cs, sigma, ok := pr.scaledDot(1, math.Ldexp(1, -j))
+		if !ok {
+			continue
+		}
+		if d := pr.eval(cs)/sigma - 1; d > 0 {
+			if _, e := math.Frexp(d); 2-e > q {
+				q = 2 - e
+			}
+		}
+	}
+	return q
+}
+
+func casesOf(ts []labelled) []Case {
+	cs := make([]Case, len(ts))
+	for i, t := range ts {
+		cs[i] = t.c
+	}
+	return cs
+}
+
 func inconsistent(fs []Finding) int {
 	n := 0
 	for _, f := range fs {
@@ -264,6 +349,12 @@ func (pr *prober) starts() []mma.Params {
 	accs := []format.Format{pr.out}
 	if pr.out.Precision() < 24 {
 		accs = append(accs, format.Binary32)
+	}
+	if q := pr.accumulatorGuess(); q > pr.in.Precision() && q < pr.out.Precision() {
+		acc := pr.initial()
+		if accumulatorFeature().set(&acc, strconv.Itoa(q)) {
+			accs = append(accs, acc.Accumulator)
+		}
 	}
 	for _, acc := range accs {
 		for _, norm := range []string{"end", "each, largest first", "each, in order"} {
@@ -283,6 +374,21 @@ func (pr *prober) starts() []mma.Params {
 		}
 	}
 	return ps
+}
+
+// orderText says what the fitted model implies about the order of the
+// additions.
+func orderText(p mma.Params) string {
+	c := Canonical(p)
+	switch {
+	case c.BlockK == 1 && !c.NormalizeEach:
+		return "in index order, c first: one product per step (an FMA chain)"
+	case !c.NormalizeEach:
+		return "irrelevant within a block: every term is aligned to the largest and the sum is normalised once; blocks in index order"
+	case c.Order == mma.InOrder:
+		return "in index order, c first, each partial sum normalised"
+	}
+	return "largest magnitude first, each partial sum normalised"
 }
 
 // Fit builds the generic model with the report's parameters.
@@ -319,28 +425,71 @@ func (pr *prober) scale() float64 {
 
 // eval runs a case on the unit, once.
 func (pr *prober) eval(c Case) float64 {
-	key := fmt.Sprint(c.A, c.B, c.C)
-	if d, ok := pr.cache[key]; ok {
-		return d
-	}
-	d := make([]float64, 1)
-	if err := pr.u.Dots(len(c.A), c.A, c.B, []float64{c.C}, d); err != nil && pr.err == nil {
-		pr.err = err
-	}
-	pr.cache[key] = d[0]
-	return d[0]
+	return pr.evalAll([]Case{c})[0]
 }
 
-// infer keeps the candidate values of f whose models predict every test.
-func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
-	fd := Finding{Feature: f.name, Consistent: true}
-	tests := f.tests(pr, cur)
-	if cur.Accumulator.Precision() > pr.out.Precision() {
+// evalAll runs the cases not run before on the unit, one Dots call per
+// length (one launch each on hardware), and returns every result.
+func (pr *prober) evalAll(cs []Case) []float64 {
+	key := caseKey
+	byLen := map[int][]Case{}
+	for _, c := range cs {
+		if _, ok := pr.cache[key(c)]; !ok {
+			byLen[len(c.A)] = append(byLen[len(c.A)], c)
+		}
+	}
+	for k, batch := range byLen {
+		a := make([]float64, 0, k*len(batch))
+		b := make([]float64, 0, k*len(batch))
+		c := make([]float64, len(batch))
+		for i, x := range batch {
+			a, b, c[i] = append(a, x.A...), append(b, x.B...), x.C
+		}
+		d := make([]float64, len(batch))
+		if err := pr.u.Dots(k, a, b, c, d); err != nil && pr.err == nil {
+			pr.err = err
+		}
+		pr.runs += len(batch)
+		for i, x := range batch {
+			pr.cache[key(x)] = d[i]
+		}
+	}
+	got := make([]float64, len(cs))
+	for i, c := range cs {
+		got[i] = pr.cache[key(c)]
+	}
+	return got
+}
+
+// caseKey identifies a case by the bits of its values.
+func caseKey(c Case) string {
+	b := make([]byte, 0, 8*(2*len(c.A)+1))
+	for _, x := range c.A {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	for _, x := range c.B {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return string(binary.LittleEndian.AppendUint64(b, math.Float64bits(c.C)))
+}
+
+// liftedTests are f's tests under hypothesis p and, when p's accumulator is
+// wider than the output, their lifted variants.
+func (pr *prober) liftedTests(f feature, p mma.Params) []labelled {
+	tests := f.tests(pr, p)
+	if p.Accumulator.Precision() > pr.out.Precision() {
 		for _, t := range slices.Clone(tests) {
 			tests = append(tests, pr.lift(t, 1)...)
 			tests = append(tests, pr.lift(t, 3)...)
 		}
 	}
+	return tests
+}
+
+// infer keeps the candidate values of f whose models predict every test.
+func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
+	fd := Finding{Feature: f.name, Consistent: true}
+	tests := pr.liftedTests(f, cur)
 	cands := f.candidates(cur)
 	models := map[string]*mma.Model{}
 	for _, v := range cands {
@@ -357,8 +506,9 @@ func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
 		alive[v] = true
 	}
 	distinct := false
-	for _, t := range tests {
-		obs := Observation{Case: t.c, Note: t.note, Got: pr.eval(t.c), Predictions: map[string]float64{}}
+	got := pr.evalAll(casesOf(tests))
+	for i, t := range tests {
+		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: map[string]float64{}}
 		var first *float64
 		for _, v := range cands {
 			m, ok := models[v]
@@ -417,9 +567,28 @@ func (pr *prober) product(t float64) (float64, float64, bool) {
 			return a, b, true
 		}
 	}
-	// Products with more bits than one input holds: a square.
-	if r := math.Sqrt(math.Abs(t)); r*r == math.Abs(t) && pr.in.IsRepresentable(r) && r >= pr.in.MinNormal() {
-		return math.Copysign(r, t), r, true
+	// Products with more bits than one input holds: split the odd integer
+	// significand m of t into two factors of at most p bits each.
+	frac, e := math.Frexp(math.Abs(t))
+	m, shift := uint64(frac*(1<<53)), e-53
+	for m%2 == 0 {
+		m, shift = m/2, shift+1
+	}
+	p := uint(pr.in.Precision())
+	if bits.Len64(m) > 2*int(p) {
+		return 0, 0, false
+	}
+	for d := uint64(3); d*d <= m; d += 2 {
+		if m%d != 0 || bits.Len64(d) > int(p) || bits.Len64(m/d) > int(p) {
+			continue
+		}
+		for s := pr.in.Emin() - int(p); s <= pr.in.Emax(); s++ {
+			a, b := math.Ldexp(float64(d), s), math.Ldexp(float64(m/d), shift-s)
+			if pr.in.IsRepresentable(a) && pr.in.IsRepresentable(b) && a >= pr.in.MinNormal() && b >= pr.in.MinNormal() &&
+				a <= pr.in.MaxFinite() && b <= pr.in.MaxFinite() {
+				return math.Copysign(a, t), b, true
+			}
+		}
 	}
 	return 0, 0, false
 }
@@ -430,6 +599,12 @@ func (pr *prober) product(t float64) (float64, float64, bool) {
 // power of two changes nothing away from the ends of the range, so each
 // test may pick its own.
 func (pr *prober) dot(c float64, ts ...float64) (Case, bool) {
+	cs, _, ok := pr.scaledDot(c, ts...)
+	return cs, ok
+}
+
+// scaledDot is dot that also returns σ.
+func (pr *prober) scaledDot(c float64, ts ...float64) (Case, float64, bool) {
 	try := func(sigma float64) (Case, bool) {
 		cs := Case{C: c * sigma, A: make([]float64, len(ts)), B: make([]float64, len(ts))}
 		if !pr.out.IsRepresentable(cs.C) || cs.C != 0 && math.Abs(cs.C) < pr.out.MinNormal() {
@@ -444,14 +619,14 @@ func (pr *prober) dot(c float64, ts ...float64) (Case, bool) {
 		return cs, true
 	}
 	if cs, ok := try(pr.sigma); ok {
-		return cs, true
+		return cs, pr.sigma, true
 	}
 	for e := pr.out.Emax() - 8; e >= pr.out.Emin()+48; e -= 2 {
 		if cs, ok := try(math.Ldexp(1, e)); ok {
-			return cs, true
+			return cs, math.Ldexp(1, e), true
 		}
 	}
-	return Case{}, false
+	return Case{}, 0, false
 }
 
 // test is a labelled case of dot, or none if it cannot be built in the
