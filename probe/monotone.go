@@ -28,10 +28,11 @@ func (m Monotonicity) String() string {
 		caseText(m.Smaller.Case), m.Smaller.Got, caseText(m.Larger.Case), m.Larger.Got)
 }
 
+// caseText writes c and the products.
 func caseText(c Case) string {
-	s := fmt.Sprintf("c=%g", c.C)
+	s := fmt.Sprintf("c = %g, products", c.C)
 	for i := range c.A {
-		s += fmt.Sprintf(" %g·%g", c.A[i], c.B[i])
+		s += fmt.Sprintf(" %g", c.A[i]*c.B[i])
 	}
 	return s
 }

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -92,9 +91,6 @@ type prober struct {
 	err       error
 }
 
-// ErrUnsupported is returned for units the probe cannot yet measure.
-var ErrUnsupported = errors.New("probe: unsupported unit")
-
 // Run measures the unit's numerical features and fits the generic model to
 // them.
 func Run(u mma.Unit) (Report, error) {
@@ -172,6 +168,9 @@ func Run(u mma.Unit) (Report, error) {
 			rep.Findings[i].Value = featureNamed(fd.Feature).get(rep.Fitted)
 			if !fd.Observable {
 				rep.Findings[i].Value += " (not observable: all candidates agree)"
+			} else if fd.Feature == "carry bits" && len(fd.Candidates) > 1 && fd.Candidates[len(fd.Candidates)-1] == "unlimited" {
+				// Every count from the smallest up explains the results.
+				rep.Findings[i].Value = "at least " + fd.Candidates[0]
 			}
 		}
 	}

@@ -98,7 +98,9 @@ Override keys (SPEC is PRESET:key=value,key=value...):
   addend=with|after      c aligned with the products, or added to their sum
   products=exact|FORMAT  exact products, or products rounded to FORMAT
   productmode=MODE       the rounding of the products
+  productp=N             products rounded to N bits (binary64's range)
   acc=FORMAT             the accumulator's format (binary32 on NVIDIA)
+  accp=N                 the accumulator's precision, its range kept
   accmode=MODE           the rounding into the accumulator (rz on NVIDIA)
   outmode=MODE           the rounding from the accumulator to the output
   convert=MODE           the conversion of inputs outside the input format
