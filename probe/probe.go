@@ -35,6 +35,7 @@ type Finding struct {
 	Observable bool          `json:"observable"` // false: every candidate predicts the same results
 	Consistent bool          `json:"consistent"` // false: no candidate predicts all results
 	Candidates []string      `json:"candidates"` // the values that predict all results
+	Modelled   int           `json:"modelled"`   // candidate values the generic model has for these formats
 	Evidence   []Observation `json:"evidence"`
 }
 
@@ -166,7 +167,9 @@ func Run(u mma.Unit) (Report, error) {
 	for i, fd := range rep.Findings {
 		if fd.Consistent {
 			rep.Findings[i].Value = featureNamed(fd.Feature).get(rep.Fitted)
-			if !fd.Observable {
+			if !fd.Observable && fd.Modelled == 1 {
+				rep.Findings[i].Value += " (the model's only value for these formats)"
+			} else if !fd.Observable {
 				rep.Findings[i].Value += " (not observable: all candidates agree)"
 			} else if fd.Feature == "carry bits" && len(fd.Candidates) > 1 && fd.Candidates[len(fd.Candidates)-1] == "unlimited" {
 				// Every count from the smallest up explains the results.
@@ -500,6 +503,7 @@ func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
 			models[v] = m
 		}
 	}
+	fd.Modelled = len(models)
 	alive := map[string]bool{}
 	for v := range models {
 		alive[v] = true

@@ -99,7 +99,7 @@ func TestSeedVerdictsMatchPaper(t *testing.T) {
 			// exactly because of the presence of the extra bit"
 			// and, with the paper's constants, in the tests below.
 			for _, s := range []string{"one multi-operand addition: 1 + four 2^-24", "no guard digit",
-				"normalisation in subtraction", "monotonicity"} {
+				"normalisation in subtraction", "monotonicity"} { // "(so is T4/A100, ...)"
 				want[s] = "T4"
 			}
 		}

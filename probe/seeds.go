@@ -189,7 +189,7 @@ func seeds() []seed {
 				if r[0] > r[1] {
 					return "not monotonic: the larger c gives the smaller result (as V100–A100)"
 				}
-				return "monotonic on this test (extra bits below the accumulator keep the 2^-24 terms, as T4/A100)"
+				return "monotonic on this test (so is T4/A100, whose extra bit keeps the 2^-24 terms)"
 			},
 		},
 	}
