@@ -37,26 +37,34 @@ func onOff(b bool) string {
 
 var modes = []format.Mode{format.TowardZero, format.NearestEven, format.NearestAway, format.Up, format.Down}
 
+// modeNames are the candidates of a rounding-mode feature.
+func modeNames(mma.Params) []string {
+	var s []string
+	for _, m := range modes {
+		s = append(s, m.String())
+	}
+	return s
+}
+
+// setMode sets the mode field picks.
+func setMode(field func(p *mma.Params) *format.Mode) func(p *mma.Params, v string) bool {
+	return func(p *mma.Params, v string) bool {
+		m, err := format.ParseMode(v)
+		*field(p) = m
+		return err == nil
+	}
+}
+
 // roundingFeature: ties at the final normalisation, both signs
 // (numerical-behavior-tensor-cores.txt, "Rounding modes in tensor core
 // computations" and "Extra bits for carry out"): 1+U plus 1 is 2+U, halfway
 // between 2 and 2+2U; 1+3U plus 1 is halfway between 2+2U and 2+4U.
 func roundingFeature() feature {
 	return feature{
-		name: "rounding of the sum",
-		candidates: func(mma.Params) []string {
-			var s []string
-			for _, m := range modes {
-				s = append(s, m.String())
-			}
-			return s
-		},
-		set: func(p *mma.Params, v string) bool {
-			m, err := format.ParseMode(v)
-			p.AccumulatorMode = m
-			return err == nil
-		},
-		get: func(p mma.Params) string { return p.AccumulatorMode.String() },
+		name:       "rounding of the sum",
+		candidates: modeNames,
+		set:        setMode(func(p *mma.Params) *format.Mode { return &p.AccumulatorMode }),
+		get:        func(p mma.Params) string { return p.AccumulatorMode.String() },
 		tests: func(pr *prober, p mma.Params) []labelled {
 			u := ulp(p)
 			l := pr.outUlp()
@@ -498,20 +506,10 @@ func accumulatorFeature() feature {
 // in binary16 mode, the result ... has to be rounded to binary16").
 func outputRoundingFeature() feature {
 	return feature{
-		name: "rounding of the output",
-		candidates: func(mma.Params) []string {
-			var s []string
-			for _, m := range modes {
-				s = append(s, m.String())
-			}
-			return s
-		},
-		set: func(p *mma.Params, v string) bool {
-			m, err := format.ParseMode(v)
-			p.OutputMode = m
-			return err == nil
-		},
-		get: func(p mma.Params) string { return p.OutputMode.String() },
+		name:       "rounding of the output",
+		candidates: modeNames,
+		set:        setMode(func(p *mma.Params) *format.Mode { return &p.OutputMode }),
+		get:        func(p mma.Params) string { return p.OutputMode.String() },
 		tests: func(pr *prober, p mma.Params) []labelled {
 			l := pr.outUlp()
 			var ts []labelled
