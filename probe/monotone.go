@@ -25,11 +25,11 @@ func (m Monotonicity) String() string {
 		return fmt.Sprintf("no counterexample in %d pairs of cases", m.Tried)
 	}
 	return fmt.Sprintf("not monotonic: %s gives %g, larger terms (%s) give %g",
-		caseText(m.Smaller.Case), m.Smaller.Got, caseText(m.Larger.Case), m.Larger.Got)
+		m.Smaller.Case, m.Smaller.Got, m.Larger.Case, m.Larger.Got)
 }
 
-// caseText writes c and the products.
-func caseText(c Case) string {
+// String writes c and the products.
+func (c Case) String() string {
 	s := fmt.Sprintf("c = %g, products", c.C)
 	for i := range c.A {
 		s += fmt.Sprintf(" %g", c.A[i]*c.B[i])

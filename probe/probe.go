@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -25,6 +26,28 @@ type Observation struct {
 	Note        string             `json:"note"`
 	Got         float64            `json:"got"`
 	Predictions map[string]float64 `json:"predictions,omitempty"`
+}
+
+// MarshalJSON writes a result or prediction that is NaN or ±Inf, which JSON
+// numbers cannot hold, as the string "NaN", "+Inf" or "-Inf".
+func (o Observation) MarshalJSON() ([]byte, error) {
+	num := func(x float64) any {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return x
+	}
+	preds := make(map[string]any, len(o.Predictions))
+	for k, v := range o.Predictions {
+		preds[k] = num(v)
+	}
+	type plain struct {
+		Case
+		Note        string         `json:"note"`
+		Got         any            `json:"got"`
+		Predictions map[string]any `json:"predictions,omitempty"`
+	}
+	return json.Marshal(plain{o.Case, o.Note, num(o.Got), preds})
 }
 
 // Finding is one inferred feature: its value, whether the tests could tell
@@ -311,13 +334,16 @@ func (pr *prober) settle(cur mma.Params) ([]Finding, mma.Params) {
 // it is what every tiny term rounds to). It is a starting point: features
 // tested under a wrong precision may lock each other.
 func (pr *prober) accumulatorGuess() int {
-	q := 0
+	var cs []Case
+	var sigmas []float64
 	for j := 1; j <= 40; j++ {
-		cs, sigma, ok := pr.scaledDot(1, math.Ldexp(1, -j))
-		if !ok {
-			continue
+		if c, sigma, ok := pr.scaledDot(1, math.Ldexp(1, -j)); ok {
+			cs, sigmas = append(cs, c), append(sigmas, sigma)
 		}
-		if d := pr.eval(cs)/sigma - 1; d > 0 {
+	}
+	q := 0
+	for i, got := range pr.evalAll(cs) {
+		if d := got/sigmas[i] - 1; d > 0 {
 			if _, e := math.Frexp(d); 2-e > q {
 				q = 2 - e
 			}
@@ -411,8 +437,9 @@ func (pr *prober) initial() mma.Params {
 	}
 }
 
-// scale picks a power of two σ so that the products the tests need, σ·2^-40
-// to σ·2^4, are products of two normal input values.
+// scale picks the power of two σ that dot tries first: one that makes the
+// products σ·2^-40 to σ·2^4 products of two normal inputs where the input
+// range allows.
 func (pr *prober) scale() float64 {
 	lo, hi := 2*pr.in.Emin(), 2*pr.in.Emax()
 	e := 0

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -13,8 +15,13 @@ import (
 
 // agree checks the fitted model against the unit on n random dot products
 // from every generator.
-func agree(t *testing.T, u mma.Unit, fit *mma.Model, rng *rand.Rand, n int) {
+func agree(t *testing.T, u mma.Unit, r Report, rng *rand.Rand, n int) {
 	t.Helper()
+	fit, err := Fit(r)
+	if err != nil {
+		t.Error(err)
+		return
+	}
 	gens := Generators()
 	for _, g := range gens {
 		k := 1 + rng.IntN(3*u.BlockK()+2)
@@ -60,11 +67,7 @@ func TestPresetsRecovered(t *testing.T) {
 					t.Errorf("%s: %s: no candidate explains the results", u.Name(), f.Feature)
 				}
 			}
-			fit, err := Fit(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			agree(t, u, fit, rng, 10000)
+			agree(t, u, r, rng, 10000)
 			// The spec in the report rebuilds the fitted model.
 			m, err := mma.Lookup(r.Spec, u.Input().Name(), u.Output().Name())
 			if err != nil {
@@ -191,14 +194,8 @@ func TestRandomUnitsRecovered(t *testing.T) {
 	parallel(n, func(i int) {
 		p := ps[i]
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		u, err := mma.NewModel(p)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		r, err := Run(u)
-		if err != nil {
-			t.Error(err)
+		u, r, ok := probeParams(t, p)
+		if !ok {
 			return
 		}
 		for _, f := range r.Findings {
@@ -206,13 +203,23 @@ func TestRandomUnitsRecovered(t *testing.T) {
 				t.Errorf("unit %d (%v): %s: no candidate explains the results", i, Canonical(p), f.Feature)
 			}
 		}
-		fit, err := Fit(r)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		agree(t, u, fit, rng, 10000)
+		agree(t, u, r, rng, 10000)
 	})
+}
+
+// probeParams builds the model of p and probes it.
+func probeParams(t *testing.T, p mma.Params) (*mma.Model, Report, bool) {
+	u, err := mma.NewModel(p)
+	if err != nil {
+		t.Error(err)
+		return nil, Report{}, false
+	}
+	r, err := Run(u)
+	if err != nil {
+		t.Error(err)
+		return nil, Report{}, false
+	}
+	return u, r, true
 }
 
 // parallel runs f(0..n-1) on every core.
@@ -260,20 +267,13 @@ func TestRandomModelsRecovered(t *testing.T) {
 	}
 	ps := make([]mma.Params, n)
 	for i := range ps {
-		p := randomParams(rng)
-		ps[i] = p
+		ps[i] = randomParams(rng)
 	}
 	parallel(n, func(i int) {
 		p := ps[i]
 		rng := rand.New(rand.NewPCG(uint64(i), 3))
-		u, err := mma.NewModel(p)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		r, err := Run(u)
-		if err != nil {
-			t.Error(err)
+		u, r, ok := probeParams(t, p)
+		if !ok {
 			return
 		}
 		// Every feature holds the true value among the values that explain
@@ -292,11 +292,20 @@ func TestRandomModelsRecovered(t *testing.T) {
 				t.Errorf("model %d (%v): %s: candidates %v exclude the true value %q", i, truth, f.Feature, f.Candidates, featureNamed(f.Feature).get(p))
 			}
 		}
-		fit, err := Fit(r)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		agree(t, u, fit, rng, 10000)
+		agree(t, u, r, rng, 10000)
 	})
+}
+
+// A NaN or infinite result survives JSON as a string.
+func TestObservationJSON(t *testing.T) {
+	o := Observation{Case: Case{A: []float64{1}, B: []float64{2}}, Got: math.NaN(),
+		Predictions: map[string]float64{"rz": math.Inf(-1), "rne": 2}}
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"A":[1],"B":[2],"C":0,"note":"","got":"NaN","predictions":{"rne":2,"rz":"-Inf"}}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
 }

@@ -210,23 +210,30 @@ func (pr *prober) runSeeds(u float64) []SeedTest {
 			out = append(out, st)
 			continue
 		}
-		var rel []float64
-		for _, sc := range s.cases(pr, u) {
+		scs := s.cases(pr, u)
+		var cases []Case
+		var sigmas []float64
+		for _, sc := range scs {
 			cs, sigma, ok := pr.scaledDot(sc.c, sc.terms...)
 			if !ok {
-				st.Verdict = "not run: its values are not " + pr.in.Name() + " products or " + pr.out.Name() + " values"
-				st.Cases, rel = nil, nil
+				cases = nil
 				break
 			}
-			got := pr.eval(cs)
-			st.Cases = append(st.Cases, Observation{Case: cs, Note: sc.note, Got: got})
-			rel = append(rel, got/sigma)
+			cases, sigmas = append(cases, cs), append(sigmas, sigma)
 		}
-		if rel != nil {
-			st.Verdict = s.verdict(rel, u)
-			if len(s.cases(pr, u)[0].terms) > pr.u.BlockK() {
-				st.Verdict += fmt.Sprintf(" (the terms span blocks of %d)", pr.u.BlockK())
-			}
+		if cases == nil {
+			st.Verdict = "not run: its values are not " + pr.in.Name() + " products or " + pr.out.Name() + " values"
+			out = append(out, st)
+			continue
+		}
+		rel := pr.evalAll(cases)
+		for i, got := range rel {
+			st.Cases = append(st.Cases, Observation{Case: cases[i], Note: scs[i].note, Got: got})
+			rel[i] = got / sigmas[i]
+		}
+		st.Verdict = s.verdict(rel, u)
+		if len(scs[0].terms) > pr.u.BlockK() {
+			st.Verdict += fmt.Sprintf(" (the terms span blocks of %d)", pr.u.BlockK())
 		}
 		out = append(out, st)
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -97,35 +96,9 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(jsonSafe(r))
+		return enc.Encode(r)
 	}
 	return writeReport(stdout, r, o.evidence)
-}
-
-// jsonSafe returns the report for encoding/json, which rejects NaN and ±Inf:
-// should a result be one, it is written as 0 (the table shows it).
-func jsonSafe(r probe.Report) any {
-	b, err := json.Marshal(r)
-	if err == nil {
-		return json.RawMessage(b)
-	}
-	// Rare: a test gave NaN or Inf. Clamp them in a copy.
-	fix := func(x *float64) {
-		if math.IsNaN(*x) || math.IsInf(*x, 0) {
-			*x = 0
-		}
-	}
-	for i := range r.Findings {
-		for j := range r.Findings[i].Evidence {
-			o := &r.Findings[i].Evidence[j]
-			fix(&o.Got)
-			for k, v := range o.Predictions {
-				fix(&v)
-				o.Predictions[k] = v
-			}
-		}
-	}
-	return r
 }
 
 func writeReport(w io.Writer, r probe.Report, evidence bool) error {
@@ -154,17 +127,9 @@ func writeReport(w io.Writer, r probe.Report, evidence bool) error {
 		for _, f := range r.Findings {
 			fmt.Fprintf(w, "\n%s:\n", f.Feature)
 			for _, o := range f.Evidence {
-				fmt.Fprintf(w, "  %-60s c=%-12g a·b=%-40s → %g\n", o.Note, o.C, products(o.Case), o.Got)
+				fmt.Fprintf(w, "  %-60s %v → %g\n", o.Note, o.Case, o.Got)
 			}
 		}
 	}
 	return nil
-}
-
-func products(c probe.Case) string {
-	var s []string
-	for i := range c.A {
-		s = append(s, fmt.Sprintf("%g", c.A[i]*c.B[i]))
-	}
-	return "[" + strings.Join(s, " ") + "]"
 }
