@@ -1,0 +1,148 @@
+package multiword
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/mma"
+)
+
+// UnitError describes how far a block FMA may err, for Plan.Bound: one step
+// of K products a_ib_i and an addend c returns s + e with
+// |e| ≤ K·U·(|c| + Σ|a_ib_i|), s the exact sum. A unit with one
+// round-to-nearest rounding per step has K·U = u_high; truncating adders
+// err more (ModelError).
+type UnitError struct {
+	U float64
+	K int
+}
+
+// ReferenceError is the UnitError of the Reference engine for a plan: one
+// rounding to Acc after a float64 sum, counted as one step per product.
+func ReferenceError(p *Plan) UnitError {
+	return UnitError{U: bound.U(p.Acc, accMode) + 0x1p-50, K: 1}
+}
+
+// ModelError derives a UnitError from a model's parameters. Terms are cut
+// to a grid p−1+ExtraBits bits below the largest term's leading bit, so
+// each of the K+1 terms loses less than 2^-(p−1+ExtraBits) of the largest
+// magnitude (half that when the alignment rounds); the sum is then rounded
+// (2^(1−p) for round-toward-zero). Rounded products and a narrower output
+// add their own unit roundoffs.
+func ModelError(m mma.Params) UnitError {
+	k := m.BlockK
+	round := bound.U(m.Accumulator, m.AccumulatorMode)
+	var eps float64
+	switch {
+	case m.NormalizeEach:
+		eps = float64(k) * round
+	default:
+		if m.ExtraBits != mma.Unlimited {
+			grid := float64(k+1) * math.Ldexp(1, -(m.Accumulator.Precision()-1+m.ExtraBits))
+			if m.Alignment != mma.Truncate {
+				grid /= 2
+			}
+			eps += grid
+		}
+		eps += round
+		if m.AddendAfter {
+			eps += round
+		}
+	}
+	if m.Product != nil {
+		eps += bound.U(*m.Product, m.ProductMode)
+	}
+	if m.Output.Precision() < m.Accumulator.Precision() {
+		eps += bound.U(m.Output, m.OutputMode)
+	}
+	// A margin for the second-order terms the sum above leaves out.
+	return UnitError{U: eps / float64(k) * (1 + 0x1p-20), K: k}
+}
+
+// Bound returns the a-priori componentwise bound c of |C − Ĉ| ≤ c·|A||B|
+// for the plan with inner dimension k on a unit that errs as ue says, in
+// the absence of underflow and overflow. It follows the proof of Theorem
+// 2.1 of Fasi et al. step by step through the plan's schedule instead of
+// the worst schedule: with |A_i| ≤ u^i(1+u)|A| (0-based i, u = u_low),
+//
+//	|E| ≤ (2u^p + u^(2p) + Σ_dropped u^(i+j)(1+u)² + Σ_kept φ_ij u^(i+j)(1+u)²) |A||B|,
+//
+// where φ_ij = Π(1+u_r) − 1 over every rounding r that the product A_iB_j
+// passes through: its own steps in the unit, every later accumulation of C
+// (through the unit for plain products, in Acc or binary64 for FABsum
+// blocks) and the final rounding to Out. To first order this is Theorem
+// 2.1's (p+1)u^p + n·u_high for plain summation and (b + n/b)·u_high or
+// b·u_high + (n/b)·u_64 with FABsum.
+func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
+	if err := p.Check(); err != nil {
+		return bound.Result{}, err
+	}
+	if k < 1 || ue.K < 1 || !(ue.U >= 0) {
+		return bound.Result{}, fmt.Errorf("multiword: bound needs k ≥ 1 and a unit error, got k=%d %+v", k, ue)
+	}
+	uLow := bound.U(p.Low, p.SplitMode)
+	uAcc := bound.U(p.Acc, accMode)
+	uOut := bound.U(p.Out, accMode)
+	const u64 = 0x1p-53
+	steps := func(n int) float64 { return float64(ue.K * ((n + ue.K - 1) / ue.K)) }
+	bsz := p.block(k)
+	nb := float64((k + bsz - 1) / bsz)
+	unitLog := math.Log1p(ue.U)
+
+	pairs := p.pairs()
+	// later[t] is the log of the factor that what C holds after pair t
+	// collects from the pairs after it and the final rounding.
+	later := make([]float64, len(pairs)+1)
+	later[len(pairs)] = math.Log1p(uOut)
+	for t := len(pairs) - 1; t >= 0; t-- {
+		pr := pairs[t]
+		var l float64
+		if p.fabsum(pr) {
+			l = nb * math.Log1p(p.addU(uAcc, u64))
+		} else {
+			if t > 0 && p.fabsum(pairs[t-1]) && p.Sum == bound.FABsumV2 {
+				l = math.Log1p(uAcc) // C rounded back to Acc to be the addend
+			}
+			l += steps(k) * unitLog
+		}
+		later[t] = later[t+1] + l
+	}
+	w := func(pr Pair) float64 { return math.Pow(uLow, float64(pr.I+pr.J)) * (1 + uLow) * (1 + uLow) }
+	var acc, dropped float64
+	kept := map[Pair]bool{}
+	for t, pr := range pairs {
+		kept[pr] = true
+		var own float64
+		if p.fabsum(pr) {
+			// The first block is the one that meets the most later additions.
+			own = steps(bsz)*unitLog + nb*math.Log1p(p.addU(uAcc, u64))
+		} else {
+			own = steps(k) * unitLog
+		}
+		acc += math.Expm1(own+later[t+1]) * w(pr)
+	}
+	for i := 0; i < p.Words; i++ {
+		for j := 0; j < p.Words; j++ {
+			if !kept[Pair{i, j}] {
+				dropped += w(Pair{i, j})
+			}
+		}
+	}
+	split := 2*math.Pow(uLow, float64(p.Words)) + math.Pow(uLow, float64(2*p.Words))
+	r := bound.Result{Terms: []bound.Term{
+		{Name: "splitting", Formula: "2u_low^p + u_low^2p", Value: split},
+		{Name: "dropped products", Formula: "Σ_{i+j>p+1} u_low^(i+j-2)(1+u_low)²", Value: dropped},
+		{Name: "accumulation", Formula: "Σ_kept φ_ij u_low^(i+j-2)(1+u_low)², φ from the plan's schedule", Value: acc},
+	}}
+	r.Total = split + dropped + acc
+	return r, nil
+}
+
+// addU is the unit roundoff of FABsum's inter-block additions.
+func (p *Plan) addU(uAcc, u64 float64) float64 {
+	if p.Sum == bound.FABsumV2 {
+		return u64
+	}
+	return uAcc
+}

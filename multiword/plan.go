@@ -1,0 +1,182 @@
+package multiword
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
+)
+
+// A Pair names one product A_I·B_J of words (0-based: word 0 is the leading
+// word A_1 of the paper).
+type Pair struct{ I, J int }
+
+func (p Pair) String() string { return fmt.Sprintf("A%dB%d", p.I+1, p.J+1) }
+
+// Plan is one multiword algorithm: how A and B are split into words, which
+// products of words are formed and in what order, and how they are summed.
+//
+// The zero values of the optional fields give Algorithm 2.1 of Fasi et al.:
+// the p(p+1)/2 products with i+j ≤ p+1 (1-based), smallest first, each
+// accumulated into C by the block FMA.
+type Plan struct {
+	Name  string        // the variant's name, for reports
+	Low   format.Format // the words' format (the block FMA's input)
+	Words int           // p ≥ 1
+
+	// Acc is the block FMA's output format: the precision u_high in which it
+	// accumulates (binary32 on tensor cores). Out is the format of the
+	// returned C; C is rounded to it once, after unscaling.
+	Acc, Out format.Format
+
+	// SplitMode rounds the words (eq. 2.2); the zero value is NearestEven.
+	// A stochastic mode draws its bits from a PCG generator seeded with Seed,
+	// so a plan splits the same matrix the same way every time.
+	SplitMode format.Mode
+	Seed      uint64
+
+	// Pairs are the products in the order they are accumulated; nil means
+	// Triangle(Words). AllPairs(Words) gives all p² (eq. 2.5).
+	Pairs []Pair
+
+	// Sum says how products reach C. Plain: each product is accumulated by
+	// the block FMA with C as its addend (Algorithm 4.1). FABsumV1: the inner
+	// dimension is cut into blocks of Block; each block's product is computed
+	// by the block FMA from zero and added to C in Acc with round-to-nearest
+	// (Algorithm 4.2). FABsumV2: the block results are added in binary64 and
+	// C is rounded at the end (Algorithm 4.3). Block 0 means one block of the
+	// whole inner dimension.
+	Sum   bound.Summation
+	Block int
+
+	// FABsumFirstOnly applies Sum to the leading product A_1B_1 only and
+	// accumulates the others plainly, as Algorithm 4.4 does.
+	FABsumFirstOnly bool
+
+	// Scale turns on the narrow-range scaling of Mary and Mikaitis: rows of
+	// A and columns of B are multiplied by powers of two λ_i, μ_j so that
+	// their largest magnitude lies in (Theta/2, Theta], and C is divided by
+	// λ_iμ_j at the end. Theta 0 means min(f_max, sqrt(F_max/k)) for the
+	// words' format and Acc (halved for directed split modes with WordShift,
+	// whose scaled residuals can reach twice the value).
+	Scale bool
+	Theta float64
+
+	// WordShift t stores word i (0-based) multiplied by 2^(t·i), so that low
+	// words stay out of the subnormal range: A^(i) = fl((ΛA − Σ_{k<i}
+	// 2^(−tk)A^(k)) · 2^(ti)). The products are scaled back by 2^(−t(i+j)),
+	// exactly. t = p of the low format makes this the slides' division by
+	// u^i; 0 is eq. (2.2) unscaled.
+	WordShift int
+}
+
+// Triangle returns the products with i+j ≤ p+1 (1-based) that Theorem 2.1
+// keeps, smallest first: by decreasing i+j, and within one order A_iB_j
+// before A_jB_i for i > j, as Algorithm 4.1 does (A_2B_1, A_1B_2, A_1B_1).
+func Triangle(p int) []Pair {
+	var ps []Pair
+	for s := p - 1; s >= 0; s-- {
+		for i := s; i >= 0; i-- {
+			ps = append(ps, Pair{i, s - i})
+		}
+	}
+	return ps
+}
+
+// AllPairs returns all p² products, smallest first.
+func AllPairs(p int) []Pair {
+	var ps []Pair
+	for s := 2 * (p - 1); s >= 0; s-- {
+		for i := min(s, p-1); i >= 0 && s-i < p; i-- {
+			ps = append(ps, Pair{i, s - i})
+		}
+	}
+	return ps
+}
+
+// LargestFirst returns pairs in the reverse order.
+func LargestFirst(pairs []Pair) []Pair {
+	r := slices.Clone(pairs)
+	slices.Reverse(r)
+	return r
+}
+
+// pairs returns the products to form.
+func (p *Plan) pairs() []Pair {
+	if p.Pairs == nil {
+		return Triangle(p.Words)
+	}
+	return p.Pairs
+}
+
+// Products returns the number of products of words the plan forms.
+func (p *Plan) Products() int { return len(p.pairs()) }
+
+// Check reports what is wrong with the plan, if anything.
+func (p *Plan) Check() error {
+	if p.Low.Precision() == 0 || p.Acc.Precision() == 0 || p.Out.Precision() == 0 {
+		return fmt.Errorf("multiword: plan %q needs Low, Acc and Out formats", p.Name)
+	}
+	if p.Words < 1 {
+		return fmt.Errorf("multiword: plan %q has %d words; need at least 1", p.Name, p.Words)
+	}
+	seen := map[Pair]bool{}
+	for _, pr := range p.pairs() {
+		if pr.I < 0 || pr.J < 0 || pr.I >= p.Words || pr.J >= p.Words {
+			return fmt.Errorf("multiword: plan %q: product %v out of range for %d words", p.Name, pr, p.Words)
+		}
+		if seen[pr] {
+			return fmt.Errorf("multiword: plan %q: product %v twice", p.Name, pr)
+		}
+		seen[pr] = true
+	}
+	if len(seen) == 0 {
+		return fmt.Errorf("multiword: plan %q forms no products", p.Name)
+	}
+	if p.Block < 0 {
+		return fmt.Errorf("multiword: plan %q: block size %d < 0", p.Name, p.Block)
+	}
+	if p.Sum > bound.FABsumV2 {
+		return fmt.Errorf("multiword: plan %q: unknown summation %d", p.Name, p.Sum)
+	}
+	if p.Theta < 0 || math.IsNaN(p.Theta) || math.IsInf(p.Theta, 0) {
+		return fmt.Errorf("multiword: plan %q: theta %g is not a positive number", p.Name, p.Theta)
+	}
+	if p.WordShift < 0 || p.WordShift > 200 {
+		return fmt.Errorf("multiword: plan %q: word shift %d outside [0, 200]", p.Name, p.WordShift)
+	}
+	return nil
+}
+
+// fabsum reports whether the pair is summed by blocks.
+func (p *Plan) fabsum(pr Pair) bool {
+	return p.Sum != bound.Plain && (!p.FABsumFirstOnly || pr == Pair{0, 0})
+}
+
+// block returns the FABsum block size for inner dimension k.
+func (p *Plan) block(k int) int {
+	if p.Block == 0 || p.Block > k {
+		return k
+	}
+	return p.Block
+}
+
+// theta returns the scaling target for inner dimension k.
+func (p *Plan) theta(k int) float64 {
+	if p.Theta > 0 {
+		return p.Theta
+	}
+	t := bound.Theta(p.Low.MaxFinite(), p.Acc.MaxFinite(), float64(k))
+	if p.WordShift > 0 && !nearest(p.SplitMode) {
+		t /= 2
+	}
+	return t
+}
+
+// nearest reports whether m rounds to nearest, so that a residual is at most
+// half an ulp.
+func nearest(m format.Mode) bool {
+	return m == format.NearestEven || m == format.NearestAway || m == format.NearestTowardZero
+}

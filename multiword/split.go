@@ -1,0 +1,101 @@
+package multiword
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/mwmm/mwmm/format"
+)
+
+// Split returns p words of x (eq. 2.2 of Fasi et al., with the word scaling
+// of Mary and Mikaitis): word i is
+//
+//	w_i = fl_low((x − Σ_{k<i} 2^(−t·k) w_k) · 2^(t·i)),
+//
+// so that x ≈ Σ_i 2^(−t·i) w_i with |x − Σ| ≤ u_low^p |x| while nothing
+// underflows. Each residual is exact in float64 because it is the error of
+// rounding a float64 to fewer bits. A word that overflows (±Inf or NaN in
+// low) ends the expansion: the remaining words are 0, so that the overflow
+// shows in the product instead of becoming Inf − Inf. rnd supplies the bits
+// of a stochastic mode and may be nil otherwise.
+func Split(x []float64, low format.Format, p int, mode format.Mode, shift int, rnd format.Source) [][]float64 {
+	words := make([][]float64, p)
+	for i := range words {
+		words[i] = make([]float64, len(x))
+	}
+	for e, v := range x {
+		r := v
+		for i := 0; i < p; i++ {
+			if r == 0 {
+				break
+			}
+			scaled := math.Ldexp(r, shift*i)
+			var w float64
+			if mode.IsStochastic() {
+				w = low.RoundRand(scaled, mode, rnd)
+			} else {
+				w = low.Round(scaled, mode)
+			}
+			words[i][e] = w
+			if math.IsInf(w, 0) || math.IsNaN(w) {
+				break
+			}
+			r -= math.Ldexp(w, -shift*i)
+		}
+	}
+	return words
+}
+
+// newSource returns the generator of a plan's stochastic splitting.
+func newSource(seed uint64) format.Source { return rand.NewPCG(seed, 0x6d776d6d) }
+
+// RowScales returns the narrow-range scaling of the rows of the m×k matrix a
+// (row-major): λ_i = 2^e with e the largest integer such that
+// λ_i·max_j |a_ij| ≤ theta, so the row's largest magnitude lands in
+// (theta/2, theta]. Rows of zeros (and non-finite entries, which scaling
+// cannot help) count as 1.
+func RowScales(a []float64, m, k int, theta float64) []float64 {
+	s := make([]float64, m)
+	for i := range s {
+		big := 0.0
+		for _, v := range a[i*k : (i+1)*k] {
+			if v := math.Abs(v); v > big && !math.IsInf(v, 0) {
+				big = v
+			}
+		}
+		s[i] = powerBelow(theta, big)
+	}
+	return s
+}
+
+// ColScales is RowScales for the columns of the k×n matrix b: μ_j.
+func ColScales(b []float64, k, n int, theta float64) []float64 {
+	big := make([]float64, n)
+	for l := 0; l < k; l++ {
+		for j, v := range b[l*n : (l+1)*n] {
+			if v := math.Abs(v); v > big[j] && !math.IsInf(v, 0) {
+				big[j] = v
+			}
+		}
+	}
+	for j, v := range big {
+		big[j] = powerBelow(theta, v)
+	}
+	return big
+}
+
+// powerBelow returns the largest power of two 2^e with 2^e·x ≤ theta, or 1
+// for x = 0.
+func powerBelow(theta, x float64) float64 {
+	if x == 0 || math.IsNaN(x) {
+		return 1
+	}
+	e := math.Ilogb(theta) - math.Ilogb(x)
+	for math.Ldexp(x, e) > theta {
+		e--
+	}
+	for math.Ldexp(x, e+1) <= theta {
+		e++
+	}
+	return math.Ldexp(1, e)
+}

@@ -1,0 +1,222 @@
+package multiword
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
+)
+
+// A Variant is a named multiword algorithm: Table 2.1 of Fasi et al. and
+// the fp8 algorithms of Mary and Mikaitis.
+type Variant struct {
+	Name string
+	Doc  string
+	Plan Plan
+}
+
+// Variants returns the named variants, in the order 'mwmm gemm --help'
+// lists them.
+func Variants() []Variant {
+	v := []Variant{
+		plain("fp32", format.Binary32, 1, "binary32 inputs, one product: the SGEMM baseline on an fp32 unit"),
+		plain("fp16", format.Binary16, 1, "A, B rounded to binary16, one product (Table 2.1: 2×2^-11 + n×2^-24)"),
+		plain("double-fp16", format.Binary16, 2, "two binary16 words, 3 products (n×2^-24)"),
+		plain("bf16", format.BFloat16, 1, "bfloat16, one product (2×2^-8 + n×2^-24)"),
+		plain("double-bf16", format.BFloat16, 2, "two bfloat16 words, 3 products (3×2^-16 + n×2^-24)"),
+		plain("triple-bf16", format.BFloat16, 3, "three bfloat16 words, 6 products (n×2^-24)"),
+		plain("tf32", format.TF32, 1, "TF32, one product"),
+		plain("double-tf32", format.TF32, 2, "two TF32 words, 3 products: 3xTF32"),
+	}
+	for _, f := range []format.Format{format.E4M3, format.E5M2} {
+		name := strings.ToLower(f.Name())
+		for p, prefix := range []string{"", "double-", "triple-", "quadruple-"} {
+			pl := Plan{Low: f, Words: p + 1, Acc: format.Binary32, Out: format.Binary32,
+				Scale: true, WordShift: f.Precision()}
+			v = append(v, Variant{Name: prefix + name, Plan: pl,
+				Doc: fmt.Sprintf("%d %s word(s), %d products, with row/column scaling and words scaled by 2^%d",
+					p+1, f.Name(), (p+1)*(p+2)/2, f.Precision())})
+		}
+	}
+	for i := range v {
+		v[i].Plan.Name = v[i].Name
+	}
+	return v
+}
+
+func plain(name string, low format.Format, p int, doc string) Variant {
+	return Variant{Name: name, Doc: doc,
+		Plan: Plan{Low: low, Words: p, Acc: format.Binary32, Out: format.Binary32}}
+}
+
+// aliases are other names of variants.
+var aliases = map[string]string{
+	"3xtf32": "double-tf32", "half": "fp16", "double-half": "double-fp16",
+	"binary16": "fp16", "double-binary16": "double-fp16", "bfloat16": "bf16", "binary32": "fp32",
+}
+
+// Lookup returns the plan of a variant spec: a variant name, optionally
+// followed by options that change its plan:
+//
+//	double-fp16
+//	double-fp16:sum=v2,b=256
+//	triple-bf16:products=all,order=largest
+//	double-e4m3:acc=binary16,out=binary64,theta=127
+//
+// The options are sum (plain|v1|v2), b (FABsum block size, 0 for one
+// block), first (on: FABsum for A_1B_1 only, Algorithm 4.4), products
+// (triangle|all), order (smallest|largest), words (p), low, acc and out
+// (format names), split (rounding mode of the splitting), seed (of a
+// stochastic split), scale (on|off), theta and shift (the word scaling
+// exponent t, or "u" for the low format's precision).
+func Lookup(spec string) (Plan, error) {
+	name, opts, _ := strings.Cut(spec, ":")
+	name = strings.ToLower(strings.TrimSpace(name))
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	var plan Plan
+	found := false
+	for _, v := range Variants() {
+		if v.Name == name {
+			plan, found = v.Plan, true
+		}
+	}
+	if !found {
+		return Plan{}, fmt.Errorf("multiword: unknown variant %q; variants: %s", name, strings.Join(variantNames(), ", "))
+	}
+	if opts != "" {
+		if err := plan.apply(opts); err != nil {
+			return Plan{}, fmt.Errorf("multiword: variant %q: %w", spec, err)
+		}
+		plan.Name = strings.TrimSpace(spec)
+	}
+	return plan, plan.Check()
+}
+
+func variantNames() []string {
+	var ns []string
+	for _, v := range Variants() {
+		ns = append(ns, v.Name)
+	}
+	return ns
+}
+
+// apply sets the options in "key=value,key=value".
+func (p *Plan) apply(opts string) error {
+	order := "smallest"
+	all := false
+	for _, kv := range strings.Split(opts, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return fmt.Errorf("%q is not key=value", kv)
+		}
+		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
+		var err error
+		switch key {
+		case "sum", "fabsum":
+			p.Sum, err = bound.ParseSummation(val)
+		case "b", "block":
+			p.Block, err = strconv.Atoi(val)
+		case "first":
+			p.FABsumFirstOnly, err = onOff(val)
+		case "products":
+			switch val {
+			case "all":
+				all = true
+			case "triangle":
+				all = false
+			default:
+				err = fmt.Errorf("products is all or triangle")
+			}
+		case "order":
+			if val != "smallest" && val != "largest" {
+				err = fmt.Errorf("order is smallest or largest")
+			}
+			order = val
+		case "words", "p":
+			p.Words, err = strconv.Atoi(val)
+		case "low", "acc", "out":
+			var f format.Format
+			if f, err = format.Parse(val); err == nil {
+				*map[string]*format.Format{"low": &p.Low, "acc": &p.Acc, "out": &p.Out}[key] = f
+			}
+		case "split":
+			p.SplitMode, err = format.ParseMode(val)
+		case "seed":
+			p.Seed, err = strconv.ParseUint(val, 10, 64)
+		case "scale":
+			p.Scale, err = onOff(val)
+		case "theta":
+			p.Theta, err = strconv.ParseFloat(val, 64)
+			if err == nil && !(p.Theta > 0) {
+				err = fmt.Errorf("theta must be positive")
+			}
+		case "shift":
+			if val == "u" {
+				p.WordShift = -1 // resolved below, once low is known
+			} else {
+				p.WordShift, err = strconv.Atoi(val)
+			}
+		default:
+			err = fmt.Errorf("unknown option %q (options: sum, b, first, products, order, words, low, acc, out, split, seed, scale, theta, shift)", key)
+		}
+		if err != nil {
+			return fmt.Errorf("%s=%s: %w", key, val, err)
+		}
+	}
+	if p.WordShift == -1 {
+		p.WordShift = p.Low.Precision()
+	}
+	p.Pairs = nil
+	if all {
+		p.Pairs = AllPairs(p.Words)
+	}
+	if order == "largest" {
+		p.Pairs = LargestFirst(p.pairs())
+	}
+	return nil
+}
+
+func onOff(s string) (bool, error) {
+	switch s {
+	case "on", "true", "1":
+		return true, nil
+	case "off", "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not on or off", s)
+}
+
+// String describes the plan in one line.
+func (p Plan) String() string {
+	var ps []string
+	for _, pr := range p.pairs() {
+		ps = append(ps, pr.String())
+	}
+	sum := p.Sum.String()
+	if p.Sum != bound.Plain {
+		b := "k"
+		if p.Block > 0 {
+			b = strconv.Itoa(p.Block)
+		}
+		sum = fmt.Sprintf("FABsum-%s b=%s", p.Sum, b)
+		if p.FABsumFirstOnly {
+			sum += " on A1B1 only"
+		}
+	}
+	s := fmt.Sprintf("%s: %d×%s words, %s→%s, out %s, products %s, sum %s", p.Name, p.Words, p.Low.Name(),
+		p.Low.Name(), p.Acc.Name(), p.Out.Name(), strings.Join(ps, " "), sum)
+	if p.Scale {
+		s += ", scaled"
+		if p.Theta > 0 {
+			s += " θ=" + strconv.FormatFloat(p.Theta, 'g', -1, 64)
+		}
+	}
+	if p.WordShift > 0 {
+		s += fmt.Sprintf(", words ×2^%d", p.WordShift)
+	}
+	return s
+}
