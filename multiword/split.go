@@ -17,8 +17,11 @@ import (
 // rounding a float64 to fewer bits. A word that overflows (±Inf or NaN in
 // low) ends the expansion: the remaining words are 0, so that the overflow
 // shows in the product instead of becoming Inf − Inf. rnd supplies the bits
-// of a stochastic mode and may be nil otherwise.
+// of a stochastic mode (nil means a generator seeded with 0).
 func Split(x []float64, low format.Format, p int, mode format.Mode, shift int, rnd format.Source) [][]float64 {
+	if rnd == nil && mode.IsStochastic() {
+		rnd = newSource(0)
+	}
 	words := make([][]float64, p)
 	for i := range words {
 		words[i] = make([]float64, len(x))

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/multiword"
+)
+
+var gemmCmd = &command{
+	name:    "gemm",
+	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8 with scaling)",
+	usage:   "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V] [--fabsum v1|v2 -b B] [--engine E] [--check]",
+	help: `
+Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of
+multiword-matmul-tensor-cores.txt): A and B are split into p words of a low
+precision (A ≈ A_1 + ... + A_p, each word the rounded remainder of the
+ones before), the products A_i·B_j with i+j ≤ p+1 are computed by a block
+FMA that accumulates in binary32, smallest first, and summed. Two binary16
+words and three products give binary32's error bound n·2^-24 at tensor-core
+speed; on hardware that rounds toward zero inside the block FMA (every NVIDIA
+tensor core) the error reaches that bound for data of one sign, and FABsum
+(--fabsum) cuts it to (b + n/b)·2^-24 (v1: block sums added in binary32) or
+b·2^-24 + (n/b)·2^-53 (v2: in binary64); --first applies FABsum to A_1·B_1
+only (Algorithm 4.4), which is as accurate for n up to about 4·10^6.
+
+The fp8 variants (e4m3, e5m2, double-/triple-/quadruple-) use the narrow-
+range algorithm of Mary and Mikaitis: rows of A and columns of B are scaled
+by powers of two so that their largest entry is near θ = min(f_max,
+sqrt(F_max/n)) — nothing overflows the words or the accumulator — and word i
+is stored ×2^(p·i) so that low words do not underflow. --scale adds this
+scaling to any variant.
+
+A and B are NumPy .npy files of float32 or float64 (1-D arrays are
+columns); C is written as float32 when the variant's output is binary32 or
+narrower and float64 otherwise. Without --a and --b, gemm multiplies random
+matrices of --size drawn from --dist. --check compares C with the float64
+product and prints the componentwise error max |C−Ĉ|/(|A||B|) (eq. 3.1),
+the normwise error ‖C−Ĉ‖_F/‖C‖_F and the a-priori componentwise bound of
+the plan on this engine.
+
+Engines: reference (float64 products rounded to the accumulator: fast),
+model:<unit> (every block FMA through the bit-exact model of 'mwmm mma',
+e.g. model:v100, model:a100, model:ieee: slow, keep m and n small), and gpu
+in a later release. A variant takes options after a colon, as in
+double-fp16:sum=v2,b=256 (see the multiword package); the flags set the
+common ones.`,
+	examples: `
+mwmm gemm --size 16,4096,16 --variant double-fp16 --engine model:v100 --check
+mwmm gemm --size 16,4096,16 --variant double-fp16 --fabsum v2 -b 256 --engine model:v100 --check
+mwmm gemm --a A.npy --b B.npy --out C.npy --variant triple-bf16
+mwmm gemm --size 8,1000,8 --dist logu --variant double-e4m3 --check
+mwmm gemm --variants`,
+	flags: func() *flag.FlagSet { fs, _ := gemmFlags(); return fs },
+	run:   runGemm,
+}
+
+type gemmOptions struct {
+	a, b, out, variant, fabsum, engine, size, dist string
+	block                                          int
+	first, all, scale, check, json, variants       bool
+	blockSet                                       bool
+	seed                                           uint64
+}
+
+func gemmFlags() (*flag.FlagSet, *gemmOptions) {
+	o := new(gemmOptions)
+	fs := newFlagSet("gemm")
+	fs.StringVar(&o.a, "a", "", "`A.npy`, the m×k left factor")
+	fs.Var(bOrBlock{o}, "b", "`B.npy`, the k×n right factor; an integer instead is the FABsum block size (-b 256)")
+	fs.IntVar(&o.block, "block", 256, "FABsum block `SIZE` (also -b SIZE)")
+	fs.StringVar(&o.out, "out", "", "write C to this `.npy` file")
+	fs.StringVar(&o.variant, "variant", "double-fp16", "the multiword `VARIANT` (--variants lists them), with optional :key=value options")
+	fs.StringVar(&o.fabsum, "fabsum", "", "FABsum `VERSION`: v1 (block sums in the accumulator, binary32) or v2 (in binary64)")
+	fs.BoolVar(&o.first, "first", false, "FABsum for A_1·B_1 only (Algorithm 4.4)")
+	fs.BoolVar(&o.all, "all", false, "form all p² products, not only those with i+j ≤ p+1")
+	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")
+	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu")
+	fs.StringVar(&o.size, "size", "16,1024,16", "`M,K,N` of random A and B when --a and --b are not given")
+	fs.StringVar(&o.dist, "dist", "uniform", "random entries: uniform (0,1], centered (-0.5,0.5], normal, or logu (log-uniform ±[1e-10,1e10])")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrices")
+	fs.BoolVar(&o.check, "check", false, "print the error against the float64 product and the a-priori bound")
+	fs.BoolVar(&o.json, "json", false, "print the summary as JSON")
+	fs.BoolVar(&o.variants, "variants", false, "list the named variants and exit")
+	return fs, o
+}
+
+func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs, o := gemmFlags()
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if o.variants {
+		return writeVariants(stdout)
+	}
+	plan, err := gemmPlan(fs, o)
+	if err != nil {
+		return err
+	}
+	eng, err := multiword.Open(o.engine)
+	if err != nil {
+		return usage(err)
+	}
+	a, b, err := gemmInputs(o)
+	if err != nil {
+		return err
+	}
+	if a.Cols != b.Rows {
+		return fmt.Errorf("A is %d×%d and B is %d×%d: A's columns and B's rows differ", a.Rows, a.Cols, b.Rows, b.Cols)
+	}
+	m, k, n := a.Rows, a.Cols, b.Cols
+	c := make([]float64, m*n)
+	start := time.Now()
+	if err := eng.Multiply(plan, m, n, k, a.Data, b.Data, c); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+
+	sum := gemmSummary{Variant: plan.Name, Plan: plan.String(), Engine: eng.Name(), M: m, K: k, N: n,
+		Products: plan.Products(), Seconds: elapsed.Seconds()}
+	if o.out != "" {
+		dtype := "float64"
+		if plan.Out.Precision() <= 24 && plan.Out.Emax() <= 127 {
+			dtype = "float32"
+		}
+		if err := npy.WriteFile(o.out, npy.Matrix{Rows: m, Cols: n, Data: c, Dtype: dtype}); err != nil {
+			return err
+		}
+		sum.Out = o.out
+	}
+	sum.NonFinite = countNonFinite(c)
+	inputsFinite := countNonFinite(a.Data) == 0 && countNonFinite(b.Data) == 0
+	if o.check {
+		sum.Check = gemmCheck(eng, plan, m, n, k, a.Data, b.Data, c)
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "plan\t%s\n", sum.Plan)
+	fmt.Fprintf(w, "engine\t%s\n", sum.Engine)
+	fmt.Fprintf(w, "shape\t%d×%d times %d×%d, %d products of words\n", m, k, k, n, sum.Products)
+	fmt.Fprintf(w, "time\t%.3g s\n", sum.Seconds)
+	if sum.Out != "" {
+		fmt.Fprintf(w, "wrote\t%s\n", sum.Out)
+	}
+	if ch := sum.Check; ch != nil {
+		fmt.Fprintf(w, "componentwise error\t%.3g\tmax |C−Ĉ|/(|A||B|), eq. (3.1)\n", ch.Componentwise)
+		fmt.Fprintf(w, "normwise error\t%.3g\t‖C−Ĉ‖_F/‖C‖_F\n", ch.Normwise)
+		if ch.Bound > 0 {
+			fmt.Fprintf(w, "a-priori bound\t%.3g\tcomponentwise, this plan on this engine's unit, if nothing underflows\n", ch.Bound)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if sum.NonFinite > 0 && inputsFinite {
+		fmt.Fprintf(stderr, "mwmm gemm: warning: %d entries of C are Inf or NaN although A and B are finite: entries overflow %s (try --scale)\n",
+			sum.NonFinite, plan.Low.Name())
+	}
+	return nil
+}
+
+type gemmSummary struct {
+	Variant   string     `json:"variant"`
+	Plan      string     `json:"plan"`
+	Engine    string     `json:"engine"`
+	M         int        `json:"m"`
+	K         int        `json:"k"`
+	N         int        `json:"n"`
+	Products  int        `json:"products"`
+	Seconds   float64    `json:"seconds"`
+	Out       string     `json:"out,omitempty"`
+	NonFinite int        `json:"nonfinite"`
+	Check     *gemmError `json:"check,omitempty"`
+}
+
+type gemmError struct {
+	Componentwise float64 `json:"componentwise"`
+	Normwise      float64 `json:"normwise"`
+	Bound         float64 `json:"bound,omitempty"`
+}
+
+// bOrBlock is the flag -b/--b, which the issue's synopsis gives two
+// meanings: --b B.npy names B's file, -b 256 sets the FABsum block size.
+// An integer is a block size (name a file "256" as ./256).
+type bOrBlock struct{ o *gemmOptions }
+
+func (f bOrBlock) String() string {
+	if f.o == nil {
+		return ""
+	}
+	return f.o.b
+}
+
+func (f bOrBlock) Set(s string) error {
+	if v, err := strconv.Atoi(s); err == nil {
+		if v < 1 {
+			return fmt.Errorf("block size %d < 1", v)
+		}
+		f.o.block, f.o.blockSet = v, true
+		return nil
+	}
+	f.o.b = s
+	return nil
+}
+
+// gemmPlan is the variant with the flags' options.
+func gemmPlan(fs *flag.FlagSet, o *gemmOptions) (multiword.Plan, error) {
+	spec := o.variant
+	var opts []string
+	if o.fabsum != "" {
+		opts = append(opts, "sum="+o.fabsum, "b="+strconv.Itoa(o.block))
+	} else if o.blockSet || flagSet(fs, "block") {
+		return multiword.Plan{}, usagef("a block size needs --fabsum v1 or v2")
+	}
+	if o.first {
+		if o.fabsum == "" {
+			return multiword.Plan{}, usagef("--first needs --fabsum v1 or v2")
+		}
+		opts = append(opts, "first=on")
+	}
+	if o.all {
+		opts = append(opts, "products=all")
+	}
+	if o.scale {
+		opts = append(opts, "scale=on", "shift=u")
+	}
+	if len(opts) > 0 {
+		sep := ":"
+		if strings.Contains(spec, ":") {
+			sep = ","
+		}
+		spec += sep + strings.Join(opts, ",")
+	}
+	p, err := multiword.Lookup(spec)
+	if err != nil {
+		return multiword.Plan{}, usage(err)
+	}
+	return p, nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// gemmInputs reads A and B, or draws them.
+func gemmInputs(o *gemmOptions) (a, b npy.Matrix, err error) {
+	switch {
+	case o.a != "" && o.b != "":
+		if a, err = npy.ReadFile(o.a); err != nil {
+			return a, b, err
+		}
+		b, err = npy.ReadFile(o.b)
+		return a, b, err
+	case o.a != "" || o.b != "":
+		return a, b, usagef("give both --a and --b, or neither for random matrices")
+	}
+	var dims [3]int
+	parts := strings.Split(o.size, ",")
+	if len(parts) != 3 {
+		return a, b, usagef("--size %q: want M,K,N", o.size)
+	}
+	for i, s := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 {
+			return a, b, usagef("--size %q: %q is not a positive integer", o.size, s)
+		}
+		dims[i] = v
+	}
+	if dims[0]*dims[1] > 1<<28 || dims[1]*dims[2] > 1<<28 {
+		return a, b, usagef("--size %q: at most 2^28 entries per matrix", o.size)
+	}
+	draw, err := distribution(o.dist)
+	if err != nil {
+		return a, b, err
+	}
+	rng := rand.New(rand.NewPCG(o.seed, 0x67656d6d))
+	fill := func(r, c int) npy.Matrix {
+		m := npy.Matrix{Rows: r, Cols: c, Data: make([]float64, r*c), Dtype: "float64"}
+		for i := range m.Data {
+			m.Data[i] = draw(rng)
+		}
+		return m
+	}
+	return fill(dims[0], dims[1]), fill(dims[1], dims[2]), nil
+}
+
+func distribution(name string) (func(*rand.Rand) float64, error) {
+	switch name {
+	case "uniform":
+		return func(r *rand.Rand) float64 { return 1 - r.Float64() }, nil
+	case "centered":
+		return func(r *rand.Rand) float64 { return 0.5 - r.Float64() }, nil
+	case "normal":
+		return func(r *rand.Rand) float64 { return r.NormFloat64() }, nil
+	case "logu":
+		return func(r *rand.Rand) float64 { return math.Pow(10, 20*r.Float64()-10) * float64(1-2*r.IntN(2)) }, nil
+	}
+	return nil, usagef("unknown --dist %q: uniform, centered, normal or logu", name)
+}
+
+// gemmCheck measures C against the float64 product.
+func gemmCheck(e multiword.Engine, p multiword.Plan, m, n, k int, a, b, c []float64) *gemmError {
+	r := &gemmError{}
+	var num, den float64
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			s, abs := 0.0, 0.0
+			for l := 0; l < k; l++ {
+				t := a[i*k+l] * b[l*n+j]
+				s += t
+				abs += math.Abs(t)
+			}
+			d := math.Abs(s - c[i*n+j])
+			num += d * d
+			den += s * s
+			switch {
+			case d == 0:
+			case abs == 0 || math.IsNaN(d):
+				r.Componentwise = math.Inf(1)
+			default:
+				r.Componentwise = max(r.Componentwise, d/abs)
+			}
+		}
+	}
+	r.Normwise = math.Sqrt(num) / math.Sqrt(den)
+	if em, ok := e.(interface {
+		UnitError(*multiword.Plan) (multiword.UnitError, error)
+	}); ok {
+		if ue, err := em.UnitError(&p); err == nil {
+			if b, err := p.Bound(k, ue); err == nil {
+				r.Bound = b.Total
+			}
+		}
+	}
+	return r
+}
+
+func countNonFinite(v []float64) int {
+	n := 0
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			n++
+		}
+	}
+	return n
+}
+
+func writeVariants(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIANT\tWORDS\tPRODUCTS\tDESCRIPTION")
+	for _, v := range multiword.Variants() {
+		fmt.Fprintf(tw, "%s\t%d×%s\t%d\t%s\n", v.Name, v.Plan.Words, v.Plan.Low.Name(), v.Plan.Products(), v.Doc)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nOptions after a colon change a variant: sum (plain|v1|v2), b, first, products (triangle|all),\n"+
+		"order (smallest|largest), words, low, acc, out, split (rounding mode), seed, scale, theta, shift.\n"+
+		"Example: --variant double-fp16:sum=v2,b=256,first=on")
+	return err
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/multiword"
+)
+
+func writeNpy(t *testing.T, dir, name string, m npy.Matrix) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := npy.WriteFile(path, m); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// gemm reads A and B, writes C as float32 (the variant's output is
+// binary32), and C is the library's result.
+func TestGemmFiles(t *testing.T) {
+	dir := t.TempDir()
+	a := npy.Matrix{Rows: 2, Cols: 3, Data: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, Dtype: "float64"}
+	b := npy.Matrix{Rows: 3, Cols: 2, Data: []float64{1.5, -2, 1.0 / 3, 4, 5, 1e-3}, Dtype: "float32"}
+	pa, pb := writeNpy(t, dir, "A.npy", a), writeNpy(t, dir, "B.npy", b)
+	b, _ = npy.ReadFile(pb) // the float32 values gemm sees
+	out := filepath.Join(dir, "C.npy")
+	code, stdout, stderr := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--out", out, "--variant", "double-bf16", "--fabsum", "v1", "-b", "2", "--check")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"double-bf16:sum=v1,b=2", "componentwise error", "a-priori bound", "wrote"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	c, err := npy.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Dtype != "float32" || c.Rows != 2 || c.Cols != 2 {
+		t.Fatalf("C is %s %d×%d, want float32 2×2", c.Dtype, c.Rows, c.Cols)
+	}
+	plan, err := multiword.Lookup("double-bf16:sum=v1,b=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, 4)
+	if err := (multiword.Reference{}).Multiply(plan, 2, 2, 3, a.Data, b.Data, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if c.Data[i] != want[i] {
+			t.Errorf("C[%d] = %g, want %g", i, c.Data[i], want[i])
+		}
+	}
+}
+
+func TestGemmJSON(t *testing.T) {
+	code, stdout, stderr := mwmm(t, "", "gemm", "--size", "4,300,3", "--variant", "double-fp16", "--engine", "model:v100", "--check", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s gemmSummary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if s.M != 4 || s.K != 300 || s.N != 3 || s.Products != 3 || s.Engine != "model:v100" || s.Check == nil {
+		t.Fatalf("summary %+v", s)
+	}
+	if !(s.Check.Componentwise > 0 && s.Check.Componentwise <= s.Check.Bound) {
+		t.Errorf("error %g, bound %g: want 0 < error ≤ bound", s.Check.Componentwise, s.Check.Bound)
+	}
+}
+
+// Entries beyond binary16's range overflow without --scale, with a warning.
+func TestGemmOverflowWarning(t *testing.T) {
+	dir := t.TempDir()
+	pa := writeNpy(t, dir, "A.npy", npy.Matrix{Rows: 1, Cols: 2, Data: []float64{1e6, 1}})
+	pb := writeNpy(t, dir, "B.npy", npy.Matrix{Rows: 2, Cols: 1, Data: []float64{1, 1}})
+	code, _, stderr := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--variant", "fp16")
+	if code != 0 || !strings.Contains(stderr, "overflow binary16") || !strings.Contains(stderr, "--scale") {
+		t.Errorf("exit %d, stderr %q: want a warning about overflow and --scale", code, stderr)
+	}
+	code, stdout, stderr := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--variant", "fp16", "--scale", "--check")
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "componentwise error") {
+		t.Errorf("with --scale: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestGemmErrors(t *testing.T) {
+	dir := t.TempDir()
+	pa := writeNpy(t, dir, "A.npy", npy.Matrix{Rows: 2, Cols: 3, Data: make([]float64, 6)})
+	pb := writeNpy(t, dir, "B.npy", npy.Matrix{Rows: 2, Cols: 2, Data: make([]float64, 4)})
+	ints := filepath.Join(dir, "I.npy")
+	header := "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }"
+	header += strings.Repeat(" ", 128-10-len(header)-1) + "\n"
+	raw := append([]byte("\x93NUMPY\x01\x00\x76\x00"), header...)
+	if err := os.WriteFile(ints, append(raw, 1, 0, 0, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--a", pa, "--b", pb}, 1, "A's columns and B's rows differ"},
+		{[]string{"--a", ints, "--b", pb}, 1, "<i4"},
+		{[]string{"--a", pa}, 2, "both --a and --b"},
+		{[]string{"--a", filepath.Join(dir, "missing.npy"), "--b", pb}, 1, "missing.npy"},
+		{[]string{"--variant", "quad-fp16"}, 2, "unknown variant"},
+		{[]string{"--engine", "tpu"}, 2, "unknown engine"},
+		{[]string{"--engine", "model:h900"}, 2, "h900"},
+		{[]string{"-b", "64"}, 2, "needs --fabsum"},
+		{[]string{"--first"}, 2, "needs --fabsum"},
+		{[]string{"--fabsum", "v3"}, 2, "v3"},
+		{[]string{"--size", "3,0,2"}, 2, "positive integer"},
+		{[]string{"--size", "3,2"}, 2, "M,K,N"},
+		{[]string{"--dist", "cauchy"}, 2, "cauchy"},
+		{[]string{"--variant", "fp16", "--engine", "model:v100:k=0"}, 1, "k"},
+		{[]string{"--variant", "bf16", "--engine", "model:v100"}, 1, "bfloat16"},
+	} {
+		code, _, stderr := mwmm(t, "", append([]string{"gemm"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("gemm %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+func TestGemmVariants(t *testing.T) {
+	code, stdout, _ := mwmm(t, "", "gemm", "--variants")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	for _, v := range multiword.Variants() {
+		if !strings.Contains(stdout, v.Name) {
+			t.Errorf("--variants lacks %s", v.Name)
+		}
+	}
+}
