@@ -1,0 +1,412 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
+)
+
+var boundCmd = &command{
+	name:    "bound",
+	summary: "a-priori error bounds of multiword matrix multiplication (Theorem 2.1, Table 2.1, FABsum, narrow range)",
+	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2 [-b B]] [--prob]\n" +
+		"                  [--mode-low MODE] [--mode-high MODE] [--json]\n" +
+		"       mwmm bound --table [--json]\n" +
+		"       mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]",
+	help: `
+Bound prints an a-priori error bound of multiword matrix multiplication:
+how far the computed Ĉ can be from C = AB, from the formats, the number of
+words p and the inner dimension n alone. A and B are split into p words of
+the --low format, A = A_1 + ... + A_p up to u_low^p·|A|, and the products
+A_i·B_j are computed by a block FMA (a tensor core) that accumulates in the
+--high format (Algorithm 2.1 of multiword-matmul-tensor-cores.txt). The
+bound is componentwise, |C − Ĉ| ≤ c·|A||B|: compare c with the
+componentwise relative error max_ij |C − Ĉ|_ij / (|A||B|)_ij of an
+experiment (eq. 3.1).
+
+It evaluates the paper's full expressions, not only their first order:
+eq. (2.7) for the p(p+1)/2 products with i+j ≤ p+1, or with --all eq. (2.5)
+for all p² products. Each term is printed: the splitting (the words
+represent A and B to u_low^p), the products left out, and the accumulation
+of n products and of the p² products' sum, γ_k = k·u/(1 − k·u) for k
+roundings. The dominant term is written as in Table 2.1, with n as a
+symbol: one fp16 word gives 2 × 2^-11 + n × 2^-24 and two give n × 2^-24,
+the bound of fp32 itself. More words pay only until u_low^p falls to a few
+u_high; the splitting term is left out of the dominant term when
+u_low^p ≤ 4·u_high, the paper's rule. A bound of +Inf means n·u_high ≥ 1:
+the analysis then says nothing.
+
+The unit roundoffs come from the formats and the rounding modes: u = 2^-p
+for round to nearest, 2^(1-p) for the directed and stochastic modes.
+--mode-high is the rounding of the accumulation. NVIDIA's tensor cores
+round toward zero (rz): that doubles u_high (2^-23 for fp32) and, for data
+of one sign, makes the worst case the actual error, since every rounding
+of a growing positive sum goes down.
+
+--fabsum bounds FABsum (section 4.4), the paper's cure: the n products are
+cut into blocks of b (-b, default 256), each block summed by the unit, the
+block sums added in the high precision (v1, to first order
+(b + n/b)·u_high) or in fp64 (v2, b·u_high + (n/b)·2^-53, plus one rounding
+of the fp64 sum to the high precision). A smaller b gives a smaller bound
+and a slower product.
+
+--prob replaces n, b and n/b by their square roots (section 4.3). That is
+not a bound but the typical error when the rounding errors are independent
+with mean zero: round to nearest usually behaves so and stochastic
+rounding always does; round toward zero on data of one sign never does.
+
+--table prints Table 2.1 of the paper (u_high = 2^-24: fp32, round to
+nearest) with more rows: tf32 (double-tf32 is 3xTF32) and the 8-bit e4m3
+and e5m2 with up to four words.
+
+--narrow bounds the scaled algorithm of Mary and Mikaitis for narrow-range
+formats such as fp8 (narrow-range-matmul-slides.txt, Part 4), normwise:
+‖Ĉ − AB‖_∞ ≲ c·‖A‖_∞‖B‖_∞. The rows of A and columns of B are scaled by
+powers of two to at most θ = min(f_max, √(F_max/n)) (or --theta), so that
+neither the inputs nor a sum of n products overflows; the terms with g_min
+and G_min, the largest errors of an underflow in the input and in the
+accumulation format (f_min/2, or u·f_min with subnormals; twice that with
+directed rounding), are the price of the narrow range. Add +ftz to a
+format's name to turn its subnormals off.
+
+--json prints the inputs and the result (terms, total, dominant term) as
+JSON; an infinite value is written as the string "+Inf".`,
+	examples: `
+mwmm bound --low fp16 --high fp32 -p 2 -n 1e6
+# the tensor cores round toward zero; FABsum-v2 brings the bound back down
+mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz
+mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz --fabsum v2 -b 256
+mwmm bound --low bf16 -p 3 -n 4096 --all
+mwmm bound --low fp16 -p 2 -n 1e6 --prob
+mwmm bound --table
+# the narrow-range slides' example: e4m3 inputs, binary16 accumulation, no subnormals
+mwmm bound --narrow --low e4m3+ftz --high binary16+ftz -p 1 -n 4
+mwmm bound --narrow --low e4m3+ftz --high binary16+ftz -p 1 -n 4 --theta 127
+mwmm bound --low tf32 -p 2 -n 8192 --json`,
+	flags: func() *flag.FlagSet { fs, _ := boundFlags(); return fs },
+	run:   runBound,
+}
+
+type boundOptions struct {
+	low, high, modeLow, modeHigh string
+	p                            int
+	n, b, theta, fabsum          string
+	all, prob, narrow, table     bool
+	json                         bool
+}
+
+func boundFlags() (*flag.FlagSet, *boundOptions) {
+	o := new(boundOptions)
+	fs := newFlagSet("bound")
+	fs.StringVar(&o.low, "low", "fp16", "the `FORMAT` of the words (the tensor core's input)")
+	fs.StringVar(&o.high, "high", "fp32", "the `FORMAT` the block FMA accumulates in")
+	fs.StringVar(&o.modeLow, "mode-low", "rne", "the rounding `MODE` of the splitting into words")
+	fs.StringVar(&o.modeHigh, "mode-high", "rne", "the rounding `MODE` of the accumulation (rz on NVIDIA tensor cores: u_high doubles)")
+	fs.IntVar(&o.p, "p", 2, "the number of words `P`")
+	fs.StringVar(&o.n, "n", "", "the inner dimension `N` of C = AB (1e6 and 0x1p20 are fine)")
+	fs.BoolVar(&o.all, "all", false, "compute all p² products (eq. 2.5), not only those with i+j ≤ p+1")
+	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision) or v2 (in fp64)")
+	fs.StringVar(&o.b, "b", "256", "the FABsum block size `B` (with --fabsum v1 or v2)")
+	fs.BoolVar(&o.prob, "prob", false, "the probabilistic bound: n, b and n/b replaced by their square roots (a heuristic)")
+	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
+	fs.BoolVar(&o.narrow, "narrow", false, "the normwise bound of the scaled narrow-range algorithm (Mary and Mikaitis)")
+	fs.StringVar(&o.theta, "theta", "", "with --narrow: the scaling bound `T` (default min(f_max, √(F_max/n)))")
+	fs.BoolVar(&o.json, "json", false, "print the inputs and the result as JSON")
+	return fs, o
+}
+
+// boundJSON is the output of 'mwmm bound --json' (without --table).
+type boundJSON struct {
+	Low         string             `json:"low"`
+	ModeLow     string             `json:"mode_low"`
+	High        string             `json:"high"`
+	ModeHigh    string             `json:"mode_high"`
+	Multiword   *bound.Multiword   `json:"multiword,omitempty"`
+	NarrowRange *bound.NarrowRange `json:"narrow_range,omitempty"`
+	Result      bound.Result       `json:"result"`
+}
+
+func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs, o := boundFlags()
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("bound takes no arguments (got %q); give n with -n", rest[0])
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	only := func(mode string, allowed ...string) error {
+		for name := range set {
+			if name != mode && !contains(allowed, name) {
+				return usagef("--%s does not go with --%s", name, mode)
+			}
+		}
+		return nil
+	}
+
+	if o.table {
+		if err := only("table", "json"); err != nil {
+			return err
+		}
+		rows := bound.Table21()
+		if o.json {
+			return writeJSON(stdout, rows)
+		}
+		return writeTable21(stdout, rows)
+	}
+
+	low, err := format.Parse(o.low)
+	if err != nil {
+		return usage(err)
+	}
+	high, err := format.Parse(o.high)
+	if err != nil {
+		return usage(err)
+	}
+	modeLow, err := format.ParseMode(o.modeLow)
+	if err != nil {
+		return usage(err)
+	}
+	modeHigh, err := format.ParseMode(o.modeHigh)
+	if err != nil {
+		return usage(err)
+	}
+	if o.p < 1 {
+		return usagef("-p %d: the number of words must be at least 1", o.p)
+	}
+	if !set["n"] {
+		return usagef("give the inner dimension with -n (e.g. -n 1e6)")
+	}
+	n, err := parseCount("-n", o.n)
+	if err != nil {
+		return err
+	}
+	out := boundJSON{Low: low.Name(), ModeLow: modeLow.String(), High: high.Name(), ModeHigh: modeHigh.String()}
+	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
+
+	if o.narrow {
+		if err := only("narrow", "low", "high", "mode-low", "mode-high", "p", "n", "theta", "json"); err != nil {
+			return err
+		}
+		theta := bound.Theta(low.MaxFinite(), high.MaxFinite(), n)
+		if set["theta"] {
+			if theta, err = parseNumber(o.theta); err != nil {
+				return usage(err)
+			}
+			if !(theta > 0) || math.IsInf(theta, 0) {
+				return usagef("--theta %s: θ must be a finite number > 0", o.theta)
+			}
+		}
+		// g_min and G_min are for round to nearest; a directed or
+		// stochastic rounding may err by a whole spacing, twice as much,
+		// as u does.
+		nr := bound.NarrowRange{
+			U: uLow, UHigh: uHigh, N: n, P: o.p, Theta: theta,
+			GMin:     bound.GMin(low) * uLow / low.UnitRoundoff(),
+			GMinHigh: bound.GMin(high) * uHigh / high.UnitRoundoff(),
+		}
+		r, err := nr.Bound()
+		if err != nil {
+			return usage(err)
+		}
+		if o.json {
+			out.NarrowRange, out.Result = &nr, r
+			return writeJSON(stdout, out)
+		}
+		return writeNarrow(stdout, low, high, modeLow, modeHigh, nr, set["theta"], r)
+	}
+
+	if set["theta"] {
+		return usagef("--theta goes with --narrow")
+	}
+	sum, err := bound.ParseSummation(o.fabsum)
+	if err != nil {
+		return usage(err)
+	}
+	m := bound.Multiword{ULow: uLow, UHigh: uHigh, P: o.p, N: n, AllProducts: o.all, Sum: sum, Probabilistic: o.prob}
+	if sum == bound.Plain {
+		if set["b"] {
+			return usagef("-b is FABsum's block size: it needs --fabsum v1 or v2")
+		}
+	} else {
+		if m.B, err = parseCount("-b", o.b); err != nil {
+			return err
+		}
+		if m.B > n {
+			return usagef("-b %s is larger than n = %s: a block holds at most n products", o.b, numText(n))
+		}
+	}
+	r, err := m.Bound()
+	if err != nil {
+		return usage(err)
+	}
+	if o.json {
+		out.Multiword, out.Result = &m, r
+		return writeJSON(stdout, out)
+	}
+	return writeMultiword(stdout, low, high, modeLow, modeHigh, m, r)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parseCount reads a dimension or block size: a whole number ≥ 1, in any
+// notation strconv.ParseFloat reads (1e6, 0x1p20).
+func parseCount(flagName, s string) (float64, error) {
+	x, err := parseNumber(s)
+	if err != nil {
+		return 0, usagef("%s %s", flagName, err)
+	}
+	if !(x >= 1) || math.IsInf(x, 0) || x != math.Trunc(x) {
+		return 0, usagef("%s %s: need a whole number ≥ 1", flagName, s)
+	}
+	return x, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// pow2Text writes a unit roundoff as 2^e when it is a power of two.
+func pow2Text(x float64) string {
+	if fr, e := math.Frexp(x); fr == 0.5 {
+		return "2^" + strconv.Itoa(e-1)
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
+// numText writes a count as an integer up to 10^15, else in %g.
+func numText(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// valueText writes a bound's value in %.3g; +Inf with what it means.
+func valueText(x float64) string {
+	if math.IsInf(x, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+func writeMultiword(w io.Writer, low, high format.Format, modeLow, modeHigh format.Mode, m bound.Multiword, r bound.Result) error {
+	products := m.P * (m.P + 1) / 2
+	which := "i+j ≤ p+1"
+	if m.AllProducts {
+		products, which = m.P*m.P, "all"
+	}
+	var sum string
+	switch m.Sum {
+	case bound.Plain:
+		sum = "plain: every product accumulated by the block FMA"
+	case bound.FABsumV1:
+		sum = fmt.Sprintf("FABsum-v1: blocks of b = %s products in the unit, block sums in %s (u_high)", numText(m.B), high.Name())
+	case bound.FABsumV2:
+		sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, block sums in binary64 (u_64 = 2^-53)", numText(m.B))
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "words\t%s, u_low = %s (%s); p = %d, %s A_i·B_j (%s)\n", low.Name(), pow2Text(m.ULow), modeLow, m.P, productsText(products), which)
+	fmt.Fprintf(tw, "accumulation\t%s, u_high = %s (%s)\n", high.Name(), pow2Text(m.UHigh), modeHigh)
+	fmt.Fprintf(tw, "summation\t%s\n", sum)
+	fmt.Fprintf(tw, "n\t%s\n", numText(m.N))
+	tw.Flush()
+
+	kind, eq := "bound", "eq. 2.7"
+	if m.AllProducts {
+		eq = "eq. 2.5"
+	}
+	if m.Probabilistic {
+		kind = "probabilistic estimate (n, b, n/b → their square roots; section 4.3)"
+	}
+	fmt.Fprintf(w, "\ncomponentwise %s: |C − Ĉ| ≤ c·|A||B| (%s)\n", kind, eq)
+	writeTerms(w, r)
+	if math.IsInf(r.Total, 1) {
+		fmt.Fprintln(w, "(n·u_high ≥ 1: the bound says nothing)")
+	}
+	fmt.Fprintf(w, "dominant term (Table 2.1): %s\n", r.Dominant)
+	if m.Probabilistic && m.UHigh != high.UnitRoundoff() {
+		fmt.Fprintf(w, "note: the accumulation rounds with %s; with data of one sign its errors do not have mean zero, and the worst case, not this estimate, is what to expect\n", modeHigh)
+	}
+	return nil
+}
+
+func productsText(k int) string {
+	if k == 1 {
+		return "1 product"
+	}
+	return strconv.Itoa(k) + " products"
+}
+
+func writeTerms(w io.Writer, r bound.Result) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TERM\tFORMULA\tVALUE")
+	for _, t := range r.Terms {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, t.Formula, valueText(t.Value))
+	}
+	fmt.Fprintf(tw, "  total\tc\t%s\n", valueText(r.Total))
+	tw.Flush()
+}
+
+func writeNarrow(w io.Writer, low, high format.Format, modeLow, modeHigh format.Mode, nr bound.NarrowRange, thetaGiven bool, r bound.Result) error {
+	theta := fmt.Sprintf("min(f_max, √(F_max/n)) = min(%s, √(%s/%s))", numText(low.MaxFinite()), numText(high.MaxFinite()), numText(nr.N))
+	if thetaGiven {
+		theta = "given"
+	}
+	sub := func(f format.Format) string {
+		if f.Subnormals() {
+			return "with subnormals: u·f_min"
+		}
+		return "no subnormals: f_min/2"
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "input\t%s, u = %s (%s), g_min = %s (%s); p = %d, %s\n",
+		low.Name(), pow2Text(nr.U), modeLow, pow2Text(nr.GMin), sub(low), nr.P, productsText(nr.P*(nr.P+1)/2))
+	fmt.Fprintf(tw, "accumulation\t%s, U = %s (%s), G_min = %s (%s)\n",
+		high.Name(), pow2Text(nr.UHigh), modeHigh, pow2Text(nr.GMinHigh), sub(high))
+	fmt.Fprintf(tw, "n\t%s\n", numText(nr.N))
+	fmt.Fprintf(tw, "θ\t%s (%s)\n", strconv.FormatFloat(nr.Theta, 'g', 6, 64), theta)
+	tw.Flush()
+	fmt.Fprintln(w, "\nnormwise bound: ‖Ĉ − AB‖_∞ ≲ c·‖A‖_∞‖B‖_∞ (narrow-range slides, Part 4)")
+	writeTerms(w, r)
+	fmt.Fprintf(w, "dominant terms: %s\n", r.Dominant)
+	return nil
+}
+
+func writeTable21(w io.Writer, rows []bound.Table21Row) error {
+	fmt.Fprintln(w, "Table 2.1 of multiword-matmul-tensor-cores.txt: the dominant term of the bound (2.8); the rows after triple-bf16 are added")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "u_high\tu_low\tsplit\tname\tproducts\tbound")
+	var lastHigh, lastLow float64
+	for _, r := range rows {
+		uh, ul := "", ""
+		if r.UHigh != lastHigh {
+			uh = pow2Text(r.UHigh) + " (fp32)"
+		}
+		if r.ULow != lastLow || r.P == 1 {
+			ul = pow2Text(r.ULow) + " (" + r.Name + ")"
+		}
+		lastHigh, lastLow = r.UHigh, r.ULow
+		fmt.Fprintf(tw, "%s\t%s\tp = %d\t%s\t%d\t%s\n", uh, ul, r.P, r.Name, r.Products, r.Dominant)
+	}
+	return tw.Flush()
+}
