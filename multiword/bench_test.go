@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/multiword"
+	"github.com/mwmm/mwmm/multiword/multiwordtest"
 )
 
 // The engines' speed beside a plain float64 triple loop over the same
@@ -16,7 +17,7 @@ func BenchmarkMultiply(b *testing.B) {
 	c := make([]float64, m*n)
 	b.Run("float64-loop", func(b *testing.B) {
 		for b.Loop() {
-			copy(c, naiveProduct(m, n, k, a, bm))
+			copy(c, multiwordtest.Naive(m, n, k, a, bm))
 		}
 		b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mflop/s")
 	})

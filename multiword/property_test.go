@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/bound"
-	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/multiword"
 	"github.com/mwmm/mwmm/multiword/multiwordtest"
 )
@@ -127,7 +126,7 @@ func checkNarrow(t *testing.T, e multiword.Engine, p multiword.Plan, ue multiwor
 	if err := e.Multiply(p, m, n, k, a, b, c); err != nil {
 		t.Fatal(err)
 	}
-	ref := naiveProduct(m, n, k, a, b)
+	ref := multiwordtest.Naive(m, n, k, a, b)
 	var errInf, aInf, bInf float64
 	for i := 0; i < m; i++ {
 		var row, arow float64
@@ -150,17 +149,3 @@ func checkNarrow(t *testing.T, e multiword.Engine, p multiword.Plan, ue multiwor
 		t.Errorf("%s %s k=%d log-uniform: normwise error %.3g exceeds the narrow-range bound %.3g", e.Name(), p.Name, k, got, r.Total)
 	}
 }
-
-func naiveProduct(m, n, k int, a, b []float64) []float64 {
-	c := make([]float64, m*n)
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			for l := 0; l < k; l++ {
-				c[i*n+j] += a[i*k+l] * b[l*n+j]
-			}
-		}
-	}
-	return c
-}
-
-var _ = format.NearestEven

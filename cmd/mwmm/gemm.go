@@ -324,28 +324,7 @@ func distribution(name string) (func(*rand.Rand) float64, error) {
 // gemmCheck measures C against the float64 product.
 func gemmCheck(e multiword.Engine, p multiword.Plan, m, n, k int, a, b, c []float64) *gemmError {
 	r := &gemmError{}
-	var num, den float64
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			s, abs := 0.0, 0.0
-			for l := 0; l < k; l++ {
-				t := a[i*k+l] * b[l*n+j]
-				s += t
-				abs += math.Abs(t)
-			}
-			d := math.Abs(s - c[i*n+j])
-			num += d * d
-			den += s * s
-			switch {
-			case d == 0:
-			case abs == 0 || math.IsNaN(d):
-				r.Componentwise = math.Inf(1)
-			default:
-				r.Componentwise = max(r.Componentwise, d/abs)
-			}
-		}
-	}
-	r.Normwise = math.Sqrt(num) / math.Sqrt(den)
+	r.Componentwise, r.Normwise = multiword.Errors(m, n, k, a, b, c)
 	if em, ok := e.(interface {
 		UnitError(*multiword.Plan) (multiword.UnitError, error)
 	}); ok {
