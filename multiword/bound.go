@@ -18,6 +18,12 @@ type UnitError struct {
 	K int
 }
 
+// ErrorModel is implemented by engines that can say how far their block
+// FMA errs (the CPU engines do), so that Plan.Bound applies to them.
+type ErrorModel interface {
+	UnitError(p *Plan) (UnitError, error)
+}
+
 // ReferenceError is the UnitError of the Reference engine for a plan: one
 // rounding to Acc after a float64 sum, counted as one step per product.
 func ReferenceError(p *Plan) UnitError {

@@ -325,9 +325,7 @@ func distribution(name string) (func(*rand.Rand) float64, error) {
 func gemmCheck(e multiword.Engine, p multiword.Plan, m, n, k int, a, b, c []float64) *gemmError {
 	r := &gemmError{}
 	r.Componentwise, r.Normwise = multiword.Errors(m, n, k, a, b, c)
-	if em, ok := e.(interface {
-		UnitError(*multiword.Plan) (multiword.UnitError, error)
-	}); ok {
+	if em, ok := e.(multiword.ErrorModel); ok {
 		if ue, err := em.UnitError(&p); err == nil {
 			if b, err := p.Bound(k, ue); err == nil {
 				r.Bound = b.Total

@@ -23,11 +23,9 @@ import (
 	"github.com/mwmm/mwmm/multiword"
 )
 
-// ErrorModel is implemented by engines that can say how far their block
-// FMA errs (the CPU engines do); the suite then checks Plan.Bound.
-type ErrorModel interface {
-	UnitError(p *multiword.Plan) (multiword.UnitError, error)
-}
+// ErrorModel is multiword.ErrorModel: engines that implement it get the
+// bound checks.
+type ErrorModel = multiword.ErrorModel
 
 // Options adapt the suite to an engine.
 type Options struct {
