@@ -45,7 +45,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, boundCmd}
+	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, boundCmd, experimentCmd}
 }
 
 func lookup(name string) *command {

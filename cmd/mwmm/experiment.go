@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mwmm/mwmm/experiment"
+)
+
+var experimentCmd = &command{
+	name:    "experiment",
+	summary: "reproduce the papers' figures and tables: CSV, PNG, SVG and a table",
+	usage: "mwmm experiment list [--json]\n" +
+		"       mwmm experiment show NAME\n" +
+		"       mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E] [--workers N]",
+	help: `
+Experiment reproduces the figures and tables of the papers in papers/, one
+command each. 'list' names them with the figure each reproduces; 'show
+NAME' says what the paper's version shows and exactly what is computed, so
+you know what to compare; 'run NAME' computes it and writes NAME.csv,
+NAME.png and NAME.svg into --out, then prints a compact table (n down, the
+curves across). 'run all' runs every experiment this machine can run.
+
+Rows reach the CSV as points finish, and points run in parallel on all
+cores (--workers). A progress bar shows on stderr when it is a terminal and
+the run lasts over a second. Ctrl-C stops the run: the rows already
+computed stay in the CSV (rewritten in sweep order) and are plotted, and
+the command exits with status 1.
+
+--quick runs a reduced sweep (smaller and fewer sizes, the same curves):
+each CPU experiment in well under 30 s on two cores. Without it, fig3.1
+goes to n = 2^20 through the bit-faithful block FMA model and takes
+minutes.
+
+--engine replaces an experiment's default engine (see 'show'): for
+example 'reference' (fast, ideal rounding), 'model:a100' to see another
+tensor core, or gpu once it is available. Experiments that change a unit's
+rounding (fig4.3) need a model:<unit> engine. --seed changes the random
+matrices; every curve of one panel at one n multiplies the same matrices.
+
+Plots use log-log axes; an error of exactly 0 is drawn at the bottom of
+the axis and the axis label says so.`,
+	examples: `mwmm experiment list
+mwmm experiment show fig3.1
+# the main showcase: RZ against RN tensor cores, in seconds
+mwmm experiment run fig4.3 --quick --out out
+# the full figure (minutes)
+mwmm experiment run fig3.1 --out out
+mwmm experiment run all --quick --out out`,
+	flags: func() *flag.FlagSet { return experimentFlags(new(experimentOptions)) },
+	run:   runExperiment,
+}
+
+type experimentOptions struct {
+	quick, json bool
+	out, engine string
+	seed        uint64
+	workers     int
+}
+
+func experimentFlags(o *experimentOptions) *flag.FlagSet {
+	fs := newFlagSet("experiment")
+	fs.BoolVar(&o.quick, "quick", false, "run the reduced sweep (each CPU experiment in under 30 s on 2 cores)")
+	fs.StringVar(&o.out, "out", "out", "folder for NAME.csv, NAME.png and NAME.svg (created if missing)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrices")
+	fs.StringVar(&o.engine, "engine", "", "engine replacing the experiment's default (reference, model:<unit>, ...)")
+	fs.IntVar(&o.workers, "workers", 0, "points computed at once (0: one per core)")
+	fs.BoolVar(&o.json, "json", false, "list: print the registry as JSON")
+	return fs
+}
+
+func runExperiment(args []string, stdout, stderr io.Writer, _ io.Reader) error {
+	var o experimentOptions
+	pos, err := parseFlags(experimentFlags(&o), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("want a verb: list, show NAME or run NAME")
+	}
+	switch verb, rest := pos[0], pos[1:]; verb {
+	case "list":
+		if len(rest) > 0 {
+			return usagef("list takes no arguments, got %q", rest)
+		}
+		return listExperiments(stdout, o.json)
+	case "show":
+		if len(rest) != 1 {
+			return usagef("show takes one experiment name (see 'mwmm experiment list')")
+		}
+		e, err := experiment.Lookup(rest[0])
+		if err != nil {
+			return usage(err)
+		}
+		showExperiment(stdout, e)
+		return nil
+	case "run":
+		if len(rest) != 1 {
+			return usagef("run takes one experiment name or 'all' (see 'mwmm experiment list')")
+		}
+		var es []*experiment.Experiment
+		if rest[0] == "all" {
+			es = experiment.List()
+		} else {
+			e, err := experiment.Lookup(rest[0])
+			if err != nil {
+				return usage(err)
+			}
+			es = []*experiment.Experiment{e}
+		}
+		if o.workers < 0 {
+			return usagef("--workers %d: want 0 (one per core) or more", o.workers)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		cfg := experiment.Config{Quick: o.quick, Seed: o.seed, Engine: o.engine, Workers: o.workers}
+		for i, e := range es {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if err := runOne(ctx, e, cfg, o.out, stdout, stderr, rest[0] == "all"); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return usagef("unknown verb %q: want list, show or run", verb)
+	}
+}
+
+func runOne(ctx context.Context, e *experiment.Experiment, cfg experiment.Config, out string, stdout, stderr io.Writer, all bool) error {
+	fmt.Fprintf(stdout, "%s: %s\n%s\n\n", e.Name, e.Title, e.Cites)
+	res, err := experiment.Run(ctx, e, cfg, out, stderr)
+	if res == nil {
+		if all && e.Requires != "" {
+			fmt.Fprintf(stdout, "skipped: %v\n", err)
+			return nil
+		}
+		return err
+	}
+	e.PrintTable(stdout, res.Rows)
+	fmt.Fprintf(stdout, "\n%d of %d points in %s", res.Done, res.Points, res.Elapsed.Round(10*time.Millisecond))
+	if len(res.Files) > 0 {
+		fmt.Fprintf(stdout, "; wrote %s", strings.Join(res.Files, ", "))
+	}
+	fmt.Fprintln(stdout)
+	if res.Interrupted {
+		return fmt.Errorf("interrupted after %d of %d points; the rows computed are in the CSV", res.Done, res.Points)
+	}
+	if err != nil && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted")
+	}
+	return err
+}
+
+func listExperiments(w io.Writer, asJSON bool) error {
+	es := experiment.List()
+	if asJSON {
+		type item struct {
+			Name     string `json:"name"`
+			Title    string `json:"title"`
+			Cites    string `json:"cites"`
+			Shows    string `json:"shows"`
+			Setup    string `json:"setup"`
+			Requires string `json:"requires,omitempty"`
+		}
+		var items []item
+		for _, e := range es {
+			items = append(items, item{e.Name, e.Title, e.Cites, e.Shows, e.Setup, e.Requires})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(items)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tREPRODUCES\tWHAT")
+	for _, e := range es {
+		what := e.Title
+		if e.Requires != "" {
+			what += " [needs " + e.Requires + "]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, shortCite(e.Cites), what)
+	}
+	return tw.Flush()
+}
+
+// shortCite keeps the figure or table part of a citation.
+func shortCite(c string) string {
+	if i := strings.LastIndex(c, "), "); i >= 0 {
+		return c[i+3:]
+	}
+	return c
+}
+
+func showExperiment(w io.Writer, e *experiment.Experiment) {
+	fmt.Fprintf(w, "%s: %s\n\nReproduces: %s\n\nThe paper shows: %s\n\nComputed: %s\n", e.Name, e.Title, e.Cites, e.Shows, e.Setup)
+	if e.Requires != "" {
+		fmt.Fprintf(w, "\nNeeds: %s\n", e.Requires)
+	}
+	fmt.Fprintf(w, "\nCSV columns: %s\n", strings.Join(nonEmpty(e.PanelColumn, e.SeriesColumn, e.XColumn, e.YColumn, e.NoteColumn), ", "))
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

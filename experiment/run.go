@@ -1,0 +1,311 @@
+package experiment
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mwmm/mwmm/internal/plotting"
+	"github.com/mwmm/mwmm/internal/progress"
+)
+
+// Result is what a run produced.
+type Result struct {
+	Rows        []Row         // in the order of the experiment's tasks
+	Points      int           // tasks in the sweep
+	Done        int           // tasks finished
+	Interrupted bool          // the context was cancelled before the end
+	Elapsed     time.Duration // wall-clock time of the sweep
+	Files       []string      // the CSV, PNG and SVG written
+}
+
+// Run computes the experiment's points, Workers at a time, and writes
+// NAME.csv, NAME.png and NAME.svg into outDir (no files when outDir is
+// empty). Rows reach the CSV as their points finish, so an interrupted run
+// (ctx cancelled, as by Ctrl-C) keeps them: Run then stops waiting, writes
+// the CSV in task order and the plots of what it has, and returns the result
+// with Interrupted set and ctx's error. A task's error stops the run the
+// same way. Progress, when not nil and a terminal, shows a bar.
+func Run(ctx context.Context, e *Experiment, cfg Config, outDir string, progressTo io.Writer) (*Result, error) {
+	tasks, err := e.Tasks(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+	}
+	res := &Result{Points: len(tasks)}
+	var csvFile *os.File
+	var out *csv.Writer
+	if outDir != "" {
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return nil, err
+		}
+		if csvFile, err = os.Create(filepath.Join(outDir, e.Name+".csv")); err != nil {
+			return nil, err
+		}
+		defer csvFile.Close()
+		out = csv.NewWriter(csvFile)
+		if err := writeRecord(out, e.header()); err != nil {
+			return nil, err
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if e.Serial {
+		workers = 1
+	}
+	type done struct {
+		i    int
+		rows []Row
+		err  error
+	}
+	next := make(chan int)
+	results := make(chan done, len(tasks)) // buffered: abandoned workers never block
+	go func() {
+		defer close(next)
+		for i := range tasks {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for w := 0; w < min(workers, len(tasks)); w++ {
+		go func() {
+			for i := range next {
+				rows, err := tasks[i].Run(ctx)
+				results <- done{i, rows, err}
+			}
+		}()
+	}
+
+	cost := func(t Task) float64 { return math.Max(t.Cost, 0) }
+	var total float64
+	for _, t := range tasks {
+		total += cost(t)
+	}
+	if total == 0 { // no costs given: count points
+		cost = func(Task) float64 { return 1 }
+		total = float64(len(tasks))
+	}
+	const ticks = 1000
+	bar := progress.New(progressTo, ticks, e.Name)
+	defer bar.Finish()
+	byTask := make([][]Row, len(tasks))
+	start := time.Now()
+	var costDone float64
+	var runErr error
+	take := func(d done) error {
+		if d.err != nil {
+			return fmt.Errorf("experiment %s: %s %s at %s: %w", e.Name, tasks[d.i].Panel, tasks[d.i].Series, formatX(tasks[d.i].X), d.err)
+		}
+		res.Done++
+		byTask[d.i] = d.rows
+		if out != nil {
+			for _, r := range d.rows {
+				if err := writeRecord(out, e.record(r)); err != nil {
+					return err
+				}
+			}
+		}
+		before := int64(costDone / total * ticks)
+		costDone += cost(tasks[d.i])
+		bar.Add(int64(costDone/total*ticks) - before)
+		return nil
+	}
+wait:
+	for res.Done < len(tasks) {
+		select {
+		case <-ctx.Done():
+			// Keep what finished before the interrupt.
+			// Keep what finished before the interrupt; the rest failed
+			// because of it.
+			for len(results) > 0 && runErr == nil {
+				if d := <-results; d.err == nil {
+					runErr = take(d)
+				}
+			}
+			break wait
+		case d := <-results:
+			if runErr = take(d); runErr != nil {
+				break wait
+			}
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if runErr == nil && res.Done < len(tasks) {
+		res.Interrupted = true
+		runErr = ctx.Err()
+		if cause := context.Cause(ctx); cause != nil {
+			runErr = cause
+		}
+	}
+	cancel()
+	bar.Finish()
+	for _, rows := range byTask {
+		res.Rows = append(res.Rows, rows...)
+	}
+	if outDir != "" {
+		files, err := e.write(outDir, res.Rows)
+		res.Files = files
+		if err != nil {
+			return res, errors.Join(runErr, err)
+		}
+	}
+	return res, runErr
+}
+
+func writeRecord(w *csv.Writer, rec []string) error {
+	if err := w.Write(rec); err != nil {
+		return err
+	}
+	w.Flush()
+	return w.Error()
+}
+
+func (e *Experiment) header() []string {
+	h := []string{e.PanelColumn, e.SeriesColumn, e.XColumn, e.YColumn}
+	if e.NoteColumn != "" {
+		h = append(h, e.NoteColumn)
+	}
+	return h
+}
+
+func (e *Experiment) record(r Row) []string {
+	rec := []string{r.Panel, r.Series, strconv.FormatFloat(r.X, 'g', -1, 64), strconv.FormatFloat(r.Y, 'g', -1, 64)}
+	if e.NoteColumn != "" {
+		rec = append(rec, r.Note)
+	}
+	return rec
+}
+
+// write rewrites the CSV in task order (atomically) and draws the plots.
+func (e *Experiment) write(dir string, rows []Row) ([]string, error) {
+	path := filepath.Join(dir, e.Name+".csv")
+	tmp, err := os.CreateTemp(dir, e.Name+".csv.*")
+	if err != nil {
+		return nil, err
+	}
+	w := csv.NewWriter(tmp)
+	_ = w.Write(e.header())
+	for _, r := range rows {
+		_ = w.Write(e.record(r))
+	}
+	w.Flush()
+	if err := errors.Join(w.Error(), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, err
+	}
+	files := []string{path}
+	if len(rows) == 0 {
+		return files, nil
+	}
+	fig := e.Figure(rows)
+	for _, ext := range []string{".png", ".svg"} {
+		p := filepath.Join(dir, e.Name+ext)
+		if err := plotting.Save(fig, p); err != nil {
+			return files, fmt.Errorf("experiment %s: plot: %w", e.Name, err)
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// Figure is the plot of rows: one panel per Panel value, one curve per
+// Series, in the order they first appear.
+func (e *Experiment) Figure(rows []Row) plotting.Figure {
+	fig := plotting.Figure{Title: e.Name + ": " + e.Title, XLabel: e.XLabel, YLabel: e.YLabel, LogX: e.LogX, LogY: e.LogY}
+	for _, panel := range unique(rows, func(r Row) string { return r.Panel }) {
+		in := filterPanel(rows, panel)
+		p := plotting.Panel{Title: panel}
+		for _, series := range unique(in, func(r Row) string { return r.Series }) {
+			s := plotting.Series{Name: series, Dashed: strings.HasPrefix(series, "bound")}
+			for _, r := range in {
+				if r.Series == series {
+					s.X, s.Y = append(s.X, r.X), append(s.Y, r.Y)
+				}
+			}
+			p.Series = append(p.Series, s)
+		}
+		fig.Panels = append(fig.Panels, p)
+	}
+	return fig
+}
+
+func unique(rows []Row, key func(Row) string) []string {
+	var ks []string
+	for _, r := range rows {
+		if k := key(r); !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+func filterPanel(rows []Row, panel string) []Row {
+	var in []Row
+	for _, r := range rows {
+		if r.Panel == panel {
+			in = append(in, r)
+		}
+	}
+	return in
+}
+
+// PrintTable writes the compact table of rows: the experiment's Summary, or
+// one block per panel with X down and the series across.
+func (e *Experiment) PrintTable(w io.Writer, rows []Row) {
+	if e.Summary != nil {
+		e.Summary(w, rows)
+		return
+	}
+	for k, panel := range unique(rows, func(r Row) string { return r.Panel }) {
+		if k > 0 {
+			fmt.Fprintln(w)
+		}
+		in := filterPanel(rows, panel)
+		fmt.Fprintf(w, "%s = %s (%s)\n", e.PanelColumn, panel, e.YColumn)
+		series := unique(in, func(r Row) string { return r.Series })
+		xs := []float64{}
+		for _, r := range in {
+			if !slices.Contains(xs, r.X) {
+				xs = append(xs, r.X)
+			}
+		}
+		slices.Sort(xs)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%s\t%s\t\n", e.XColumn, strings.Join(series, "\t"))
+		for _, x := range xs {
+			cells := []string{formatX(x)}
+			for _, s := range series {
+				cell := "-"
+				for _, r := range in {
+					if r.Series == s && r.X == x {
+						cell = strconv.FormatFloat(r.Y, 'g', 3, 64)
+					}
+				}
+				cells = append(cells, cell)
+			}
+			fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+	}
+}
