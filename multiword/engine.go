@@ -56,6 +56,23 @@ type blockFMA interface {
 	gemm(p *Plan, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error
 }
 
+// GemmFunc is a block FMA supplied from outside the package, as blockFMA:
+// C = A·B + C with A (m×k, leading dimension lda) and B (k×n, ldb) words
+// of p.Low and C (m×n, dense) values of p.Acc, all row-major.
+type GemmFunc func(p *Plan, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error
+
+func (f GemmFunc) gemm(p *Plan, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error {
+	return f(p, m, n, k, a, lda, b, ldb, c)
+}
+
+// Drive runs the plan — scaling, splitting, products in order, summation,
+// special values — with f as the block FMA: the driver of the CPU engines,
+// for an engine that supplies only its block FMA (as the GPU engine does
+// for the plans its fast path does not cover).
+func Drive(f GemmFunc, p Plan, m, n, k int, a, b, c []float64) error {
+	return multiply(f, &p, m, n, k, a, b, c)
+}
+
 // multiply is Algorithm 2.1 with the plan's scaling, splitting and
 // summation, for an engine's block FMA.
 func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {

@@ -44,7 +44,7 @@ minutes.
 
 --engine replaces an experiment's default engine (see 'show'): for
 example 'reference' (fast, ideal rounding), 'model:a100' to see another
-tensor core, or gpu once it is available. Experiments that change a unit's
+tensor core, or gpu (an NVIDIA GPU: see mwmm info). Experiments that change a unit's
 rounding (fig4.3) need a model:<unit> engine. --seed changes the random
 matrices; every curve of one panel at one n multiplies the same matrices.
 

@@ -45,7 +45,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, boundCmd, experimentCmd}
+	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, boundCmd, experimentCmd, benchCmd, infoCmd}
 }
 
 func lookup(name string) *command {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/mwmm/mwmm/gpu"
+)
+
+var infoCmd = &command{
+	name:    "info",
+	summary: "show the GPUs mwmm can use, and the CUDA driver and libraries it found",
+	usage:   "mwmm info [--json]",
+	help: `
+Info lists the NVIDIA GPUs that mwmm can use: for each, its index, name,
+compute capability, number of multiprocessors, total and free memory, and
+the architecture its kernels are compiled for (sm_90a on Hopper: the
+a-variant has the wgmma instructions). Then the versions of the CUDA
+driver, NVRTC (the run-time compiler of the kernels) and cuBLASLt (the
+baseline matrix products).
+
+mwmm links no CUDA library: it looks for libcuda.so.1, libnvrtc.so.13 and
+libcublasLt.so.13 when it runs, on the dynamic loader's path and in the
+usual CUDA folders ($CUDA_PATH/lib64, /usr/local/cuda/lib64, ...). It needs
+a driver for CUDA 13.0 or newer. Without a usable GPU, info prints one line,
+"no GPU: " and the reason, and exits with status 0: that is information,
+not a failure. A missing NVRTC or cuBLASLt is reported in its version line.
+
+--json prints the same as a JSON object, {"gpu": false, "reason": ...}
+without a GPU.`,
+	examples: `
+mwmm info
+mwmm info --json`,
+	flags: func() *flag.FlagSet { fs, _ := infoFlags(); return fs },
+	run:   runInfo,
+}
+
+func infoFlags() (*flag.FlagSet, *bool) {
+	fs := newFlagSet("info")
+	asJSON := fs.Bool("json", false, "print the information as JSON")
+	return fs, asJSON
+}
+
+// infoJSON is the output of 'mwmm info --json'.
+type infoJSON struct {
+	GPU             bool         `json:"gpu"`
+	Reason          string       `json:"reason,omitempty"`         // why there is no GPU
+	Driver          string       `json:"driver,omitempty"`         // the CUDA version the driver supports, "13.0"
+	DriverVersion   int          `json:"driver_version,omitempty"` // the same as cuDriverGetVersion says it, 13000
+	NVRTC           string       `json:"nvrtc,omitempty"`          // "13.0"
+	NVRTCError      string       `json:"nvrtc_error,omitempty"`    // why there is no NVRTC
+	CublasLt        string       `json:"cublaslt,omitempty"`       // "13.1.0"
+	CublasLtVersion int          `json:"cublaslt_version,omitempty"`
+	CublasLtError   string       `json:"cublaslt_error,omitempty"`
+	Devices         []deviceJSON `json:"devices,omitempty"`
+}
+
+type deviceJSON struct {
+	Index             int    `json:"index"`
+	Name              string `json:"name"`
+	ComputeCapability string `json:"compute_capability"`
+	Arch              string `json:"arch"`
+	Multiprocessors   int    `json:"multiprocessors"`
+	TotalMemory       uint64 `json:"total_memory_bytes"`
+	FreeMemory        uint64 `json:"free_memory_bytes"`
+}
+
+func runInfo(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs, asJSON := infoFlags()
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("info takes no arguments, got %q", rest[0])
+	}
+	info, err := gatherInfo()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	if !info.GPU {
+		fmt.Fprintf(stdout, "no GPU: %s\n", info.Reason)
+		return nil
+	}
+	for _, d := range info.Devices {
+		fmt.Fprintf(stdout, "GPU %d: %s\n", d.Index, d.Name)
+		fmt.Fprintf(stdout, "  compute capability  %s (kernels compiled for %s)\n", d.ComputeCapability, d.Arch)
+		fmt.Fprintf(stdout, "  multiprocessors     %d\n", d.Multiprocessors)
+		fmt.Fprintf(stdout, "  memory              %s total, %s free\n", infoBytes(d.TotalMemory), infoBytes(d.FreeMemory))
+	}
+	orNot := func(v, err string) string {
+		if err != "" {
+			return "not found: " + err
+		}
+		return v
+	}
+	fmt.Fprintf(stdout, "CUDA driver  %s (%d)\n", info.Driver, info.DriverVersion)
+	fmt.Fprintf(stdout, "NVRTC        %s\n", orNot(info.NVRTC, info.NVRTCError))
+	fmt.Fprintf(stdout, "cuBLASLt     %s\n", orNot(fmt.Sprintf("%s (%d)", info.CublasLt, info.CublasLtVersion), info.CublasLtError))
+	return nil
+}
+
+// gatherInfo opens each GPU in turn. No GPU is not an error; a GPU that
+// the driver lists but that fails to open is.
+func gatherInfo() (infoJSON, error) {
+	n, err := gpu.Count()
+	if err != nil {
+		return infoJSON{Reason: err.Error()}, nil
+	}
+	info := infoJSON{GPU: true}
+	for i := range n {
+		d, err := gpu.OpenIndex(i)
+		if err != nil {
+			return info, err
+		}
+		free, err := d.FreeMemory()
+		if err != nil {
+			d.Close()
+			return info, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		major, minor := d.ComputeCapability()
+		info.Devices = append(info.Devices, deviceJSON{
+			Index:             i,
+			Name:              d.Name(),
+			ComputeCapability: fmt.Sprintf("%d.%d", major, minor),
+			Arch:              d.Arch(),
+			Multiprocessors:   d.Multiprocessors(),
+			TotalMemory:       d.TotalMemory(),
+			FreeMemory:        free,
+		})
+		if i == 0 {
+			v := d.DriverVersion()
+			info.Driver, info.DriverVersion = fmt.Sprintf("%d.%d", v/1000, v%1000/10), v
+			if major, minor, err := d.NVRTCVersion(); err != nil {
+				info.NVRTCError = err.Error()
+			} else {
+				info.NVRTC = fmt.Sprintf("%d.%d", major, minor)
+			}
+			if v, err := d.CublasLtVersion(); err != nil {
+				info.CublasLtError = err.Error()
+			} else {
+				info.CublasLt, info.CublasLtVersion = fmt.Sprintf("%d.%d.%d", v/10000, v%10000/100, v%100), v
+			}
+		}
+		if err := d.Close(); err != nil {
+			return info, fmt.Errorf("GPU %d: %w", i, err)
+		}
+	}
+	return info, nil
+}
+
+func infoBytes(n uint64) string {
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}

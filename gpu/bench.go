@@ -1,0 +1,364 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/multiword"
+)
+
+// A Method is one way to compute C = A·B from fp32 A and B on the GPU: a
+// cuBLASLt baseline or a multiword variant.
+type Method struct {
+	Name    string
+	Variant string // the multiword variant; empty for a baseline
+	Doc     string
+}
+
+// Baselines are the cuBLASLt products a multiword variant is measured
+// against, on the same GPU in the same run.
+var Baselines = []Method{
+	{Name: "sgemm", Doc: "fp32 inputs, CUBLAS_COMPUTE_32F_PEDANTIC: plain fp32 arithmetic, no tensor cores"},
+	{Name: "sgemm-tf32", Doc: "fp32 inputs, CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores on TF32-rounded inputs"},
+	{Name: "hgemm", Doc: "fp16 inputs (converted beforehand, not timed), fp32 accumulation and output"},
+	{Name: "bgemm", Doc: "bf16 inputs (converted beforehand, not timed), fp32 accumulation and output"},
+	{Name: "dgemm", Doc: "fp64 inputs and arithmetic"},
+}
+
+// BenchVariants are the multiword variants mwmm bench times.
+var BenchVariants = []string{
+	"fp16", "bf16", "tf32", "double-fp16", "double-bf16", "triple-bf16", "double-tf32",
+	"double-fp16:products=all", "double-bf16:products=all", "triple-bf16:products=all", "double-tf32:products=all",
+}
+
+// Methods returns the baselines and the bench variants.
+func Methods() []Method {
+	ms := slices.Clone(Baselines)
+	for _, v := range BenchVariants {
+		ms = append(ms, Method{Name: v, Variant: v})
+	}
+	return ms
+}
+
+// operands are fp32 A (m×k) and B (k×n) on the device, row-major, with the
+// conversions the baselines need made once.
+type operands struct {
+	m, n, k  int
+	a, b     *Buffer // float32
+	a64, b64 *Buffer // float64, for dgemm and the reference
+	a16, b16 wordBuffers
+	abf, bbf wordBuffers
+	c32, c64 *Buffer
+	words    map[string][2]wordBuffers
+}
+
+func (o *operands) free() {
+	for _, b := range []*Buffer{o.a, o.b, o.a64, o.b64, o.c32, o.c64} {
+		if b != nil {
+			b.Free()
+		}
+	}
+	for _, w := range [][]*Buffer{o.a16, o.b16, o.abf, o.bbf} {
+		wordBuffers(w).free()
+	}
+	for _, w := range o.words {
+		w[0].free()
+		w[1].free()
+	}
+}
+
+// newOperands draws A and B uniform from (0,1] (dist 0) or (−0.5,0.5]
+// (dist 1) on the device.
+func (e *Engine) newOperands(m, n, k, dist int, seed uint64, with64 bool) (*operands, error) {
+	o := &operands{m: m, n: n, k: k, words: map[string][2]wordBuffers{}}
+	ok := false
+	defer func() {
+		if !ok {
+			o.free()
+		}
+	}()
+	fill, err := e.mod.Function("fill_uniform")
+	if err != nil {
+		return nil, err
+	}
+	for i, dst := range []**Buffer{&o.a, &o.b} {
+		elems := []int{m * k, k * n}[i]
+		if *dst, err = e.d.Alloc(4 * elems); err != nil {
+			return nil, err
+		}
+		if err := fill.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, nil, *dst, int64(elems), seed+uint64(i)*0x5851f42d4c957f2d, int32(dist)); err != nil {
+			return nil, err
+		}
+	}
+	if o.a16, err = e.split("split_f32", o.a, m*k, format.Binary16, 1, 0, nil); err != nil {
+		return nil, err
+	}
+	if o.b16, err = e.split("split_f32", o.b, k*n, format.Binary16, 1, 0, nil); err != nil {
+		return nil, err
+	}
+	if o.abf, err = e.split("split_f32", o.a, m*k, format.BFloat16, 1, 0, nil); err != nil {
+		return nil, err
+	}
+	if o.bbf, err = e.split("split_f32", o.b, k*n, format.BFloat16, 1, 0, nil); err != nil {
+		return nil, err
+	}
+	if o.c32, err = e.d.Alloc(4 * m * n); err != nil {
+		return nil, err
+	}
+	if with64 {
+		conv, err := e.mod.Function("f32_to_f64")
+		if err != nil {
+			return nil, err
+		}
+		for i, pair := range [][2]**Buffer{{&o.a, &o.a64}, {&o.b, &o.b64}} {
+			elems := []int{m * k, k * n}[i]
+			if *pair[1], err = e.d.Alloc(8 * elems); err != nil {
+				return nil, err
+			}
+			if err := conv.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, nil, *pair[0], *pair[1], int64(elems)); err != nil {
+				return nil, err
+			}
+		}
+		if o.c64, err = e.d.Alloc(8 * m * n); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return o, e.d.Sync()
+}
+
+// matmul is row-major C = α·A·B + β·C (as column-major Cᵀ = Bᵀ·Aᵀ).
+func (e *Engine) matmul(m, n, k int, a, b, c *Buffer, in, out DataType, compute ComputeType, stream *Stream) error {
+	return e.lt.Matmul(MatmulSpec{M: n, N: m, K: k, A: b, B: a, C: c, D: c, LdA: n, LdB: k, LdC: n, LdD: n,
+		TypeA: in, TypeB: in, TypeC: out, TypeD: out, Compute: compute, Alpha: 1, Beta: 0,
+		Workspace: e.workspace, Stream: stream})
+}
+
+// run computes C with the method into o.c32 (o.c64 for dgemm). split
+// records an event after the split, for timing without it.
+func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) error {
+	mark := func() error {
+		if split != nil {
+			return split.Record(stream)
+		}
+		return nil
+	}
+	if meth.Variant == "" {
+		if err := mark(); err != nil {
+			return err
+		}
+		switch meth.Name {
+		case "sgemm":
+			return e.matmul(o.m, o.n, o.k, o.a, o.b, o.c32, F32, F32, Compute32FPedantic, stream)
+		case "sgemm-tf32":
+			return e.matmul(o.m, o.n, o.k, o.a, o.b, o.c32, F32, F32, Compute32FFastTF32, stream)
+		case "hgemm":
+			return e.matmul(o.m, o.n, o.k, o.a16[0], o.b16[0], o.c32, F16, F32, Compute32F, stream)
+		case "bgemm":
+			return e.matmul(o.m, o.n, o.k, o.abf[0], o.bbf[0], o.c32, BF16, F32, Compute32F, stream)
+		case "dgemm":
+			if o.a64 == nil {
+				return fmt.Errorf("gpu: dgemm needs the fp64 operands")
+			}
+			return e.matmul(o.m, o.n, o.k, o.a64, o.b64, o.c64, F64, F64, Compute64F, stream)
+		}
+		return fmt.Errorf("gpu: unknown baseline %q", meth.Name)
+	}
+	p, err := multiword.Lookup(meth.Variant)
+	if err != nil {
+		return err
+	}
+	if !e.fast(&p) {
+		return fmt.Errorf("gpu: variant %q is not a plain fp16/bf16/tf32 plan", meth.Variant)
+	}
+	ws, ok := o.words[p.Low.Name()+fmt.Sprint(p.Words)]
+	if !ok {
+		if ws[0], err = e.allocWords(p.Low, p.Words, o.m*o.k); err != nil {
+			return err
+		}
+		if ws[1], err = e.allocWords(p.Low, p.Words, o.k*o.n); err != nil {
+			ws[0].free()
+			return err
+		}
+		o.words[p.Low.Name()+fmt.Sprint(p.Words)] = ws
+	}
+	if err := e.splitInto("split_f32", o.a, o.m*o.k, p.Low, p.WordShift, ws[0], stream); err != nil {
+		return err
+	}
+	if err := e.splitInto("split_f32", o.b, o.k*o.n, p.Low, p.WordShift, ws[1], stream); err != nil {
+		return err
+	}
+	if err := mark(); err != nil {
+		return err
+	}
+	return e.products(&p, o.m, o.n, o.k, ws[0], ws[1], o.c32, false, stream)
+}
+
+// Timing is the median time of a method on n×n matrices.
+type Timing struct {
+	Method string
+	N      int
+	// Total is the whole product; Products leaves out the split (the same
+	// as Total for baselines).
+	Total, Products time.Duration
+	Reps            int
+}
+
+// TFLOPs is the effective rate 2n³/t of a duration.
+func TFLOPs(n int, t time.Duration) float64 {
+	return 2 * math.Pow(float64(n), 3) / t.Seconds() / 1e12
+}
+
+// Time measures each method on square n×n fp32 matrices uniform in (0,1]:
+// reps timed runs (device events) after two warm-ups, medians. after is
+// called after each method (for progress).
+func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	with64 := slices.ContainsFunc(methods, func(m Method) bool { return m.Name == "dgemm" })
+	o, err := e.newOperands(n, n, n, 0, 1, with64)
+	if err != nil {
+		return nil, err
+	}
+	defer o.free()
+	stream, err := e.d.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	var evs [3]*Event
+	for i := range evs {
+		if evs[i], err = e.d.NewEvent(); err != nil {
+			return nil, err
+		}
+		defer evs[i].Close()
+	}
+	var out []Timing
+	for _, meth := range methods {
+		var totals, prods []time.Duration
+		for r := -2; r < reps; r++ {
+			if err := evs[0].Record(stream); err != nil {
+				return nil, err
+			}
+			if err := e.run(meth, o, stream, evs[1]); err != nil {
+				return nil, fmt.Errorf("%s at n=%d: %w", meth.Name, n, err)
+			}
+			if err := evs[2].Record(stream); err != nil {
+				return nil, err
+			}
+			if err := evs[2].Sync(); err != nil {
+				return nil, err
+			}
+			if r < 0 {
+				continue
+			}
+			t, err := Elapsed(evs[0], evs[2])
+			if err != nil {
+				return nil, err
+			}
+			tp, err := Elapsed(evs[1], evs[2])
+			if err != nil {
+				return nil, err
+			}
+			totals, prods = append(totals, t), append(prods, tp)
+		}
+		out = append(out, Timing{Method: meth.Name, N: n, Total: median(totals), Products: median(prods), Reps: reps})
+		if after != nil {
+			after()
+		}
+	}
+	return out, nil
+}
+
+func median(ts []time.Duration) time.Duration {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Accuracy is the error of a method against the fp64 product on the GPU.
+type Accuracy struct {
+	Method                  string
+	Dist                    string
+	N                       int
+	Componentwise, Normwise float64
+}
+
+// DistNames are the data of Accuracy, as the paper writes them.
+var DistNames = []string{"(0,1]", "(-0.5,0.5]"}
+
+// Accuracy multiplies A (m×n) and B (n×m), uniform in (0,1] (dist 0) or
+// (−0.5,0.5] (dist 1), with each method and measures the componentwise
+// error max|C−Ĉ|/(|A||B|) and the normwise ‖C−Ĉ‖_F/‖C‖_F, with C and
+// |A||B| computed by DGEMM from the same fp32 data.
+func (e *Engine) Accuracy(m, n, dist int, seed uint64, methods []Method) ([]Accuracy, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o, err := e.newOperands(m, m, n, dist, seed, true)
+	if err != nil {
+		return nil, err
+	}
+	defer o.free()
+	ref, abs := make([]float64, m*m), make([]float64, m*m)
+	if err := e.matmul(m, m, n, o.a64, o.b64, o.c64, F64, F64, Compute64F, nil); err != nil {
+		return nil, err
+	}
+	if err := e.d.Download(ref, o.c64); err != nil {
+		return nil, err
+	}
+	absFn, err := e.mod.Function("abs_f64")
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range []*Buffer{o.a64, o.b64} {
+		elems := []int{m * n, n * m}[i]
+		if err := absFn.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, nil, x, x, int64(elems)); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.matmul(m, m, n, o.a64, o.b64, o.c64, F64, F64, Compute64F, nil); err != nil {
+		return nil, err
+	}
+	if err := e.d.Download(abs, o.c64); err != nil {
+		return nil, err
+	}
+	var out []Accuracy
+	got := make([]float32, m*m)
+	for _, meth := range methods {
+		if meth.Name == "dgemm" {
+			continue // the reference itself
+		}
+		if err := e.d.Memset32(o.c32, 0x7fc00000); err != nil {
+			return nil, err
+		}
+		if err := e.run(meth, o, nil, nil); err != nil {
+			return nil, fmt.Errorf("%s at n=%d: %w", meth.Name, n, err)
+		}
+		if err := e.d.Download(got, o.c32); err != nil {
+			return nil, err
+		}
+		cw, nw := errorsAgainst(ref, abs, got)
+		out = append(out, Accuracy{Method: meth.Name, Dist: DistNames[dist], N: n, Componentwise: cw, Normwise: nw})
+	}
+	return out, nil
+}
+
+// errorsAgainst is multiword.Errors with C and |A||B| given.
+func errorsAgainst(ref, abs []float64, got []float32) (componentwise, normwise float64) {
+	var num, den float64
+	for i, c := range ref {
+		d := math.Abs(c - float64(got[i]))
+		if math.IsNaN(d) {
+			return math.Inf(1), math.Inf(1)
+		}
+		num += d * d
+		den += c * c
+		if d != 0 {
+			componentwise = max(componentwise, d/abs[i])
+		}
+	}
+	return componentwise, math.Sqrt(num / den)
+}

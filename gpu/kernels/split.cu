@@ -1,0 +1,104 @@
+// Splitting into words (eq. 2.2 of multiword-matmul-tensor-cores.txt):
+// word i = fl((x − Σ_{k<i} 2^(−t·k)·word k) · 2^(t·i)), rounded to nearest
+// even in double arithmetic, so that one kernel serves every format and the
+// residual x − word is exact. No headers: NVRTC has none here.
+
+#define KIND_F16 0  // binary16 bits (unsigned short)
+#define KIND_BF16 1 // bfloat16 bits (unsigned short)
+#define KIND_F32 2  // float (tf32 words: 13 low bits zero)
+
+__device__ __forceinline__ double pow2(int e) {
+    return __longlong_as_double((long long)(e + 1023) << 52); // e in [-1022, 1023]
+}
+
+// roundTo rounds x to p bits with exponents from emin (gradual underflow)
+// and overflows past maxv to ±Inf.
+__device__ __forceinline__ double roundTo(double x, int p, int emin, double maxv) {
+    long long bits = __double_as_longlong(x);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    if (x == 0.0 || e == 1024) {
+        return x; // zero, Inf, NaN
+    }
+    if (e < emin) {
+        e = emin;
+    }
+    double ulp = pow2(e - p + 1), inv = pow2(p - 1 - e);
+    double q = x * inv, r;
+    asm("cvt.rni.f64.f64 %0, %1;" : "=d"(r) : "d"(q));
+    r *= ulp;
+    if (r > maxv || r < -maxv) {
+        r = __longlong_as_double(0x7ff0000000000000LL | (bits & 0x8000000000000000LL));
+    }
+    return r;
+}
+
+__device__ __forceinline__ void store(void* w, long long i, int kind, double v) {
+    float f = (float)v; // exact: v has at most 24 bits in binary32's range
+    if (kind == KIND_F32) {
+        ((float*)w)[i] = f;
+    } else if (kind == KIND_F16) {
+        unsigned short h;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+        ((unsigned short*)w)[i] = h;
+    } else if (kind == KIND_BF16) {
+        ((unsigned short*)w)[i] = (unsigned short)(__float_as_uint(f) >> 16);
+    }
+}
+
+__device__ __forceinline__ void split(double x, void* w0, void* w1, void* w2, void* w3, long long i,
+                                      int p, int kind, int prec, int emin, double maxv, double shift) {
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (k >= p) {
+            break;
+        }
+        double w = roundTo(x, prec, emin, maxv);
+        store(k == 0 ? w0 : k == 1 ? w1 : k == 2 ? w2 : w3, i, kind, w);
+        x = (x - w) * shift; // exact: the residual of a rounding, times 2^t
+        if (!(x - x == 0.0)) {
+            x = 0.0; // an overflowed word ends the expansion
+        }
+    }
+}
+
+// Up to four words, each an array of n elements of the kind's type.
+extern "C" __global__ void split_f32(const float* x, void* w0, void* w1, void* w2, void* w3, long long n,
+                                     int p, int kind, int prec, int emin, double maxv, double shift) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        split((double)x[i], w0, w1, w2, w3, i, p, kind, prec, emin, maxv, shift);
+    }
+}
+
+extern "C" __global__ void split_f64(const double* x, void* w0, void* w1, void* w2, void* w3, long long n,
+                                     int p, int kind, int prec, int emin, double maxv, double shift) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        split(x[i], w0, w1, w2, w3, i, p, kind, prec, emin, maxv, shift);
+    }
+}
+
+// fill_uniform fills x with 1 − u (dist 0: (0,1]) or 0.5 − u (dist 1:
+// (−0.5,0.5]), u uniform in [0,1) from a counter-based hash (splitmix64) of
+// seed and index: random data made on the device, reproducible.
+extern "C" __global__ void fill_uniform(float* x, long long n, unsigned long long seed, int dist) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned long long z = seed + (unsigned long long)i * 0x9e3779b97f4a7c15ULL;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        float u = (float)(z >> 40) * (1.0f / 16777216.0f); // 24 bits: exact in float
+        x[i] = dist == 0 ? 1.0f - u : 0.5f - u;
+    }
+}
+
+// Helpers of the accuracy measurement: |x| in double, and float → double.
+extern "C" __global__ void abs_f64(const double* x, double* y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        y[i] = x[i] < 0 ? -x[i] : x[i];
+    }
+}
+
+extern "C" __global__ void f32_to_f64(const float* x, double* y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        y[i] = (double)x[i];
+    }
+}

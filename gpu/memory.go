@@ -1,0 +1,249 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+)
+
+// A Buffer is device memory. Pass it to kernels (as an argument, or its
+// Ptr) and to Lt.Matmul; fill and read it with Device.Upload and
+// Device.Download. Free it when done; it must not be used afterwards.
+type Buffer struct {
+	d        *Device
+	ptr      uintptr
+	n        int
+	id       uint64
+	cleanup  runtime.Cleanup
+	freeOnce sync.Once
+	freeErr  error
+}
+
+// Bytes returns the buffer's size in bytes.
+func (b *Buffer) Bytes() int { return b.n }
+
+// Ptr returns the buffer's device address (a CUdeviceptr), for kernel
+// arguments and pointer arithmetic.
+func (b *Buffer) Ptr() uintptr { return b.ptr }
+
+// Device returns the device the buffer is on.
+func (b *Buffer) Device() *Device { return b.d }
+
+// Free frees the buffer's memory; calling it again does nothing.
+func (b *Buffer) Free() error {
+	if b == nil {
+		return nil
+	}
+	b.freeOnce.Do(func() {
+		b.cleanup.Stop()
+		b.freeErr = b.d.releaseOnce(b.id)
+	})
+	return b.freeErr
+}
+
+// Alloc allocates bytes of device memory, aligned to at least 256 bytes.
+// The contents are undefined: see Memset32.
+func (d *Device) Alloc(bytes int) (*Buffer, error) {
+	if bytes <= 0 {
+		return nil, fmt.Errorf("gpu: Alloc(%d): the size must be positive", bytes)
+	}
+	b := &Buffer{d: d, n: bytes}
+	err := d.call(func() error {
+		p, err := cuda.MemAlloc(uintptr(bytes))
+		if err != nil {
+			var ce *Error
+			if errors.As(err, &ce) && ce.Code == cuda.ErrorOutOfMemory {
+				if free, _, e := cuda.MemGetInfo(); e == nil {
+					return fmt.Errorf("%s free of %s: %w", size(free), size(d.total), err)
+				}
+			}
+			return err
+		}
+		b.ptr = p
+		b.id = d.track(func() error { return cuda.MemFree(p) })
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: allocating %s on %v: %w", size(uint64(bytes)), d, err)
+	}
+	// The safety net for a lost buffer: it must not refer to b, or b would
+	// never be unreachable.
+	b.cleanup = runtime.AddCleanup(b, func(r resource) { r.d.releaseLater(r.id) }, resource{d, b.id})
+	return b, nil
+}
+
+type resource struct {
+	d  *Device
+	id uint64
+}
+
+// hostBytes returns the address and byte length of a slice of one of the
+// element types Upload and Download take.
+func hostBytes(x any) (unsafe.Pointer, int, error) {
+	switch s := x.(type) {
+	case []float32:
+		return sliceBytes(s)
+	case []float64:
+		return sliceBytes(s)
+	case []uint8:
+		return sliceBytes(s)
+	case []int8:
+		return sliceBytes(s)
+	case []uint16:
+		return sliceBytes(s)
+	case []int16:
+		return sliceBytes(s)
+	case []uint32:
+		return sliceBytes(s)
+	case []int32:
+		return sliceBytes(s)
+	case []uint64:
+		return sliceBytes(s)
+	case []int64:
+		return sliceBytes(s)
+	}
+	return nil, 0, fmt.Errorf("gpu: cannot copy a %T: use a slice of float32, float64, uint8, int8, uint16, int16, uint32, int32, uint64 or int64", x)
+}
+
+func sliceBytes[T any](s []T) (unsafe.Pointer, int, error) {
+	if len(s) == 0 {
+		return nil, 0, nil
+	}
+	return unsafe.Pointer(&s[0]), len(s) * int(unsafe.Sizeof(s[0])), nil
+}
+
+// checkBuffer reports a nil buffer or one of another device.
+func (d *Device) checkBuffer(what string, b *Buffer) error {
+	if b == nil {
+		return fmt.Errorf("gpu: %s: nil buffer", what)
+	}
+	if b.d != d {
+		return fmt.Errorf("gpu: %s: the buffer is on %v, not %v", what, b.d, d)
+	}
+	return nil
+}
+
+// liveBuffer reports a freed buffer; on the worker.
+func (d *Device) liveBuffer(what string, b *Buffer) error {
+	if !d.live(b.id) {
+		return fmt.Errorf("gpu: %s: the buffer was freed", what)
+	}
+	return nil
+}
+
+// Upload copies the slice src (see hostBytes for the element types) to the
+// start of buf and returns when src may be reused.
+func (d *Device) Upload(buf *Buffer, src any) error {
+	p, n, err := hostBytes(src)
+	if err != nil {
+		return err
+	}
+	if err := d.checkBuffer("Upload", buf); err != nil {
+		return err
+	}
+	if n > buf.n {
+		return fmt.Errorf("gpu: Upload: %d bytes do not fit a buffer of %d", n, buf.n)
+	}
+	if n == 0 {
+		return nil
+	}
+	return d.call(func() error {
+		if err := d.liveBuffer("Upload", buf); err != nil {
+			return err
+		}
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(p)
+		return cuda.MemcpyHtoD(buf.ptr, p, uintptr(n))
+	})
+}
+
+// Download copies the start of buf into the slice dst (as many bytes as dst
+// holds), after the work queued before it has finished.
+func (d *Device) Download(dst any, buf *Buffer) error {
+	p, n, err := hostBytes(dst)
+	if err != nil {
+		return err
+	}
+	if err := d.checkBuffer("Download", buf); err != nil {
+		return err
+	}
+	if n > buf.n {
+		return fmt.Errorf("gpu: Download: a buffer of %d bytes cannot fill %d", buf.n, n)
+	}
+	if n == 0 {
+		return nil
+	}
+	return d.call(func() error {
+		if err := d.liveBuffer("Download", buf); err != nil {
+			return err
+		}
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(p)
+		return cuda.MemcpyDtoH(p, buf.ptr, uintptr(n))
+	})
+}
+
+// Copy copies all of src to the start of dst, on the device.
+func (d *Device) Copy(dst, src *Buffer) error {
+	if err := errors.Join(d.checkBuffer("Copy", dst), d.checkBuffer("Copy", src)); err != nil {
+		return err
+	}
+	if src.n > dst.n {
+		return fmt.Errorf("gpu: Copy: %d bytes do not fit a buffer of %d", src.n, dst.n)
+	}
+	return d.call(func() error {
+		if err := errors.Join(d.liveBuffer("Copy", dst), d.liveBuffer("Copy", src)); err != nil {
+			return err
+		}
+		return cuda.MemcpyDtoD(dst.ptr, src.ptr, uintptr(src.n))
+	})
+}
+
+// Memset32 sets every 32-bit word of buf to v (math.Float32bits(x) for a
+// float32 x); the buffer's size must be a multiple of 4.
+func (d *Device) Memset32(buf *Buffer, v uint32) error {
+	if err := d.checkBuffer("Memset32", buf); err != nil {
+		return err
+	}
+	if buf.n%4 != 0 {
+		return fmt.Errorf("gpu: Memset32: a buffer of %d bytes is not made of 32-bit words", buf.n)
+	}
+	return d.call(func() error {
+		if err := d.liveBuffer("Memset32", buf); err != nil {
+			return err
+		}
+		return cuda.MemsetD32(buf.ptr, v, uintptr(buf.n/4))
+	})
+}
+
+// Memset8 sets every byte of buf to v.
+func (d *Device) Memset8(buf *Buffer, v uint8) error {
+	if err := d.checkBuffer("Memset8", buf); err != nil {
+		return err
+	}
+	return d.call(func() error {
+		if err := d.liveBuffer("Memset8", buf); err != nil {
+			return err
+		}
+		return cuda.MemsetD8(buf.ptr, v, uintptr(buf.n))
+	})
+}
+
+// size writes a byte count for people.
+func size(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,323 @@
+package gpu
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+)
+
+// The kernels' CUDA C++ sources, compiled at run time.
+//
+//go:embed kernels/*.cu
+var kernelFS embed.FS
+
+// Kernels returns the names of the embedded kernel files (without ".cu"),
+// the names Device.Module takes.
+func Kernels() []string {
+	entries, _ := fs.ReadDir(kernelFS, "kernels")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".cu"))
+	}
+	return names
+}
+
+// cacheDir returns the folder of compiled kernels; a variable for tests.
+var cacheDir = func() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "mwmm", "kernels"), nil
+}
+
+// A Module is a compiled kernel file loaded on a device. It stays loaded
+// until the device is closed.
+type Module struct {
+	d      *Device
+	name   string
+	h      uintptr
+	id     uint64
+	log    string
+	cached bool // loaded from the cache, not compiled
+	mu     sync.Mutex
+	funcs  map[string]*Function
+}
+
+// Log returns NVRTC's warnings from compiling the module ("" when it came
+// from the cache).
+func (m *Module) Log() string { return m.log }
+
+// compileOptions returns NVRTC's options for arch and the caller's opts.
+func compileOptions(arch string, opts []string) []string {
+	return append([]string{"--gpu-architecture=" + arch, "-default-device", "--std=c++17"}, opts...)
+}
+
+// cacheKey names the CUBIN of src compiled with options (which include the
+// architecture) by an NVRTC and for a driver: any change gives a new name.
+func cacheKey(src string, options []string, arch string, driver, nvrtcMajor, nvrtcMinor int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "mwmm kernel cache 1\x00%s\x00driver %d\x00nvrtc %d.%d\x00%d options\x00",
+		arch, driver, nvrtcMajor, nvrtcMinor, len(options))
+	for _, o := range options {
+		fmt.Fprintf(h, "%s\x00", o)
+	}
+	h.Write([]byte(src))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Module compiles kernels/<name>.cu for the device's architecture (Arch)
+// and loads it. opts are extra NVRTC options, such as "--fmad=false"
+// where every product must round separately. The CUBIN is cached on disk
+// (see the package doc); asking again for the same name and options
+// returns the same Module. A kernel that does not compile gives a
+// *CompileError with NVRTC's log.
+func (d *Device) Module(name string, opts ...string) (*Module, error) {
+	d.modMu.Lock()
+	defer d.modMu.Unlock()
+	key := name + "\x00" + strings.Join(opts, "\x00")
+	if m := d.modules[key]; m != nil {
+		return m, nil
+	}
+	m, err := d.loadModule(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.modules[key] = m
+	return m, nil
+}
+
+func (d *Device) loadModule(name string, opts []string) (*Module, error) {
+	src, err := kernelFS.ReadFile(path.Join("kernels", name+".cu"))
+	if err != nil {
+		return nil, fmt.Errorf("gpu: no kernel file %q; the kernels are %s", name, strings.Join(Kernels(), ", "))
+	}
+	return d.compileModule(name, src, opts)
+}
+
+// compileModule compiles src (the file name.cu) with opts, or takes the
+// CUBIN from the cache, and loads it.
+func (d *Device) compileModule(name string, src []byte, opts []string) (*Module, error) {
+	if err := cuda.LoadNVRTC(); err != nil {
+		return nil, fmt.Errorf("gpu: compiling %s.cu: %w", name, err)
+	}
+	arch := d.Arch()
+	options := compileOptions(arch, opts)
+	major, minor := cuda.NVRTCVersion()
+	file := ""
+	if dir, err := cacheDir(); err == nil {
+		file = filepath.Join(dir, cacheKey(string(src), options, arch, cuda.DriverVersion(), major, minor)+".cubin")
+	}
+
+	m := &Module{d: d, name: name, funcs: map[string]*Function{}}
+	if file != "" {
+		// A file that is not an ELF object, or that the driver refuses, is
+		// compiled again and overwritten.
+		if cubin, err := os.ReadFile(file); err == nil && bytes.HasPrefix(cubin, []byte("\x7fELF")) {
+			if err := d.loadCubin(m, cubin); err == nil {
+				m.cached = true
+				return m, nil
+			}
+		}
+	}
+	cubin, log, err := cuda.Compile(string(src), name+".cu", options)
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) && ce.Code == cuda.NVRTCErrorCompilation {
+			return nil, &CompileError{Name: name + ".cu", Log: log, Err: err}
+		}
+		if log != "" {
+			return nil, fmt.Errorf("gpu: compiling %s.cu with %q: %w\n%s", name, options, err, log)
+		}
+		return nil, fmt.Errorf("gpu: compiling %s.cu with %q: %w", name, options, err)
+	}
+	m.log = log
+	if err := d.loadCubin(m, cubin); err != nil {
+		return nil, fmt.Errorf("gpu: loading %s.cu compiled for %s: %w", name, arch, err)
+	}
+	if file != "" {
+		writeCache(file, cubin)
+	}
+	return m, nil
+}
+
+func (d *Device) loadCubin(m *Module, cubin []byte) error {
+	return d.call(func() error {
+		h, err := cuda.ModuleLoadData(cubin)
+		if err != nil {
+			return err
+		}
+		m.h = h
+		m.id = d.track(func() error { return cuda.ModuleUnload(h) })
+		return nil
+	})
+}
+
+// writeCache writes data to file atomically (a temporary file renamed), so
+// that concurrent processes never read half a CUBIN. Failing is fine: the
+// kernel is compiled again next time.
+func writeCache(file string, data []byte) {
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".cubin-*")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// A Function is a kernel of a Module.
+type Function struct {
+	m    *Module
+	name string
+	h    uintptr
+}
+
+// Function returns the kernel name (its extern "C" name) of the module.
+func (m *Module) Function(name string) (*Function, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f := m.funcs[name]; f != nil {
+		return f, nil
+	}
+	f := &Function{m: m, name: name}
+	err := m.d.call(func() error {
+		var err error
+		f.h, err = cuda.ModuleGetFunction(m.h, name)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: kernel %s in %s.cu (is it extern \"C\"?): %w", name, m.name, err)
+	}
+	m.funcs[name] = f
+	return f, nil
+}
+
+// Name returns the kernel's name.
+func (f *Function) Name() string { return f.name }
+
+// SetMaxDynamicShared allows launches with up to bytes of dynamic shared
+// memory; above 48 KiB a kernel must ask for it.
+func (f *Function) SetMaxDynamicShared(bytes int) error {
+	err := f.m.d.call(func() error {
+		return cuda.FuncSetAttribute(f.h, cuda.FuncAttrMaxDynamicSharedSizeBytes, bytes)
+	})
+	if err != nil {
+		return fmt.Errorf("gpu: %s: %d bytes of dynamic shared memory: %w", f.name, bytes, err)
+	}
+	return nil
+}
+
+// Launch queues the kernel on stream (nil: the default stream) with grid
+// blocks of block threads and sharedBytes of dynamic shared memory. The
+// args are the kernel's parameters in order, each a Go value of the C
+// parameter's size: int32, uint32, int64 (long long), uint64 (unsigned long
+// long, size_t), float32, float64, uintptr, or *Buffer for a pointer. It
+// returns the launch's errors (a bad configuration); a fault while the
+// kernel runs surfaces at the next synchronizing call.
+func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
+	d := f.m.d
+	slots, bufs, err := packArgs(d, args)
+	if err == nil && (slices.Contains(grid[:], 0) || slices.Contains(block[:], 0)) {
+		err = errors.New("grid and block sizes must be positive")
+	}
+	if err == nil {
+		err = d.call(func() error {
+			for i, b := range bufs {
+				if b != nil && !d.live(b.id) {
+					return fmt.Errorf("argument %d: the buffer was freed", i)
+				}
+			}
+			sh, err := stream.handle(d)
+			if err != nil {
+				return err
+			}
+			// void** kernelParams: a pointer to each argument's slot. Both
+			// arrays are pinned while the driver reads them; it copies the
+			// values before returning.
+			var pin runtime.Pinner
+			defer pin.Unpin()
+			var params unsafe.Pointer
+			if len(slots) > 0 {
+				ptrs := make([]unsafe.Pointer, len(slots))
+				pin.Pin(&slots[0])
+				for i := range slots {
+					ptrs[i] = unsafe.Pointer(&slots[i])
+				}
+				pin.Pin(&ptrs[0])
+				params = unsafe.Pointer(&ptrs[0])
+			}
+			return cuda.LaunchKernel(f.h, grid, block, sharedBytes, sh, params)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("gpu: launching %s (grid %v, block %v, %d bytes shared): %w", f.name, grid, block, sharedBytes, err)
+	}
+	return nil
+}
+
+// packArgs puts each kernel argument in its own 8-byte slot, in the bytes
+// the C parameter occupies (little-endian: the low bytes; the driver copies
+// only the parameter's size). bufs[i] is the buffer of argument i, if any,
+// to check that it is still alive at launch.
+func packArgs(d *Device, args []any) (slots []uint64, bufs []*Buffer, err error) {
+	slots = make([]uint64, len(args))
+	bufs = make([]*Buffer, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case *Buffer:
+			if v == nil {
+				return nil, nil, fmt.Errorf("argument %d: nil buffer", i)
+			}
+			if v.d != d {
+				return nil, nil, fmt.Errorf("argument %d: the buffer is on %v, not %v", i, v.d, d)
+			}
+			slots[i], bufs[i] = uint64(v.ptr), v
+		case uintptr:
+			slots[i] = uint64(v)
+		case int32:
+			slots[i] = uint64(uint32(v))
+		case uint32:
+			slots[i] = uint64(v)
+		case int64:
+			slots[i] = uint64(v)
+		case uint64:
+			slots[i] = v
+		case float32:
+			slots[i] = uint64(math.Float32bits(v))
+		case float64:
+			slots[i] = math.Float64bits(v)
+		case int, uint:
+			return nil, nil, fmt.Errorf("argument %d is a Go %T, whose C size is unclear: pass int32 (int) or int64 (long long)", i, v)
+		default:
+			return nil, nil, fmt.Errorf("argument %d has type %T; kernels take int32, uint32, int64, uint64, float32, float64, uintptr or *Buffer", i, a)
+		}
+	}
+	return slots, bufs, nil
+}

@@ -1,0 +1,174 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+)
+
+// A Stream is a queue of device work that runs in order. Wherever a
+// *Stream is taken, nil means the default stream. Streams are created
+// blocking: they wait for work on the default stream (where Upload,
+// Download and Memset run) and it waits for them, so a Download sees what a
+// kernel on any stream wrote before it.
+type Stream struct {
+	d  *Device
+	h  uintptr
+	id uint64
+}
+
+// NewStream creates a stream.
+func (d *Device) NewStream() (*Stream, error) {
+	s := &Stream{d: d}
+	err := d.call(func() error {
+		h, err := cuda.StreamCreate(0)
+		if err != nil {
+			return err
+		}
+		s.h = h
+		s.id = d.track(func() error { return cuda.StreamDestroy(h) })
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: NewStream: %w", err)
+	}
+	return s, nil
+}
+
+// handle returns the CUstream (0 for nil), checking that s is alive and on
+// d; on the worker.
+func (s *Stream) handle(d *Device) (uintptr, error) {
+	if s == nil {
+		return 0, nil
+	}
+	if s.d != d {
+		return 0, fmt.Errorf("gpu: the stream is on %v, not %v", s.d, d)
+	}
+	if !d.live(s.id) {
+		return 0, errors.New("gpu: the stream is closed")
+	}
+	return s.h, nil
+}
+
+// Sync waits for the work queued on s and returns the error of any that
+// failed.
+func (s *Stream) Sync() error {
+	if s == nil {
+		return errors.New("gpu: Sync of a nil stream: use Device.Sync")
+	}
+	return s.d.call(func() error {
+		h, err := s.handle(s.d)
+		if err != nil {
+			return err
+		}
+		return cuda.StreamSynchronize(h)
+	})
+}
+
+// Close destroys the stream once its work is done; again does nothing.
+func (s *Stream) Close() error {
+	if s == nil {
+		return nil
+	}
+	return s.d.releaseOnce(s.id)
+}
+
+// An Event marks a point in a stream, to wait for or to time work.
+type Event struct {
+	d  *Device
+	h  uintptr
+	id uint64
+}
+
+// NewEvent creates an event that records time.
+func (d *Device) NewEvent() (*Event, error) {
+	e := &Event{d: d}
+	err := d.call(func() error {
+		h, err := cuda.EventCreate(cuda.EventDefault)
+		if err != nil {
+			return err
+		}
+		e.h = h
+		e.id = d.track(func() error { return cuda.EventDestroy(h) })
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: NewEvent: %w", err)
+	}
+	return e, nil
+}
+
+func (e *Event) handle() (uintptr, error) {
+	if !e.d.live(e.id) {
+		return 0, errors.New("gpu: the event is closed")
+	}
+	return e.h, nil
+}
+
+// Record marks the point in stream s (nil: the default stream) after the
+// work queued so far.
+func (e *Event) Record(s *Stream) error {
+	return e.d.call(func() error {
+		h, err := e.handle()
+		if err != nil {
+			return err
+		}
+		sh, err := s.handle(e.d)
+		if err != nil {
+			return err
+		}
+		return cuda.EventRecord(h, sh)
+	})
+}
+
+// Sync waits until the work before the recorded point has finished.
+func (e *Event) Sync() error {
+	return e.d.call(func() error {
+		h, err := e.handle()
+		if err != nil {
+			return err
+		}
+		return cuda.EventSynchronize(h)
+	})
+}
+
+// Close destroys the event; again does nothing.
+func (e *Event) Close() error {
+	if e == nil {
+		return nil
+	}
+	return e.d.releaseOnce(e.id)
+}
+
+// Elapsed returns the GPU time between two recorded events of one device,
+// waiting for end first. The resolution is about half a microsecond.
+func Elapsed(start, end *Event) (time.Duration, error) {
+	if start == nil || end == nil {
+		return 0, errors.New("gpu: Elapsed: nil event")
+	}
+	if start.d != end.d {
+		return 0, fmt.Errorf("gpu: Elapsed: the events are on %v and %v", start.d, end.d)
+	}
+	var ms float32
+	err := start.d.call(func() error {
+		hs, err := start.handle()
+		if err != nil {
+			return err
+		}
+		he, err := end.handle()
+		if err != nil {
+			return err
+		}
+		if err := cuda.EventSynchronize(he); err != nil {
+			return err
+		}
+		ms, err = cuda.EventElapsedTime(hs, he)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gpu: Elapsed: %w", err)
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
