@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/internal/npy"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -294,33 +295,17 @@ func gemmInputs(o *gemmOptions) (a, b npy.Matrix, err error) {
 	if dims[0]*dims[1] > 1<<28 || dims[1]*dims[2] > 1<<28 {
 		return a, b, usagef("--size %q: at most 2^28 entries per matrix", o.size)
 	}
-	draw, err := distribution(o.dist)
+	dist, err := experiment.ParseDist(o.dist)
 	if err != nil {
-		return a, b, err
+		return a, b, usagef("--dist: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 0x67656d6d))
 	fill := func(r, c int) npy.Matrix {
 		m := npy.Matrix{Rows: r, Cols: c, Data: make([]float64, r*c), Dtype: "float64"}
-		for i := range m.Data {
-			m.Data[i] = draw(rng)
-		}
+		dist.Fill(rng, m.Data)
 		return m
 	}
 	return fill(dims[0], dims[1]), fill(dims[1], dims[2]), nil
-}
-
-func distribution(name string) (func(*rand.Rand) float64, error) {
-	switch name {
-	case "uniform":
-		return func(r *rand.Rand) float64 { return 1 - r.Float64() }, nil
-	case "centered":
-		return func(r *rand.Rand) float64 { return 0.5 - r.Float64() }, nil
-	case "normal":
-		return func(r *rand.Rand) float64 { return r.NormFloat64() }, nil
-	case "logu":
-		return func(r *rand.Rand) float64 { return math.Pow(10, 20*r.Float64()-10) * float64(1-2*r.IntN(2)) }, nil
-	}
-	return nil, usagef("unknown --dist %q: uniform, centered, normal or logu", name)
 }
 
 // gemmCheck measures C against the float64 product.
