@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -430,5 +429,3 @@ func narrow(which int) *Experiment {
 	}
 	return e
 }
-
-var _ = math.Inf
