@@ -115,6 +115,14 @@ func wordTypeOf(f format.Format) (wordType, bool) {
 		return wordType{BF16, 1, Compute32F}, true
 	case format.TF32:
 		return wordType{F32, 2, Compute32FFastTF32}, true
+	case format.E4M3:
+		return wordType{E4M3, -1, Compute32F}, true // kind -1: encoded on the host
+	case format.E5M2:
+		// cuBLASLt has no e5m2×e5m2 product (NOT_SUPPORTED on the H200),
+		// but e5m2 values are binary16 values (same exponent range, fewer
+		// bits): the split kernel rounds to e5m2 and stores binary16, and
+		// the fp16 tensor cores multiply them exactly.
+		return wordType{F16, 0, Compute32F}, true
 	}
 	return wordType{}, false
 }
@@ -128,7 +136,7 @@ func (e *Engine) Multiply(p multiword.Plan, m, n, k int, a, b, c []float64) erro
 		return e.multiplyFast(&p, m, n, k, a, b, c)
 	}
 	if _, ok := wordTypeOf(p.Low); !ok {
-		return fmt.Errorf("gpu: plan %q has %s words; the gpu engine takes binary16, bfloat16 and tf32 words", p.Name, p.Low.Name())
+		return fmt.Errorf("gpu: plan %q has %s words; the gpu engine takes binary16, bfloat16, tf32, e4m3 and e5m2 words", p.Name, p.Low.Name())
 	}
 	if p.Acc != format.Binary32 {
 		return fmt.Errorf("gpu: plan %q accumulates in %s; cuBLASLt's tensor-core products accumulate in binary32", p.Name, p.Acc.Name())
@@ -138,8 +146,8 @@ func (e *Engine) Multiply(p multiword.Plan, m, n, k int, a, b, c []float64) erro
 
 // fast reports whether the plan is Algorithm 4.1 as the fast path does it.
 func (e *Engine) fast(p *multiword.Plan) bool {
-	_, ok := wordTypeOf(p.Low)
-	return ok && p.Acc == format.Binary32 && p.Sum == bound.Plain && !p.Scale &&
+	wt, ok := wordTypeOf(p.Low)
+	return ok && wt.kind >= 0 && p.Acc == format.Binary32 && p.Sum == bound.Plain && !p.Scale &&
 		p.SplitMode == format.NearestEven && p.Words <= 4
 }
 
@@ -305,6 +313,9 @@ func (e *Engine) upload(x []float64) (*Buffer, error) {
 // cuBLASLt product of words (already of p.Low: the split kernel with one
 // word only stores them in the word type).
 func (e *Engine) gemm(p *multiword.Plan, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error {
+	if wt, _ := wordTypeOf(p.Low); wt.kind < 0 {
+		return e.gemm8(p, wt.data, m, n, k, a, lda, b, ldb, c)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	pack := func(x []float64, rows, cols, ld int) []float64 {
@@ -359,12 +370,94 @@ func (e *Engine) gemm(p *multiword.Plan, m, n, k int, a []float64, lda int, b []
 	return nil
 }
 
+// gemm8 is gemm for fp8 words. cuBLASLt multiplies fp8 only in the TN
+// layout (both operands k-contiguous) with leading dimensions that are
+// multiples of 16, so the words are encoded on the host, B transposed, and
+// every dimension padded with zeros to a multiple of 16 (exact).
+func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	up := func(x int) int { return (x + 15) / 16 * 16 }
+	mp, np, kp := up(m), up(n), up(k)
+	f := p.Low
+	a8, bt8 := make([]uint8, mp*kp), make([]uint8, np*kp)
+	for i := 0; i < m; i++ {
+		for l := 0; l < k; l++ {
+			code, err := f.Encode(a[i*lda+l])
+			if err != nil {
+				return fmt.Errorf("gpu: a word of A: %w", err)
+			}
+			a8[i*kp+l] = uint8(code)
+		}
+	}
+	for l := 0; l < k; l++ {
+		for j := 0; j < n; j++ {
+			code, err := f.Encode(b[l*ldb+j])
+			if err != nil {
+				return fmt.Errorf("gpu: a word of B: %w", err)
+			}
+			bt8[j*kp+l] = uint8(code)
+		}
+	}
+	c32 := make([]float32, mp*np)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			c32[i*np+j] = float32(c[i*n+j])
+		}
+	}
+	var bufs []*Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Free()
+		}
+	}()
+	load := func(x any, bytes int) (*Buffer, error) {
+		buf, err := e.d.Alloc(bytes)
+		if err == nil {
+			bufs = append(bufs, buf)
+			err = e.d.Upload(buf, x)
+		}
+		return buf, err
+	}
+	da, err := load(a8, len(a8))
+	if err != nil {
+		return err
+	}
+	db, err := load(bt8, len(bt8))
+	if err != nil {
+		return err
+	}
+	dc, err := load(c32, 4*len(c32))
+	if err != nil {
+		return err
+	}
+	err = e.lt.Matmul(MatmulSpec{M: np, N: mp, K: kp, TransA: true, A: db, B: da, C: dc, D: dc,
+		LdA: kp, LdB: kp, LdC: np, LdD: np, TypeA: dt, TypeB: dt, TypeC: F32, TypeD: F32,
+		Compute: Compute32F, Alpha: 1, Beta: 1, Workspace: e.workspace})
+	if err != nil {
+		return fmt.Errorf("gpu: %s product of plan %q: %w", f.Name(), p.Name, err)
+	}
+	if err := e.d.Download(c32, dc); err != nil {
+		return err
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			c[i*n+j] = float64(c32[i*np+j])
+		}
+	}
+	return nil
+}
+
 // UnitError is the error model of the GPU's tensor cores for Plan.Bound.
 // Hopper's adder is not measured yet (the probe issue does that): this is
 // the A100 model's error for the plan's words, doubled, since cuBLASLt may
 // also split k and add the parts in binary32.
 func (e *Engine) UnitError(p *multiword.Plan) (multiword.UnitError, error) {
-	u, err := mma.Lookup("a100", p.Low.Name(), "binary32")
+	low := p.Low.Name()
+	if p.Low == format.E4M3 || p.Low == format.E5M2 {
+		low = "binary16" // no fp8 model yet: fp8 products are exact in binary16's adder as well
+	}
+	u, err := mma.Lookup("a100", low, "binary32")
 	if err != nil {
 		return multiword.UnitError{}, fmt.Errorf("gpu: no error model for %s words: %w", p.Low.Name(), err)
 	}

@@ -41,7 +41,8 @@ func TestEngineRegistered(t *testing.T) {
 func TestEngineConformance(t *testing.T) {
 	e := engineGPU(t)
 	var plans []multiword.Plan
-	for _, v := range []string{"bf16", "double-bf16", "triple-bf16", "tf32", "double-tf32", "triple-bf16:products=all"} {
+	for _, v := range []string{"bf16", "double-bf16", "triple-bf16", "tf32", "double-tf32", "triple-bf16:products=all",
+		"e4m3", "double-e4m3", "triple-e5m2"} {
 		p, err := multiword.Lookup(v)
 		if err != nil {
 			t.Fatal(err)

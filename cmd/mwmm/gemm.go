@@ -53,7 +53,7 @@ Engines: reference (float64 products rounded to the accumulator: fast),
 model:<unit> (every block FMA through the bit-exact model of 'mwmm mma',
 e.g. model:v100, model:a100, model:ieee: slow, keep m and n small), and gpu
 (an NVIDIA GPU, or gpu:I for device I: the words made on the device and each
-product a cuBLASLt call with fp16/bf16/tf32 inputs and fp32 accumulation;
+product a cuBLASLt call with fp16/bf16/tf32/fp8 inputs and fp32 accumulation;
 see 'mwmm info'). A variant takes options after a colon, as in
 double-fp16:sum=v2,b=256 (see the multiword package); the flags set the
 common ones.`,
