@@ -255,22 +255,12 @@ func (e *Engine) products(p *multiword.Plan, m, n, k int, aw, bw wordBuffers, c 
 func (e *Engine) multiplyFast(p *multiword.Plan, m, n, k int, a, b, c []float64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	da, err := e.upload(a)
-	if err != nil {
-		return err
-	}
-	defer da.Free()
-	db, err := e.upload(b)
-	if err != nil {
-		return err
-	}
-	defer db.Free()
-	aw, err := e.split("split_f64", da, m*k, p.Low, p.Words, p.WordShift, nil)
+	aw, err := e.wordsOf(a, p.Low, p.Words, p.WordShift)
 	if err != nil {
 		return err
 	}
 	defer aw.free()
-	bw, err := e.split("split_f64", db, k*n, p.Low, p.Words, p.WordShift, nil)
+	bw, err := e.wordsOf(b, p.Low, p.Words, p.WordShift)
 	if err != nil {
 		return err
 	}
@@ -297,16 +287,26 @@ func (e *Engine) multiplyFast(p *multiword.Plan, m, n, k int, a, b, c []float64)
 	return nil
 }
 
-func (e *Engine) upload(x []float64) (*Buffer, error) {
+// wordsOf uploads x and splits it on the device into p words of f (word
+// shift t); the float64 copy is freed once the split has run.
+func (e *Engine) wordsOf(x []float64, f format.Format, p, shift int) (wordBuffers, error) {
 	buf, err := e.d.Alloc(8 * len(x))
 	if err != nil {
 		return nil, err
 	}
+	defer buf.Free()
 	if err := e.d.Upload(buf, x); err != nil {
-		buf.Free()
 		return nil, err
 	}
-	return buf, nil
+	ws, err := e.split("split_f64", buf, len(x), f, p, shift, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.d.Sync(); err != nil { // the split reads buf
+		ws.free()
+		return nil, err
+	}
+	return ws, nil
 }
 
 // gemm is the block FMA of multiword.Drive: C = A·B + C through one
@@ -325,22 +325,12 @@ func (e *Engine) gemm(p *multiword.Plan, m, n, k int, a []float64, lda int, b []
 		}
 		return out
 	}
-	da, err := e.upload(pack(a, m, k, lda))
-	if err != nil {
-		return err
-	}
-	defer da.Free()
-	db, err := e.upload(pack(b, k, n, ldb))
-	if err != nil {
-		return err
-	}
-	defer db.Free()
-	aw, err := e.split("split_f64", da, m*k, p.Low, 1, 0, nil)
+	aw, err := e.wordsOf(pack(a, m, k, lda), p.Low, 1, 0)
 	if err != nil {
 		return err
 	}
 	defer aw.free()
-	bw, err := e.split("split_f64", db, k*n, p.Low, 1, 0, nil)
+	bw, err := e.wordsOf(pack(b, k, n, ldb), p.Low, 1, 0)
 	if err != nil {
 		return err
 	}
