@@ -31,8 +31,9 @@ func decompose(t float64) (m uint64, e int) {
 func leadExp(m uint64, e int) int { return e + bits.Len64(m) - 1 }
 
 // alignedSum returns the terms' sum as the adder computes it, rounded into
-// Accumulator. Terms are finite; zeros are allowed.
-func (m *Model) alignedSum(ts []float64) float64 {
+// Accumulator. Terms are finite; zeros are allowed. The grid hangs from the
+// largest term's leading bit, or from exponent anchor (see AnchorExponents).
+func (m *Model) alignedSum(ts []float64, anchor int) float64 {
 	top := math.MinInt
 	low := math.MaxInt // lowest set bit of any term, for exact alignment
 	nonzero := 0
@@ -61,6 +62,10 @@ func (m *Model) alignedSum(ts []float64) float64 {
 		neg := allNeg || anyNeg && m.p.AccumulatorMode == format.Down
 		return math.Copysign(0, boolSign(neg))
 	}
+	lead := top // the largest leading bit, one above an anchor at most
+	if anchor != noAnchor {
+		top = anchor
+	}
 	unit := low
 	if m.fracBits >= 0 {
 		unit = top - m.fracBits
@@ -70,7 +75,7 @@ func (m *Model) alignedSum(ts []float64) float64 {
 	}
 	// Bits of the sum: the grid from the top term down, the carries of
 	// adding len(ts) terms, and a sign.
-	if top-unit+1+bits.Len(uint(len(ts))) <= 62 && !m.forceBig {
+	if lead-unit+1+bits.Len(uint(len(ts))) <= 62 && !m.forceBig {
 		return m.fixedSum(ts, top, unit)
 	}
 	if nonzero == 2 && m.fracBits < 0 && m.p.CarryBits == Unlimited && !m.forceBig {
@@ -191,6 +196,20 @@ func (m *Model) normalize(neg bool, mag uint64, sticky bool, unit int) float64 {
 	if neg {
 		x = -x
 	}
+	return m.roundAcc(x)
+}
+
+// roundAcc rounds into the accumulator; with FixedRange past its top
+// exponent to ±Inf and an underflow to zero to +0.
+func (m *Model) roundAcc(x float64) float64 {
+	if m.p.FixedRange {
+		if _, e := math.Frexp(x); e-1 > m.p.Accumulator.Emax() {
+			return math.Copysign(math.Inf(1), x)
+		}
+		if r := m.p.Accumulator.Round(x, m.p.AccumulatorMode); r == 0 {
+			return 0
+		}
+	}
 	return m.p.Accumulator.Round(x, m.p.AccumulatorMode)
 }
 
@@ -213,7 +232,7 @@ func (m *Model) exactPairSum(ts []float64) float64 {
 	if err != 0 && math.Float64bits(s)&1 == 0 {
 		s = math.Nextafter(s, math.Copysign(math.Inf(1), err))
 	}
-	return m.p.Accumulator.Round(s, m.p.AccumulatorMode)
+	return m.roundAcc(s)
 }
 
 // bigSum is fixedSum for grids wider than an int64.

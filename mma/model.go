@@ -67,7 +67,8 @@ func (o Order) String() string {
 //     fixed-point accumulator aligned to the largest term: its grid keeps
 //     Accumulator.Precision()-1+ExtraBits fraction bits below the leading bit
 //     of the largest term (23 for the {3.23} adder of V100, 24 for T4's
-//     {3.24}); bits below the grid are dropped or rounded (Alignment), and
+//     {3.24}), or, with AnchorExponents, below the largest exponent
+//     e_a+e_b of a product (or c's); bits below the grid are dropped or rounded (Alignment), and
 //     with Sticky a bit one position below the grid records whether any was
 //     nonzero. The sum has CarryBits bits above the largest term's leading
 //     bit; a carry beyond them is lost (the magnitude wraps).
@@ -100,10 +101,23 @@ type Params struct {
 	AccumulatorMode format.Mode   // normalisation rounding into Accumulator
 	ExtraBits       int           // grid bits below the accumulator's LSB, or Unlimited
 	Alignment       AlignRounding // fate of the bits below the grid
-	Sticky          bool          // keep a sticky bit below the grid (with Truncate)
-	CarryBits       int           // bits above the largest term, or Unlimited
-	NormalizeEach   bool          // normalise and round after every addition
-	Order           Order         // order of the additions with NormalizeEach
+	// AnchorExponents anchors the grid at the largest exponent of the
+	// terms as the hardware reads them (e_a+e_b for a product, subnormal
+	// inputs at the format's emin; c's exponent) instead of the leading bit
+	// of the largest term: a product of significands in [2,4) then has one
+	// grid bit more. Measured on Hopper (docs/hardware/hopper.md).
+	AnchorExponents bool
+	// FixedRange: the adder keeps a magnitude and a sign, not IEEE
+	// arithmetic: a sum whose exponent overflows the accumulator becomes
+	// ±Inf whatever AccumulatorMode says (round-toward-zero alone would
+	// stop at the largest finite value), and a nonzero sum that rounds to
+	// zero is +0 (a tiny negative product plus c = +0 gives +0, not -0).
+	// Measured on Hopper.
+	FixedRange    bool
+	Sticky        bool  // keep a sticky bit below the grid (with Truncate)
+	CarryBits     int   // bits above the largest term, or Unlimited
+	NormalizeEach bool  // normalise and round after every addition
+	Order         Order // order of the additions with NormalizeEach
 
 	OutputMode format.Mode // rounding from Accumulator to Output
 
@@ -283,17 +297,21 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		}
 		return m.p.Output.Round(s, format.NearestEven)
 	}
+	anchor := noAnchor
+	if m.p.AnchorExponents && !m.p.NormalizeEach {
+		anchor = m.anchor(a, b, c)
+	}
 	var s float64
 	switch {
 	case m.p.AddendAfter:
-		s = m.sum(prods)
+		s = m.sumAt(prods, anchor)
 		s = m.sum2(s, c)
 	case cFirst:
 		terms[0] = c
 		s = m.sum(terms[:n+1])
 	default:
 		terms[n] = c
-		s = m.sum(terms[:n+1])
+		s = m.sumAt(terms[:n+1], anchor)
 	}
 	if m.sameOut {
 		return s
@@ -303,17 +321,46 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 
 func isSpecial(x float64) bool { return x-x != 0 }
 
+// noAnchor: the grid hangs from the largest term's leading bit.
+const noAnchor = math.MinInt
+
+// anchor is the largest exponent of the block's terms as the hardware reads
+// them: e_a+e_b for each nonzero product (a subnormal input at the input's
+// emin), and c's exponent (at least the output's emin) unless c comes after.
+func (m *Model) anchor(a, b []float64, c float64) int {
+	top := noAnchor
+	exp := func(x float64, emin int) int {
+		_, e := math.Frexp(x)
+		return max(e-1, emin)
+	}
+	emin := m.p.Input.Emin()
+	for i := range a {
+		x, y := m.readInput(a[i]), m.readInput(b[i])
+		if x != 0 && y != 0 {
+			top = max(top, exp(x, emin)+exp(y, emin))
+		}
+	}
+	if c != 0 && !m.p.AddendAfter {
+		top = max(top, exp(c, m.p.Output.Emin()))
+	}
+	return top
+}
+
 // sum adds finite terms as the accumulator does and returns the sum rounded
 // into Accumulator.
-func (m *Model) sum(ts []float64) float64 {
+func (m *Model) sum(ts []float64) float64 { return m.sumAt(ts, noAnchor) }
+
+// sumAt is sum with the grid anchored at exponent anchor (noAnchor: at the
+// largest term's leading bit).
+func (m *Model) sumAt(ts []float64, anchor int) float64 {
 	if !m.p.NormalizeEach {
-		return m.alignedSum(ts)
+		return m.alignedSum(ts, anchor)
 	}
 	if m.p.Order == LargestFirst {
 		sortByMagnitude(ts)
 	}
 	if len(ts) == 1 {
-		return m.alignedSum(ts)
+		return m.alignedSum(ts, noAnchor)
 	}
 	acc := ts[0]
 	for _, t := range ts[1:] {
@@ -324,7 +371,7 @@ func (m *Model) sum(ts []float64) float64 {
 
 func (m *Model) sum2(x, y float64) float64 {
 	pair := [2]float64{x, y}
-	return m.alignedSum(pair[:])
+	return m.alignedSum(pair[:], noAnchor)
 }
 
 // sortByMagnitude is an insertion sort (stable, no allocation) of a few terms,
@@ -362,6 +409,12 @@ func (p Params) String() string {
 		if p.Sticky {
 			b.WriteString("+sticky")
 		}
+		if p.AnchorExponents {
+			b.WriteString(" below the largest exponent sum")
+		}
+	}
+	if p.FixedRange {
+		b.WriteString(", overflow to Inf, underflow to +0")
 	}
 	if p.CarryBits == Unlimited {
 		b.WriteString(", carries unlimited")

@@ -386,7 +386,7 @@ func TestIEEETC16IsTC32Rounded(t *testing.T) {
 
 func TestLookupErrors(t *testing.T) {
 	for _, tc := range []struct{ spec, in, out, want string }{
-		{"h100", "", "", "unknown unit"},
+		{"z900", "", "", "unknown unit"},
 		{"v100", "bf16", "", "no bfloat16→binary32 unit"},
 		{"v100", "fp17", "", "fp17"},
 		{"v100:k=0", "", "", "block size"},

@@ -116,6 +116,8 @@ order, k=2 from Table 1 (4×2×2): order and fusion not measured.`,
 			return p
 		},
 	},
+	hopperPreset("h100", "NVIDIA H100 (Hopper) tensor cores, measured: fp16, bf16, tf32, fp64, fp8"),
+	hopperPreset("h200", "NVIDIA H200: the H100's chip (Hopper), same tensor cores; measured on an H200"),
 	{
 		Name:    "ieee",
 		Summary: "IEEE block FMA (Blanchard et al., Alg. 3.1): exact products, RN accumulation",
@@ -154,6 +156,72 @@ rounded once to nearest-even into the output format. k=4 by default.`,
 			}
 		},
 	},
+}
+
+// hopperPairs are the formats of the Hopper presets: the tensor-core
+// instructions mma.sync and wgmma (identical for fp16, bf16 and tf32), fp64
+// (mma.sync), and fp8 as wgmma computes it (mma.sync with fp8 is emulated
+// on Hopper and behaves differently; see docs/hardware/hopper.md).
+var hopperPairs = [][2]format.Format{
+	{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16},
+	{format.BFloat16, format.Binary32}, {format.TF32, format.Binary32},
+	{format.Binary64, format.Binary64},
+	{format.E4M3, format.Binary32}, {format.E5M2, format.Binary32},
+	{format.E4M3, format.Binary16}, {format.E5M2, format.Binary16},
+}
+
+func hopperPreset(name, summary string) Preset {
+	return Preset{
+		Name: name, Summary: summary, Pairs: hopperPairs,
+		Doc: `Measured on an NVIDIA H200 (driver 580.159.04, CUDA 13.0) on 2026-11-21 by
+'mwmm probe --unit gpu:mma.sync|gpu:wgmma' and cross-checked bit for bit on
+10^6 random dot products a format (docs/hardware/hopper.md); the H100 is the
+same chip. fp16, bf16 → fp32: k=16 (the whole m16n8k16 / m64nNk16 step),
+exact products, the terms aligned to the largest exponent SUM e_a+e_b (not
+the largest product's leading bit: a product of significands in [2,4) gets
+one more bit) with 2 extra bits, truncated, 5 carry bits, normalised once,
+round-toward-zero into binary32; the adder is sign-magnitude: overflow gives
+Inf even under round-toward-zero, an underflow to zero gives +0. tf32: the
+same with k=8; binary32 inputs are truncated to tf32. fp16 → fp16: the same
+grid (10+15 bits) rounded once, to nearest-even, straight into binary16 (no
+binary32 step). fp8 (wgmma, QGMMA): k=32; into binary32 the sum keeps only
+14 bits (accp=14), 0 extra bits, round-toward-zero; into binary16 3 extra
+bits, round-to-nearest-even, 6 carry bits. fp64 (DMMA m8n8k4): an IEEE
+binary64 FMA chain in index order.`,
+		build: hopper,
+	}
+}
+
+// hopper returns the parameters measured on Hopper's tensor cores.
+func hopper(in, out format.Format) Params {
+	if in == format.Binary64 {
+		return ieee(in, format.Binary64, out, 4)
+	}
+	fp8 := in == format.E4M3 || in == format.E5M2
+	k := 16
+	switch {
+	case fp8:
+		k = 32
+	case in == format.TF32:
+		k = 8
+	}
+	p := nvidia(in, out, k, 2, 5)
+	p.AnchorExponents, p.FixedRange = true, true
+	if in == format.TF32 {
+		p.InputConversion = format.TowardZero
+	}
+	switch {
+	case fp8 && out == format.Binary16:
+		p.Accumulator, p.AccumulatorMode, p.ExtraBits, p.CarryBits = format.Binary16, format.NearestEven, 3, 6
+	case fp8:
+		// Subnormals of the 14-bit sum are not observable (c that small
+		// falls below the grid); the probe's fit flushes them.
+		p.Accumulator, _ = WithPrecision(format.Binary32.WithSubnormals(false), 14)
+		p.ExtraBits, p.CarryBits = 0, Unlimited // measured: at least 5
+	case out == format.Binary16:
+		p.Accumulator, p.AccumulatorMode, p.ExtraBits = format.Binary16, format.NearestEven, 15
+	}
+	return p
 }
 
 // ieee is the IEEE block FMA: an FMA chain in the accumulator's precision.
@@ -284,6 +352,24 @@ func (p *Params) set(key, val string) error {
 		}
 	case "sticky":
 		p.Sticky, err = onOff(val)
+	case "range":
+		switch strings.ToLower(val) {
+		case "fixed":
+			p.FixedRange = true
+		case "ieee":
+			p.FixedRange = false
+		default:
+			err = fmt.Errorf("want fixed or ieee")
+		}
+	case "anchor":
+		switch strings.ToLower(val) {
+		case "lead":
+			p.AnchorExponents = false
+		case "exp":
+			p.AnchorExponents = true
+		default:
+			err = fmt.Errorf("want lead or exp")
+		}
 	case "norm":
 		switch strings.ToLower(val) {
 		case "end":
@@ -359,7 +445,7 @@ func (p *Params) set(key, val string) error {
 			}
 		}
 	default:
-		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, norm, order, addend, products, productp, productmode, acc, accp, accmode, outmode, convert, subnormals, subnormals-in or subnormals-out)", key)
+		return fmt.Errorf("unknown key %q (want k, extra, carry, align, sticky, anchor, range, norm, order, addend, products, productp, productmode, acc, accp, accmode, outmode, convert, subnormals, subnormals-in or subnormals-out)", key)
 	}
 	return err
 }

@@ -59,6 +59,8 @@ func (p Params) Spec() (string, error) {
 	kv = append(kv, acc...)
 	kv = append(kv, "accmode="+p.AccumulatorMode.String(), "extra="+bitsText(p.ExtraBits),
 		"align="+p.Alignment.String(), "sticky="+map[bool]string{false: "off", true: "on"}[p.Sticky],
+		"anchor="+map[bool]string{false: "lead", true: "exp"}[p.AnchorExponents],
+		"range="+map[bool]string{false: "ieee", true: "fixed"}[p.FixedRange],
 		"carry="+bitsText(p.CarryBits), "norm="+map[bool]string{false: "end", true: "each"}[p.NormalizeEach],
 		"order="+map[Order]string{LargestFirst: "largest", InOrder: "inorder"}[p.Order],
 		"outmode="+p.OutputMode.String())

@@ -16,8 +16,8 @@ import (
 func features() []feature {
 	return []feature{
 		productsFeature(), subnormalFeature(true), subnormalFeature(false), accumulatorFeature(),
-		roundingFeature(), carryFeature(), blockFeature(), extraFeature(), normFeature(), addendFeature(),
-		outputRoundingFeature(),
+		roundingFeature(), carryFeature(), blockFeature(), extraFeature(), anchorFeature(), normFeature(), addendFeature(),
+		rangeFeature(), outputRoundingFeature(),
 	}
 }
 
@@ -387,9 +387,13 @@ func subnormalFeature(input bool) feature {
 				p.Input = p.Input.WithSubnormals(on)
 			} else {
 				sameAcc := p.Accumulator == p.Output
+				sameRange := p.Accumulator.Emin() == p.Output.Emin()
 				p.Output = p.Output.WithSubnormals(on)
-				if sameAcc {
+				switch {
+				case sameAcc:
 					p.Accumulator = p.Output
+				case sameRange: // a narrower accumulator of the output's range flushes with it
+					p.Accumulator = p.Accumulator.WithSubnormals(on)
 				}
 			}
 			return true
@@ -430,6 +434,12 @@ func subnormalFeature(input bool) feature {
 // without intermediate normalisation, and a chain of single products is the
 // same in every block arrangement.
 func Canonical(p mma.Params) mma.Params {
+	if p.ExtraBits == mma.Unlimited || p.NormalizeEach {
+		p.AnchorExponents = false // no grid to anchor
+	}
+	if !rangeMatters(p) {
+		p.FixedRange = false
+	}
 	if p.BlockK == 1 || p.NormalizeEach && p.Order == mma.InOrder && !p.AddendAfter && p.Output == p.Accumulator {
 		p.BlockK, p.NormalizeEach, p.AddendAfter = 1, false, false
 	}
@@ -518,6 +528,89 @@ func outputRoundingFeature() feature {
 				ts = append(ts, pr.test("1 + 3U/2: a tie, even above", s, s*3*l/2)...)
 				ts = append(ts, pr.test("1 + U/4", s, s*l/4)...)
 				ts = append(ts, pr.test("1 + 3U/4", s, s*3*l/4)...)
+			}
+			return ts
+		},
+	}
+}
+
+// anchorFeature: is the alignment grid hung from the largest product's
+// leading bit or from the largest exponent sum e_a+e_b (Hopper)? The two
+// differ by one bit when that product's significand is in [2,4): with
+// 1.5·1.5 - 1.5·1.5 + g, g one grid step under the exponent-sum anchor,
+// g survives only there.
+func anchorFeature() feature {
+	return feature{
+		name:       "alignment anchor",
+		candidates: func(mma.Params) []string { return []string{"lead", "exp"} },
+		set: func(p *mma.Params, v string) bool {
+			if v == "exp" && (p.ExtraBits == mma.Unlimited || p.NormalizeEach) {
+				return false
+			}
+			p.AnchorExponents = v == "exp"
+			return true
+		},
+		get: func(p mma.Params) string { return map[bool]string{false: "lead", true: "exp"}[p.AnchorExponents] },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			if p.ExtraBits == mma.Unlimited || p.BlockK < 3 {
+				return nil
+			}
+			fb := p.Accumulator.Precision() - 1 + p.ExtraBits
+			var ts []labelled
+			for _, j := range []int{0, 1, 2} {
+				g := math.Ldexp(1, -fb+j)
+				ga, gb, ok := pr.product(g)
+				if !ok {
+					continue
+				}
+				js := strconv.Itoa(j)
+				ts = append(ts,
+					labelled{"1.5·1.5 - 1.5·1.5 + 2^" + js + " grid steps", Case{A: []float64{1.5, -1.5, ga}, B: []float64{1.5, 1.5, gb}}},
+					labelled{"1.5·1.5 + 2^" + js + " grid steps", Case{A: []float64{1.5, ga}, B: []float64{1.5, gb}}},
+					labelled{"-(1.5·1.5) - 2^" + js + " grid steps", Case{A: []float64{-1.5, -ga}, B: []float64{1.5, gb}}})
+			}
+			return ts
+		},
+	}
+}
+
+// rangeMatters reports whether FixedRange can show: products can overflow
+// the accumulator under a directed rounding (to nearest, IEEE overflows to
+// Inf too) or underflow below its smallest subnormal.
+func rangeMatters(p mma.Params) bool {
+	in, acc := p.Input, p.Accumulator
+	directed := p.AccumulatorMode == format.TowardZero || p.AccumulatorMode == format.Up || p.AccumulatorMode == format.Down
+	return directed && 2*(in.Emax()+1) > acc.Emax() || 2*(in.Emin()-in.Precision()+1) < acc.Emin()-acc.Precision()+1
+}
+
+// rangeFeature: IEEE arithmetic at the ends of the range, or a
+// sign-magnitude fixed-point adder (Hopper): overflow to Inf even when
+// rounding toward zero, and a nonzero sum that rounds to zero is +0.
+func rangeFeature() feature {
+	return feature{
+		name:       "overflow and underflow",
+		candidates: func(mma.Params) []string { return []string{"ieee", "fixed"} },
+		set: func(p *mma.Params, v string) bool {
+			p.FixedRange = v == "fixed"
+			return true
+		},
+		get: func(p mma.Params) string { return map[bool]string{false: "ieee", true: "fixed"}[p.FixedRange] },
+		tests: func(pr *prober, p mma.Params) []labelled {
+			in := pr.in
+			big, tiny := in.MaxFinite(), in.MinSubnormal()
+			if !in.Subnormals() {
+				tiny = in.MinNormal()
+			}
+			ts := []labelled{
+				{"-(tiny·tiny) + 0: an underflow of a negative sum", Case{A: []float64{-tiny}, B: []float64{tiny}, C: 0}},
+				{"tiny·tiny + 0", Case{A: []float64{tiny}, B: []float64{tiny}, C: 0}},
+				{"max·max: an overflow", Case{A: []float64{big}, B: []float64{big}, C: 0}},
+				{"-(max·max)", Case{A: []float64{-big}, B: []float64{big}, C: 0}},
+			}
+			if p.BlockK >= 2 {
+				ts = append(ts,
+					labelled{"max·max + max·max", Case{A: []float64{big, big}, B: []float64{big, big}}},
+					labelled{"-(tiny·tiny) - tiny·tiny", Case{A: []float64{-tiny, -tiny}, B: []float64{tiny, tiny}}})
 			}
 			return ts
 		},

@@ -85,6 +85,11 @@ pairs with it). The presets:
 	}
 	tw.Flush()
 	b.WriteString(`
+The GPU's own instructions are units too, evaluated on the hardware (one
+kernel launch a batch, eight cases per instruction tile): gpu:mma.sync,
+gpu:wgmma (Hopper) and gpu:fma (the CUDA cores' FMA chain), gpuN:... for
+device N; see 'mwmm help probe' for their formats.
+
 Override keys (SPEC is PRESET:key=value,key=value...):
 
   k=N                    products per block
@@ -122,7 +127,7 @@ type evalOptions struct{ unit, input, output string }
 func mmaEvalFlags() (*flag.FlagSet, *evalOptions) {
 	o := new(evalOptions)
 	fs := newFlagSet("mma eval")
-	fs.StringVar(&o.unit, "unit", "v100", "(eval) the unit: a `SPEC`, a preset with optional :key=value overrides")
+	fs.StringVar(&o.unit, "unit", "v100", "(eval) the unit: a `SPEC`, a preset with optional :key=value overrides, or gpu:INSTR")
 	fs.StringVar(&o.input, "input", "", "(eval) the `FORMAT` of a and b (default: the preset's)")
 	fs.StringVar(&o.output, "output", "", "(eval) the `FORMAT` of c and d (default: the preset's for the input)")
 	return fs, o
@@ -240,7 +245,7 @@ func runMMAEval(args []string, stdout io.Writer, stdin io.Reader) error {
 	if len(rest) > 0 {
 		return usagef("eval takes no arguments (got %q): it reads the cases from standard input", rest[0])
 	}
-	u, err := mma.Lookup(o.unit, o.input, o.output)
+	u, err := mma.Open(o.unit, o.input, o.output)
 	if err != nil {
 		return usage(err)
 	}

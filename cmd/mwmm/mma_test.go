@@ -73,7 +73,7 @@ func TestMMAList(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "t4: ") || strings.Contains(out, "v100: ") {
 		t.Errorf("mma list T4: exit %d\n%s", code, out)
 	}
-	if code, _, errs := mwmm(t, "", "mma", "list", "h100"); code != 2 || !strings.Contains(errs, `"h100"`) {
+	if code, _, errs := mwmm(t, "", "mma", "list", "z900"); code != 2 || !strings.Contains(errs, `"z900"`) {
 		t.Errorf("mma list h100: exit %d, stderr %q; want 2", code, errs)
 	}
 }
@@ -171,7 +171,7 @@ func TestMMAEvalErrors(t *testing.T) {
 		{nil, "00000000 00000000 ; 00000000 33000000 ; 00000000\n", 1, "", []string{"line 1:", "b_2 = 33000000 (2.9802322e-08)"}},
 		{[]string{"--output", "fp16"}, good + "00000000 ; 00000000 ; 3f800001\n", 1, "40000000\n", []string{"line 2:", "c = 3f800001", "not a binary16 value"}},
 		{[]string{"--unit", "a100", "--input", "bf16"}, "3f800001 ; 00000000 ; 00000000\n", 1, "", []string{"line 1:", "not a bfloat16 value"}},
-		{[]string{"--unit", "h100"}, good, 2, "", []string{`"h100"`, "v100"}},
+		{[]string{"--unit", "z900"}, good, 2, "", []string{`"z900"`, "v100"}},
 		{[]string{"--unit", "a100", "--input", "fp64"}, good, 2, "", []string{"binary64", "binary32 values only"}},
 		{[]string{"--unit", "v100", "--input", "bf16"}, good, 2, "", []string{"v100 has no bfloat16→binary32 unit"}},
 		{[]string{"--unit", "v100:extra=x"}, good, 2, "", []string{"extra=x"}},

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/mma"
 	"github.com/mwmm/mwmm/probe"
 )
@@ -15,7 +20,7 @@ import (
 var probeCmd = &command{
 	name:    "probe",
 	summary: "measure a matrix-multiply unit's numerical features and fit the generic model",
-	usage:   "mwmm probe [--unit SPEC] [--input FORMAT] [--output FORMAT] [--json] [--evidence]",
+	usage:   "mwmm probe [--unit SPEC] [--input FORMAT] [--output FORMAT] [--json] [--evidence] [--crosscheck N [--against SPEC]]",
 	help: `
 Probe measures what a matrix-multiply unit does inside a dot product
 d = a_1·b_1 + ... + a_k·b_k + c, using only its results, and fits the
@@ -50,19 +55,40 @@ the unit is outside what the model can express).
 --json prints the whole report, every test case with the unit's result
 and each candidate value's prediction included; --evidence adds the cases
 to the table. Units are SPECs as in 'mwmm mma' (presets, optionally with
-:key=value overrides). Hardware units join in a later release.`,
+:key=value overrides) or the GPU's own instructions:
+
+  gpu:mma.sync   warp-level tensor-core MMA: fp16→fp32/fp16, bf16→fp32,
+                 tf32→fp32 (m16n8k8), fp64 (m8n8k4), e4m3/e5m2→fp32/fp16
+  gpu:wgmma      Hopper's warpgroup MMA (sm_90a): fp16, bf16, tf32, e4m3, e5m2
+  gpu:fma        the CUDA cores' FMA chain: fp32 and fp64 (a baseline)
+
+(gpuN:... for device N). A GPU unit runs each batch of test cases in one
+kernel launch, eight dot products per instruction tile.
+
+--crosscheck N then draws about N random dot products from the generators
+(uniform, mixed signs, wide exponent spread, heavy cancellation, subnormal
+inputs, c much larger or smaller than the products, near overflow) at
+several lengths, runs them on the unit and on the fitted model — or on the
+model --against names, such as the measured h100 preset — and counts every
+case where they differ. A bit-exact model has no mismatches; the first few
+of any are listed. With --against the probe itself is skipped.`,
 	examples: `
 mwmm probe
 mwmm probe --unit t4 --output fp16
 mwmm probe --unit a100 --input bf16 --json > a100-bf16.json
-mwmm probe --unit v100:extra=3,accmode=rne --evidence`,
+mwmm probe --unit v100:extra=3,accmode=rne --evidence
+mwmm probe --unit gpu:wgmma --input e4m3 --output fp32
+mwmm probe --unit gpu:mma.sync --input bf16 --crosscheck 1000000 --against h100`,
 	flags: func() *flag.FlagSet { fs, _ := probeFlags(); return fs },
 	run:   runProbe,
 }
 
 type probeOptions struct {
-	unit, input, output string
-	json, evidence      bool
+	unit, input, output, against string
+	json, evidence               bool
+	crosscheck                   int
+	seed                         uint64
+	record                       string
 }
 
 func probeFlags() (*flag.FlagSet, *probeOptions) {
@@ -73,6 +99,10 @@ func probeFlags() (*flag.FlagSet, *probeOptions) {
 	fs.StringVar(&o.output, "output", "", "the `FORMAT` of c and d (default: the preset's for the input)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON, with every test case")
 	fs.BoolVar(&o.evidence, "evidence", false, "list each feature's test cases and the unit's results")
+	fs.IntVar(&o.crosscheck, "crosscheck", 0, "compare the fit (or --against) with the unit on about `N` random dot products")
+	fs.StringVar(&o.against, "against", "", "cross-check this model `SPEC` (e.g. h100) instead of the fit; skips the probe")
+	fs.Uint64Var(&o.seed, "seed", 1, "the cross-check's random `SEED`")
+	fs.StringVar(&o.record, "record", "", "write every cross-check case and the unit's result to `FILE` (JSON lines)")
 	return fs, o
 }
 
@@ -85,20 +115,138 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if len(rest) > 0 {
 		return usagef("probe takes no arguments (got %q); name the unit with --unit", rest[0])
 	}
-	u, err := mma.Lookup(o.unit, o.input, o.output)
+	if o.crosscheck < 0 {
+		return usagef("--crosscheck takes a number of cases, got %d", o.crosscheck)
+	}
+	if o.against != "" && o.crosscheck == 0 {
+		return usagef("--against names the model of a cross-check: add --crosscheck N")
+	}
+	u, err := mma.Open(o.unit, o.input, o.output)
 	if err != nil {
 		return usage(err)
 	}
-	r, err := probe.Run(u)
-	if err != nil {
-		return err
+	var out struct {
+		Report     *probe.Report     `json:"probe,omitempty"`
+		Crosscheck *probe.Crosscheck `json:"crosscheck,omitempty"`
+	}
+	var model *mma.Model
+	if o.against != "" {
+		if model, err = mma.Lookup(o.against, u.Input().Name(), u.Output().Name()); err != nil {
+			return usage(err)
+		}
+	} else {
+		r, err := probe.Run(u)
+		if err != nil {
+			return err
+		}
+		out.Report = &r
+		if !o.json {
+			if err := writeReport(stdout, r, o.evidence); err != nil {
+				return err
+			}
+		}
+		if o.crosscheck > 0 {
+			if model, err = probe.Fit(r); err != nil {
+				return err
+			}
+		}
+	}
+	if o.crosscheck > 0 {
+		bar := progress.New(stderr, int64(o.crosscheck), "cross-check")
+		opts := probe.CrosscheckOptions{Cases: o.crosscheck, Seed: o.seed, Done: func(n int) { bar.Add(int64(n)) }}
+		var rec *recorder
+		if o.record != "" {
+			if rec, err = newRecorder(o.record); err != nil {
+				return err
+			}
+			opts.Record = rec.add
+		}
+		cc, err := probe.RunCrosscheck(u, model, opts)
+		bar.Finish()
+		if rec != nil {
+			if cerr := rec.close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		out.Crosscheck = &cc
+		if !o.json {
+			writeCrosscheck(stdout, cc)
+		}
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		if out.Crosscheck == nil {
+			return enc.Encode(out.Report) // the report alone, as before
+		}
+		return enc.Encode(out)
 	}
-	return writeReport(stdout, r, o.evidence)
+	return nil
+}
+
+// recorder writes cross-check cases as JSON lines:
+// {"gen":"uniform (0,1]","a":[...],"b":[...],"c":0.5,"d":1.25}, with NaN and
+// ±Inf as strings.
+type recorder struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+func newRecorder(name string) (*recorder, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &recorder{f, bufio.NewWriter(f)}, nil
+}
+
+func (r *recorder) add(gen string, c probe.Case, d float64) error {
+	num := func(x float64) any {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return x
+	}
+	nums := func(xs []float64) []any {
+		out := make([]any, len(xs))
+		for i, x := range xs {
+			out[i] = num(x)
+		}
+		return out
+	}
+	line, err := json.Marshal(map[string]any{"gen": gen, "a": nums(c.A), "b": nums(c.B), "c": num(c.C), "d": num(d)})
+	if err != nil {
+		return err
+	}
+	r.w.Write(line)
+	return r.w.WriteByte('\n')
+}
+
+func (r *recorder) close() error {
+	err := r.w.Flush()
+	if cerr := r.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func writeCrosscheck(w io.Writer, cc probe.Crosscheck) {
+	fmt.Fprintf(w, "\ncross-check of %s against %s, lengths k = %v:\n", cc.Unit, cc.Model, cc.Lengths)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  GENERATOR\tCASES\tMISMATCHES")
+	for _, r := range cc.Rows {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\n", r.Generator, r.Cases, r.Mismatches)
+	}
+	fmt.Fprintf(tw, "  all\t%d\t%d\n", cc.Cases, cc.Mismatches)
+	tw.Flush()
+	for _, r := range cc.Rows {
+		for _, m := range r.Examples {
+			fmt.Fprintf(w, "  %s: a=%v b=%v c=%v: unit %v, model %v\n", r.Generator, m.A, m.B, m.C, m.Unit, m.Model)
+		}
+	}
 }
 
 func writeReport(w io.Writer, r probe.Report, evidence bool) error {

@@ -65,7 +65,7 @@ func TestProbeJSON(t *testing.T) {
 
 func TestProbeErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"probe", "--unit", "h100"},
+		{"probe", "--unit", "z900"},
 		{"probe", "--input", "fp7"},
 		{"probe", "v100"},
 		{"probe", "--frobnicate"},
