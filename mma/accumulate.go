@@ -58,8 +58,8 @@ func (m *Model) alignedSum(ts []float64, anchor int) float64 {
 	}
 	if nonzero == 0 {
 		// IEEE: a sum of zeros is -0 only if all are -0 (or, rounding
-		// down, if any is).
-		neg := allNeg || anyNeg && m.p.AccumulatorMode == format.Down
+		// down, if any is); a sign-magnitude adder gives +0.
+		neg := (allNeg || anyNeg && m.p.AccumulatorMode == format.Down) && !m.p.FixedRange
 		return math.Copysign(0, boolSign(neg))
 	}
 	lead := top // the largest leading bit, one above an anchor at most
@@ -200,7 +200,7 @@ func (m *Model) normalize(neg bool, mag uint64, sticky bool, unit int) float64 {
 }
 
 // roundAcc rounds into the accumulator; with FixedRange past its top
-// exponent to ±Inf and an underflow to zero to +0.
+// exponent to ±Inf and every zero to +0.
 func (m *Model) roundAcc(x float64) float64 {
 	if m.p.FixedRange {
 		if _, e := math.Frexp(x); e-1 > m.p.Accumulator.Emax() {

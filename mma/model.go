@@ -110,8 +110,8 @@ type Params struct {
 	// FixedRange: the adder keeps a magnitude and a sign, not IEEE
 	// arithmetic: a sum whose exponent overflows the accumulator becomes
 	// ±Inf whatever AccumulatorMode says (round-toward-zero alone would
-	// stop at the largest finite value), and a nonzero sum that rounds to
-	// zero is +0 (a tiny negative product plus c = +0 gives +0, not -0).
+	// stop at the largest finite value), and every zero sum is +0 (-0 plus
+	// -0 products, or a tiny negative sum that rounds to zero, give +0).
 	// Measured on Hopper.
 	FixedRange    bool
 	Sticky        bool  // keep a sticky bit below the grid (with Truncate)
@@ -414,7 +414,7 @@ func (p Params) String() string {
 		}
 	}
 	if p.FixedRange {
-		b.WriteString(", overflow to Inf, underflow to +0")
+		b.WriteString(", overflow to Inf, zeros +0")
 	}
 	if p.CarryBits == Unlimited {
 		b.WriteString(", carries unlimited")

@@ -437,9 +437,6 @@ func Canonical(p mma.Params) mma.Params {
 	if p.ExtraBits == mma.Unlimited || p.NormalizeEach {
 		p.AnchorExponents = false // no grid to anchor
 	}
-	if !rangeMatters(p) {
-		p.FixedRange = false
-	}
 	if p.BlockK == 1 || p.NormalizeEach && p.Order == mma.InOrder && !p.AddendAfter && p.Output == p.Accumulator {
 		p.BlockK, p.NormalizeEach, p.AddendAfter = 1, false, false
 	}
@@ -574,18 +571,9 @@ func anchorFeature() feature {
 	}
 }
 
-// rangeMatters reports whether FixedRange can show: products can overflow
-// the accumulator under a directed rounding (to nearest, IEEE overflows to
-// Inf too) or underflow below its smallest subnormal.
-func rangeMatters(p mma.Params) bool {
-	in, acc := p.Input, p.Accumulator
-	directed := p.AccumulatorMode == format.TowardZero || p.AccumulatorMode == format.Up || p.AccumulatorMode == format.Down
-	return directed && 2*(in.Emax()+1) > acc.Emax() || 2*(in.Emin()-in.Precision()+1) < acc.Emin()-acc.Precision()+1
-}
-
 // rangeFeature: IEEE arithmetic at the ends of the range, or a
 // sign-magnitude fixed-point adder (Hopper): overflow to Inf even when
-// rounding toward zero, and a nonzero sum that rounds to zero is +0.
+// rounding toward zero, and every zero sum is +0.
 func rangeFeature() feature {
 	return feature{
 		name:       "overflow and underflow",
@@ -602,6 +590,7 @@ func rangeFeature() feature {
 				tiny = in.MinNormal()
 			}
 			ts := []labelled{
+				{"(-1)·0 + (-0): a sum of negative zeros", Case{A: []float64{-1}, B: []float64{0}, C: math.Copysign(0, -1)}},
 				{"-(tiny·tiny) + 0: an underflow of a negative sum", Case{A: []float64{-tiny}, B: []float64{tiny}, C: 0}},
 				{"tiny·tiny + 0", Case{A: []float64{tiny}, B: []float64{tiny}, C: 0}},
 				{"max·max: an overflow", Case{A: []float64{big}, B: []float64{big}, C: 0}},
