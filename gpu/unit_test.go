@@ -97,9 +97,9 @@ func TestUnitsMatchPresets(t *testing.T) {
 			case u.Instruction() == FMA:
 				spec = "ieee:k=1"
 			case emulatedFP8(u):
-				t.Skip("mma.sync with fp8 is emulated on Hopper (HMMA in SASS) and not modelled; see docs/hardware/hopper.md")
+				spec = "h100-mma.sync" // two fp16 HMMA steps and an FADD
 			}
-			m, err := mma.Lookup(spec, u.Input().Name(), u.Output().Name())
+			m, err := mma.Open(spec, u.Input().Name(), u.Output().Name())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,8 +119,7 @@ func TestUnitsMatchPresets(t *testing.T) {
 }
 
 // emulatedFP8 reports an fp8 mma.sync on Hopper, which has no QMMA: the
-// compiler emulates it with fp16 HMMA steps whose summation the presets do
-// not model.
+// compiler emulates it with fp16 HMMA steps (mma.SyncPresets).
 func emulatedFP8(u *Unit) bool {
 	fp8 := u.Input() == format.E4M3 || u.Input() == format.E5M2
 	return fp8 && u.Instruction() == MMASync && strings.HasPrefix(u.d.Arch(), "sm_90")

@@ -46,7 +46,7 @@ func Hardware() []string {
 }
 
 // Open returns the unit a spec names: a registered hardware unit (see
-// RegisterHardware) or a model (Lookup).
+// RegisterHardware), one of SyncPresets, or a model (Lookup).
 func Open(spec, input, output string) (Unit, error) {
 	head, _, _ := strings.Cut(spec, ":")
 	name := strings.TrimRight(head, "0123456789")
@@ -58,6 +58,11 @@ func Open(spec, input, output string) (Unit, error) {
 		}
 	}
 	familiesMu.Unlock()
+	for _, name := range SyncPresets {
+		if strings.EqualFold(spec, name) {
+			return openSync(strings.ToLower(spec), input, output)
+		}
+	}
 	if open != nil {
 		u, err := open(spec, input, output)
 		if err != nil {

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -62,7 +63,7 @@ type CrosscheckOptions struct {
 // RunCrosscheck draws about o.Cases cases (split evenly over the generators
 // and the lengths of CrosscheckLengths(u.BlockK())), runs them on u and on
 // the model, and counts where they differ (NaNs of any payload agree).
-func RunCrosscheck(u mma.Unit, model *mma.Model, o CrosscheckOptions) (Crosscheck, error) {
+func RunCrosscheck(u, model mma.Unit, o CrosscheckOptions) (Crosscheck, error) {
 	n, seed, done := o.Cases, o.Seed, o.Done
 	in, out := u.Input(), u.Output()
 	// The model may flush what the unit's format keeps (a fitted unit
@@ -90,7 +91,10 @@ func RunCrosscheck(u mma.Unit, model *mma.Model, o CrosscheckOptions) (Crosschec
 				if err != nil {
 					return cc, err
 				}
-				want := modelCases(model, cs)
+				want, err := modelCases(model, k, cs)
+				if err != nil {
+					return cc, err
+				}
 				if o.Record != nil {
 					for i, c := range cs {
 						if err := o.Record(g.Name, c, got[i]); err != nil {
@@ -131,20 +135,22 @@ func runCases(u mma.Unit, k int, cs []Case) ([]float64, error) {
 	return d, u.Dots(k, a, b, c, d)
 }
 
-// modelCases evaluates the cases on the model, on every core.
-func modelCases(model *mma.Model, cs []Case) []float64 {
+// modelCases evaluates the cases on the model, on every core (models are
+// safe for concurrent use).
+func modelCases(model mma.Unit, k int, cs []Case) ([]float64, error) {
 	want := make([]float64, len(cs))
 	workers := runtime.GOMAXPROCS(0)
 	chunk := (len(cs) + workers - 1) / workers
 	var wg sync.WaitGroup
-	for lo := 0; lo < len(cs); lo += chunk {
+	errs := make([]error, workers+1)
+	for w, lo := 0, 0; lo < len(cs); w, lo = w+1, lo+chunk {
 		hi := min(lo+chunk, len(cs))
 		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				want[i] = model.Dot(cs[i].A, cs[i].B, cs[i].C)
-			}
+			part, err := runCases(model, k, cs[lo:hi])
+			copy(want[lo:hi], part)
+			errs[w] = err
 		})
 	}
 	wg.Wait()
-	return want
+	return want, errors.Join(errs...)
 }

@@ -6,18 +6,18 @@
 # Usage: scripts/hopper-probe.sh OUTDIR [CROSSCHECK_CASES [AGAINST]]
 #   RECORD=1 also keeps every cross-check case and result (OUTDIR/*.jsonl).
 #   AGAINST "" cross-checks each unit against its own fit; "presets"
-#   against h100 (mma.sync, wgmma) and ieee:k=1 (fma).
+#   against h100-mma.sync (mma.sync), h100 (wgmma) and ieee:k=1 (fma).
 set -u
 out=${1:?usage: $0 OUTDIR [CASES [presets]]}
 cases=${2:-0}
 against=${3:-}
 mkdir -p "$out"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/mwmm-cache}
-units="mma.sync:fp16:fp32 mma.sync:fp16:fp16 mma.sync:bf16:fp32 mma.sync:tf32:fp32 mma.sync:fp64:fp64
+units=${UNITS:-"mma.sync:fp16:fp32 mma.sync:fp16:fp16 mma.sync:bf16:fp32 mma.sync:tf32:fp32 mma.sync:fp64:fp64
 mma.sync:e4m3:fp32 mma.sync:e5m2:fp32 mma.sync:e4m3:fp16 mma.sync:e5m2:fp16
 wgmma:fp16:fp32 wgmma:fp16:fp16 wgmma:bf16:fp32 wgmma:tf32:fp32
 wgmma:e4m3:fp32 wgmma:e5m2:fp32 wgmma:e4m3:fp16 wgmma:e5m2:fp16
-fma:fp32:fp32 fma:fp64:fp64"
+fma:fp32:fp32 fma:fp64:fp64"}
 for u in $units; do
 	IFS=: read -r instr in outf <<<"$u"
 	name="$instr-$in-$outf"
@@ -26,7 +26,8 @@ for u in $units; do
 		args+=(--crosscheck "$cases")
 		if [ "$against" = presets ]; then
 			case $instr in
-			mma.sync | wgmma) args+=(--against h100) ;;
+			mma.sync) args+=(--against h100-mma.sync) ;;
+			wgmma) args+=(--against h100) ;;
 			fma) args+=(--against ieee:k=1) ;;
 			esac
 		fi

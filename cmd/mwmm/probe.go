@@ -129,9 +129,9 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		Report     *probe.Report     `json:"probe,omitempty"`
 		Crosscheck *probe.Crosscheck `json:"crosscheck,omitempty"`
 	}
-	var model *mma.Model
+	var model mma.Unit
 	if o.against != "" {
-		if model, err = mma.Lookup(o.against, u.Input().Name(), u.Output().Name()); err != nil {
+		if model, err = mma.Open(o.against, u.Input().Name(), u.Output().Name()); err != nil {
 			return usage(err)
 		}
 	} else {
