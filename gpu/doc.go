@@ -69,6 +69,13 @@
 // uint32, int64, uint64, float32, float64, uintptr, or a *Buffer for a
 // pointer.
 //
+// # The instructions as units
+//
+// NewUnit (or mma.Open("gpu:mma.sync"), "gpu:wgmma", "gpu:fma") makes one
+// matrix instruction an mma.Unit: Dots evaluates a batch of dot products on
+// the hardware, eight per instruction tile, for probing and cross-checking
+// the models (docs/hardware/hopper.md).
+//
 // # cuBLASLt
 //
 // Lt.Matmul computes D = α·op(A)·op(B) + β·C with column-major matrices in

@@ -39,6 +39,9 @@ larger exponent pushes the small terms off the grid.
 
 Presets (Presets, Lookup) are v100, t4 and a100 with the parameters the paper
 measured (and, marked "not measured" in their Doc, the ones it leaves open),
+h100 and h200 as mwmm measured them on an H200 (docs/hardware/hopper.md: the
+grid anchored at the largest exponent sum, a sign-magnitude adder, fp8 summed
+in 14 bits; Open("h100-mma.sync", ...) is the emulated fp8 mma.sync),
 ieee, the IEEE block FMA of Blanchard et al. (exact products, accumulation
 with round-to-nearest: TC32 and TC16), and exact, one correct rounding per
 block. A spec can change any parameter of a preset:
@@ -52,8 +55,9 @@ or build Params directly and call NewModel.
 
 Gemm multiplies matrices through any Unit, tile by tile with k-blocks
 chained in order, on all cores: the engine of simulated experiments. Units
-that are not models (a real GPU, later) only need Dots, a batch of
-independent dot products.
+that are not models only need Dots, a batch of independent dot products:
+package gpu registers the GPU's instructions with RegisterHardware, and
+Open("gpu:wgmma", "e4m3", "fp32") returns one.
 
 # How it is exact
 
