@@ -128,20 +128,26 @@ func Run(ctx context.Context, e *Experiment, cfg Config, outDir string, progress
 		bar.Add(int64(costDone/total*ticks) - before)
 		return nil
 	}
+	// drain keeps what finished before an interrupt; the rest failed
+	// because of it.
+	drain := func() {
+		for len(results) > 0 && runErr == nil {
+			if d := <-results; d.err == nil {
+				runErr = take(d)
+			}
+		}
+	}
 wait:
 	for res.Done < len(tasks) {
 		select {
 		case <-ctx.Done():
-			// Keep what finished before the interrupt.
-			// Keep what finished before the interrupt; the rest failed
-			// because of it.
-			for len(results) > 0 && runErr == nil {
-				if d := <-results; d.err == nil {
-					runErr = take(d)
-				}
-			}
+			drain()
 			break wait
 		case d := <-results:
+			if d.err != nil && ctx.Err() != nil {
+				drain() // a task stopped by the interrupt, seen before ctx.Done
+				break wait
+			}
 			if runErr = take(d); runErr != nil {
 				break wait
 			}

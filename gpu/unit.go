@@ -201,15 +201,10 @@ const unitBatch = 1 << 18
 
 // Dots implements mma.Unit on the hardware, one launch per 2^18 cases.
 func (u *Unit) Dots(k int, a, b, c, d []float64) error {
-	n := len(c)
-	switch {
-	case k < 0:
-		return fmt.Errorf("gpu: negative dot-product length k=%d", k)
-	case len(d) != n:
-		return fmt.Errorf("gpu: %d addends but %d results", n, len(d))
-	case len(a) != n*k || len(b) != n*k:
-		return fmt.Errorf("gpu: %d cases of length %d need %d values of a and of b, have %d and %d", n, k, n*k, len(a), len(b))
+	if err := mma.CheckDots(k, a, b, c, d); err != nil {
+		return err
 	}
+	n := len(c)
 	if k == 0 {
 		for i, x := range c {
 			d[i] = u.kind.out.Round(x, format.NearestEven)

@@ -60,7 +60,7 @@ func (u *fp8Sync) Output() format.Format { return u.out }
 func (u *fp8Sync) BlockK() int           { return 32 }
 
 func (u *fp8Sync) Dots(k int, a, b, c, d []float64) error {
-	if err := checkDots(k, a, b, c, d); err != nil {
+	if err := CheckDots(k, a, b, c, d); err != nil {
 		return err
 	}
 	var lo, hi [2][16]float64

@@ -215,7 +215,7 @@ func (m *Model) BlockK() int           { return m.p.BlockK }
 
 // Dots implements Unit.
 func (m *Model) Dots(k int, a, b, c, d []float64) error {
-	if err := checkDots(k, a, b, c, d); err != nil {
+	if err := CheckDots(k, a, b, c, d); err != nil {
 		return err
 	}
 	for i := range c {

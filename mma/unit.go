@@ -31,8 +31,9 @@ type Unit interface {
 	Dots(k int, a, b, c, d []float64) error
 }
 
-// checkDots validates the slice lengths of a Dots call.
-func checkDots(k int, a, b, c, d []float64) error {
+// CheckDots validates the slice lengths of a Dots call: for implementations
+// of Unit.
+func CheckDots(k int, a, b, c, d []float64) error {
 	n := len(c)
 	switch {
 	case k < 0:

@@ -468,14 +468,8 @@ func (pr *prober) evalAll(cs []Case) []float64 {
 		}
 	}
 	for k, batch := range byLen {
-		a := make([]float64, 0, k*len(batch))
-		b := make([]float64, 0, k*len(batch))
-		c := make([]float64, len(batch))
-		for i, x := range batch {
-			a, b, c[i] = append(a, x.A...), append(b, x.B...), x.C
-		}
-		d := make([]float64, len(batch))
-		if err := pr.u.Dots(k, a, b, c, d); err != nil && pr.err == nil {
+		d, err := runCases(pr.u, k, batch)
+		if err != nil && pr.err == nil {
 			pr.err = err
 		}
 		pr.runs += len(batch)

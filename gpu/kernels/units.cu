@@ -154,24 +154,32 @@ extern "C" __global__ void mma_f64(const double* a, const double* b, const doubl
 
 // The fused multiply-adds of the CUDA cores, one thread per case: the
 // non-tensor-core baseline d = fma(a_i, b_i, d) from c in index order.
-extern "C" __global__ void fma_f32(const float* a, const float* b, const float* c, float* d, long long n, int kp) {
+__device__ __forceinline__ float fmaRN(float a, float b, float c) {
+    asm("fma.rn.f32 %0, %1, %2, %0;" : "+f"(c) : "f"(a), "f"(b));
+    return c;
+}
+__device__ __forceinline__ double fmaRN(double a, double b, double c) {
+    asm("fma.rn.f64 %0, %1, %2, %0;" : "+d"(c) : "d"(a), "d"(b));
+    return c;
+}
+
+template <class T>
+__device__ void fmaCases(const T* a, const T* b, const T* c, T* d, long long n, int kp) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        float s = c[i];
+        T s = c[i];
         for (int k = 0; k < kp; k++) {
-            asm("fma.rn.f32 %0, %1, %2, %0;" : "+f"(s) : "f"(a[i * kp + k]), "f"(b[i * kp + k]));
+            s = fmaRN(a[i * kp + k], b[i * kp + k], s);
         }
         d[i] = s;
     }
 }
 
+extern "C" __global__ void fma_f32(const float* a, const float* b, const float* c, float* d, long long n, int kp) {
+    fmaCases(a, b, c, d, n, kp);
+}
+
 extern "C" __global__ void fma_f64(const double* a, const double* b, const double* c, double* d, long long n, int kp) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        double s = c[i];
-        for (int k = 0; k < kp; k++) {
-            asm("fma.rn.f64 %0, %1, %2, %0;" : "+d"(s) : "d"(a[i * kp + k]), "d"(b[i * kp + k]));
-        }
-        d[i] = s;
-    }
+    fmaCases(a, b, c, d, n, kp);
 }
 
 // wgmma (sm_90a): one warpgroup of 128 threads per block, m64n8kK, A from
