@@ -56,8 +56,7 @@ var unitKinds = []unitKind{
 	{FMA, format.Binary64, format.Binary64, "fma_f64", 1, "fma.rn.f64"},
 }
 
-// Instructions lists the instruction families, and UnitPairs the (input,
-// output) formats each takes, the default first.
+// Instructions lists the instruction families.
 func Instructions() []string { return []string{MMASync, WGMMA, FMA} }
 
 // UnitPairs returns the (input, output) format pairs of an instruction
@@ -154,7 +153,7 @@ func openUnit(spec, input, output string) (mma.Unit, error) {
 			return nil, err
 		}
 	}
-	if !mustKnow(instr) {
+	if !knownInstruction(instr) {
 		return nil, fmt.Errorf("no instruction family %q; the GPU units are %s", instr, strings.Join(Instructions(), ", "))
 	}
 	e, err := SharedEngine(i)
@@ -167,7 +166,7 @@ func openUnit(spec, input, output string) (mma.Unit, error) {
 	return NewUnit(e.Device(), instr, in, out)
 }
 
-func mustKnow(instr string) bool {
+func knownInstruction(instr string) bool {
 	for _, s := range Instructions() {
 		if s == instr {
 			return true
@@ -189,7 +188,7 @@ func (u *Unit) Output() format.Format { return u.kind.out }
 // be fewer (the probe measures that).
 func (u *Unit) BlockK() int { return u.kind.k }
 
-// Instruction returns the instruction family and Kernel the kernel.
+// Instruction returns the instruction family: MMASync, WGMMA or FMA.
 func (u *Unit) Instruction() string { return u.kind.instr }
 
 // Kernel returns the name of the kernel in units.cu that runs the unit.
