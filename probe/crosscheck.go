@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -36,6 +37,22 @@ type Mismatch struct {
 	Case
 	Unit  float64 `json:"unit"`
 	Model float64 `json:"model"`
+}
+
+// MarshalJSON writes results that are NaN or ±Inf as strings (see
+// jsonNumber), so that a report with an overflowing mismatch still encodes.
+func (m Mismatch) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"A": jsonNumbers(m.A), "B": jsonNumbers(m.B), "C": jsonNumber(m.C),
+		"unit": jsonNumber(m.Unit), "model": jsonNumber(m.Model)})
+}
+
+// RecordLine is one cross-check case and the unit's answer as a line of
+// JSON, as 'mwmm probe --record' writes it:
+// {"gen":"uniform (0,1]","a":[...],"b":[...],"c":0.5,"d":1.25}, NaN and ±Inf
+// as strings.
+func RecordLine(generator string, c Case, unit float64) ([]byte, error) {
+	return json.Marshal(map[string]any{"gen": generator, "a": jsonNumbers(c.A), "b": jsonNumbers(c.B),
+		"c": jsonNumber(c.C), "d": jsonNumber(unit)})
 }
 
 // crossBatch is the cases per Dots call: one launch on a GPU unit.

@@ -28,18 +28,29 @@ type Observation struct {
 	Predictions map[string]float64 `json:"predictions,omitempty"`
 }
 
-// MarshalJSON writes a result or prediction that is NaN or ±Inf, which JSON
-// numbers cannot hold, as the string "NaN", "+Inf" or "-Inf".
-func (o Observation) MarshalJSON() ([]byte, error) {
-	num := func(x float64) any {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return strconv.FormatFloat(x, 'g', -1, 64)
-		}
-		return x
+// jsonNumber is x for encoding/json: NaN and ±Inf, which JSON numbers
+// cannot hold, become the strings "NaN", "+Inf" and "-Inf".
+func jsonNumber(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
+	return x
+}
+
+func jsonNumbers(xs []float64) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = jsonNumber(x)
+	}
+	return out
+}
+
+// MarshalJSON writes a result or prediction that is NaN or ±Inf as a string
+// (see jsonNumber).
+func (o Observation) MarshalJSON() ([]byte, error) {
 	preds := make(map[string]any, len(o.Predictions))
 	for k, v := range o.Predictions {
-		preds[k] = num(v)
+		preds[k] = jsonNumber(v)
 	}
 	type plain struct {
 		Case
@@ -47,7 +58,7 @@ func (o Observation) MarshalJSON() ([]byte, error) {
 		Got         any            `json:"got"`
 		Predictions map[string]any `json:"predictions,omitempty"`
 	}
-	return json.Marshal(plain{o.Case, o.Note, num(o.Got), preds})
+	return json.Marshal(plain{o.Case, o.Note, jsonNumber(o.Got), preds})
 }
 
 // Finding is one inferred feature: its value, whether the tests could tell

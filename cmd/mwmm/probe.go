@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -187,9 +185,7 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	return nil
 }
 
-// recorder writes cross-check cases as JSON lines:
-// {"gen":"uniform (0,1]","a":[...],"b":[...],"c":0.5,"d":1.25}, with NaN and
-// ±Inf as strings.
+// recorder writes cross-check cases as JSON lines (probe.RecordLine).
 type recorder struct {
 	f *os.File
 	w *bufio.Writer
@@ -204,20 +200,7 @@ func newRecorder(name string) (*recorder, error) {
 }
 
 func (r *recorder) add(gen string, c probe.Case, d float64) error {
-	num := func(x float64) any {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return strconv.FormatFloat(x, 'g', -1, 64)
-		}
-		return x
-	}
-	nums := func(xs []float64) []any {
-		out := make([]any, len(xs))
-		for i, x := range xs {
-			out[i] = num(x)
-		}
-		return out
-	}
-	line, err := json.Marshal(map[string]any{"gen": gen, "a": nums(c.A), "b": nums(c.B), "c": num(c.C), "d": num(d)})
+	line, err := probe.RecordLine(gen, c, d)
 	if err != nil {
 		return err
 	}
