@@ -171,6 +171,12 @@ func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) err
 	if err != nil {
 		return err
 	}
+	if e.checkFused(&p) == nil {
+		if err := mark(); err != nil {
+			return err
+		}
+		return e.fusedOperands(&p, o, stream)
+	}
 	if !e.fast(&p) {
 		return fmt.Errorf("gpu: variant %q is not a plain fp16/bf16/tf32 plan", meth.Variant)
 	}
