@@ -55,9 +55,20 @@ const (
 	Plain    Summation = iota // every product accumulated by the block FMA (Algorithm 2.1 / 4.1)
 	FABsumV1                  // blocks of b summed in the unit, block sums added in the high precision (Alg. 4.2)
 	FABsumV2                  // block sums added in fp64 (Alg. 4.3)
+	// FABsumPair adds the block sums into an unevaluated pair (hi, lo) of
+	// high-precision values with Knuth's TwoSum, each operation rounded to
+	// nearest in the high precision (a = hi, b = the block sum):
+	//
+	//	s = a + b; bb = s − a; ab = s − bb; db = b − bb; da = a − ab; e = da + db
+	//	hi = s; lo = lo + e
+	//
+	// The pair's value is fl(hi + lo). This is Ogita–Rump–Oishi's Sum2: nearly
+	// v2's accuracy with only binary32 arithmetic, which GPUs run at full
+	// speed and binary64 not.
+	FABsumPair
 )
 
-// String returns "plain", "v1" or "v2".
+// String returns "plain", "v1", "v2" or "pair".
 func (s Summation) String() string {
 	switch s {
 	case Plain:
@@ -66,12 +77,15 @@ func (s Summation) String() string {
 		return "v1"
 	case FABsumV2:
 		return "v2"
+	case FABsumPair:
+		return "pair"
 	}
 	return "Summation(" + strconv.Itoa(int(s)) + ")"
 }
 
 // ParseSummation reads a summation by name, case-insensitively: "plain",
-// "none" or "" for Plain, "v1" (or "fabsum-v1") and "v2" (or "fabsum-v2").
+// "none" or "" for Plain, "v1" (or "fabsum-v1"), "v2" (or "fabsum-v2") and
+// "pair" (or "twosum", "fabsum-pair") for FABsumPair.
 func ParseSummation(s string) (Summation, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "plain", "none":
@@ -80,13 +94,15 @@ func ParseSummation(s string) (Summation, error) {
 		return FABsumV1, nil
 	case "v2", "fabsum-v2", "fabsumv2":
 		return FABsumV2, nil
+	case "pair", "twosum", "fabsum-pair", "fabsumpair":
+		return FABsumPair, nil
 	}
-	return Plain, fmt.Errorf("bound: unknown summation %q (want plain, v1 or v2)", s)
+	return Plain, fmt.Errorf("bound: unknown summation %q (want plain, v1, v2 or pair)", s)
 }
 
 // MarshalText writes the summation's name, so that JSON shows "v1", not 1.
 func (s Summation) MarshalText() ([]byte, error) {
-	if s > FABsumV2 {
+	if s > FABsumPair {
 		return nil, fmt.Errorf("bound: invalid summation %d", uint8(s))
 	}
 	return []byte(s.String()), nil
@@ -202,6 +218,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 //	Plain     γ_{n+p²-1}(u_high)                                   (2.5)
 //	FABsumV1  (1+γ_b(u_high))(1+γ_{n/b}(u_high))(1+γ_{p²-1}(u_high)) − 1
 //	FABsumV2  (1+γ_b(u_high))(1+γ_{n/b}(u_64))(1+γ_{p²}(u_high)) − 1
+//	pair      (1+γ_b(u_high))(1+u_high+γ_{n/b}(u_high)²)(1+γ_{p²}(u_high)) − 1
 //
 // A FABsum block of b products is one block-FMA dot product (γ_b); the
 // ⌈n/b⌉ block sums take ⌈n/b⌉−1 < n/b additions (γ_{n/b}), in u_high for v1
@@ -211,6 +228,16 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // (Algorithm 4.3, line 7), hence γ_{p²} there: p²−1 additions and that
 // rounding (for p ≥ 2 the additions of the products already round to the
 // high precision, so this overcounts by one u_high).
+//
+// FABsumPair's block sums x_i are added by the compensated summation Sum2 of
+// Ogita, Rump and Oishi (2005, Prop. 4.5), whose error is
+// |ŝ − s| ≤ u_high|s| + γ_{n/b}(u_high)²·Σ|x_i|: the u_high is the final
+// fl(hi + lo), and since |s| ≤ Σ|x_i| the two give the middle factor. The
+// last factor is v2's, kept for the same reason (and overcounting as much).
+// To first order this is b·u_high + u_high + (n/b)²·u_high²: the inter-block
+// term is of second order, below v1's (n/b)·u_high for every n/b < 1/u_high,
+// and above v2's (n/b)·u_64 once n/b > u_64/u_high² (n/b > 2^-5 for
+// binary32: always).
 //
 // With Probabilistic, n, b and n/b are replaced by √n, √b and √(n/b); p²−1
 // stays.
@@ -288,7 +315,7 @@ func (m Multiword) check() error {
 	switch m.Sum {
 	case Plain:
 		return nil
-	case FABsumV1, FABsumV2:
+	case FABsumV1, FABsumV2, FABsumPair:
 	default:
 		return fmt.Errorf("bound: unknown summation %d", uint8(m.Sum))
 	}
@@ -338,6 +365,10 @@ func (m Multiword) accumulation() (float64, string) {
 	case FABsumV2:
 		g := compose(Gamma(m.dim(m.B), uh), Gamma(m.dim(m.N/m.B), m.u64()), Gamma(pp+1, uh))
 		return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+γ_{" + sq("n/b") + "}(u_64))(1+γ_{p²}(u_high)) − 1]"
+	case FABsumPair:
+		gnb := Gamma(m.dim(m.N/m.B), uh)
+		g := compose(Gamma(m.dim(m.B), uh), uh+gnb*gnb, Gamma(pp+1, uh))
+		return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+u_high+γ_{" + sq("n/b") + "}(u_high)²)(1+γ_{p²}(u_high)) − 1]"
 	}
 	return Gamma(m.dim(m.N)+pp, uh), "γ_{" + sq("n") + "+p²-1}(u_high)"
 }
@@ -365,6 +396,14 @@ func (m Multiword) accumulationDominant() string {
 		return "(" + b + " + " + nb + ") × " + uh
 	case FABsumV2:
 		return b + " × " + uh + " + " + nb + " × " + powString(m.u64())
+	case FABsumPair:
+		// (n/b)² u_high², or (√(n/b))² = n/b when probabilistic; the final
+		// rounding u_high is left out, as v2's is.
+		sq := "(n/" + numString(m.B) + ")²"
+		if m.Probabilistic {
+			sq = "n/" + numString(m.B)
+		}
+		return b + " × " + uh + " + " + sq + " × " + powString(m.UHigh*m.UHigh)
 	}
 	return n + " × " + uh
 }

@@ -315,7 +315,7 @@ func TestFABsum(t *testing.T) {
 
 func TestProbabilistic(t *testing.T) {
 	for _, n := range []float64{4, 100, 1e4, 1e6} {
-		for _, s := range []Summation{Plain, FABsumV1, FABsumV2} {
+		for _, s := range []Summation{Plain, FABsumV1, FABsumV2, FABsumPair} {
 			m := Multiword{ULow: uFP16, UHigh: 0x1p-23, P: 2, N: n, Sum: s, B: 4}
 			worst, err := m.Bound()
 			if err != nil {
@@ -456,6 +456,9 @@ func TestErrors(t *testing.T) {
 		"v2, b > n":    func(m *Multiword) { m.Sum, m.B = FABsumV2, 101 },
 		"v2, u_64 = 2": func(m *Multiword) { m.Sum, m.B, m.U64 = FABsumV2, 10, 2 },
 		"summation 7":  func(m *Multiword) { m.Sum = 7 },
+		"summation 4":  func(m *Multiword) { m.Sum, m.B = FABsumPair+1, 10 },
+		"pair, b = 0":  func(m *Multiword) { m.Sum = FABsumPair },
+		"pair, b > n":  func(m *Multiword) { m.Sum, m.B = FABsumPair, 101 },
 	} {
 		m := ok
 		change(&m)
@@ -493,6 +496,7 @@ func TestErrors(t *testing.T) {
 func TestSummation(t *testing.T) {
 	for in, want := range map[string]Summation{
 		"": Plain, "plain": Plain, "None": Plain, "v1": FABsumV1, "V2": FABsumV2, "fabsum-v1": FABsumV1,
+		"pair": FABsumPair, "PAIR": FABsumPair, " TwoSum ": FABsumPair, "fabsum-pair": FABsumPair,
 	} {
 		if got, err := ParseSummation(in); err != nil || got != want {
 			t.Errorf("ParseSummation(%q) = %v, %v; want %v", in, got, err, want)
@@ -503,10 +507,24 @@ func TestSummation(t *testing.T) {
 			t.Errorf("ParseSummation(%q): no error", bad)
 		}
 	}
-	for s, want := range map[Summation]string{Plain: "plain", FABsumV1: "v1", FABsumV2: "v2", 9: "Summation(9)"} {
+	for s, want := range map[Summation]string{Plain: "plain", FABsumV1: "v1", FABsumV2: "v2", FABsumPair: "pair", 9: "Summation(9)"} {
 		if s.String() != want {
 			t.Errorf("%d.String() = %q, want %q", uint8(s), s.String(), want)
 		}
+	}
+	// Every summation's name parses back to it, as text too.
+	for _, s := range []Summation{Plain, FABsumV1, FABsumV2, FABsumPair} {
+		txt, err := s.MarshalText()
+		var back Summation
+		if err != nil || back.UnmarshalText(txt) != nil || back != s {
+			t.Errorf("%v: text %q, %v; back %v", s, txt, err, back)
+		}
+		if got, err := ParseSummation(s.String()); err != nil || got != s {
+			t.Errorf("ParseSummation(%q) = %v, %v", s.String(), got, err)
+		}
+	}
+	if _, err := (FABsumPair + 1).MarshalText(); err == nil {
+		t.Errorf("MarshalText of %v: no error", FABsumPair+1)
 	}
 	m := Multiword{ULow: uFP16, UHigh: uFP32, P: 2, N: 1e6, Sum: FABsumV2, B: 256}
 	j, err := json.Marshal(m)
@@ -516,5 +534,72 @@ func TestSummation(t *testing.T) {
 	var back Multiword
 	if err := json.Unmarshal(j, &back); err != nil || back != m {
 		t.Errorf("JSON round trip: %+v, %v; want %+v", back, err, m)
+	}
+	m.Sum = FABsumPair
+	j, err = json.Marshal(m)
+	back = Multiword{}
+	if err != nil || !strings.Contains(string(j), `"summation":"pair"`) || json.Unmarshal(j, &back) != nil || back != m {
+		t.Errorf("pair: JSON %s, %v; back %+v", j, err, back)
+	}
+}
+
+// FABsumPair: the compensated sum's bound u_high|s| + γ_{n/b}(u_high)²Σ|x_i|
+// between the block FMA's γ_b and the p² products' γ_{p²}.
+func TestFABsumPair(t *testing.T) {
+	const n, b = 1 << 20, 64
+	m := Multiword{ULow: uFP16, UHigh: uFP32, P: 2, N: n, Sum: FABsumPair, B: b}
+	r, err := m.Bound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By hand, in big arithmetic: 2u² + u⁴ + (γ_acc(1 + 2u) + u²)(1+u)² with
+	// 1+γ_acc = (1+γ_64)(1+u_high+γ_{n/64}²)(1+γ_4).
+	u, one := bf(uFP16), bf(1)
+	w := one.add(u).mul(one.add(u))
+	u2 := u.mul(u)
+	gnb := gammaBig(n/b, uFP32)
+	acc := one.add(gammaBig(b, uFP32)).mul(one.add(bf(uFP32)).add(gnb.mul(gnb))).mul(one.add(gammaBig(4, uFP32))).sub(one)
+	want := u2.add(u2).add(u2.mul(u2)).add(acc.mul(one.add(u).add(u)).add(u2).mul(w)).f64()
+	if relErr(r.Total, want) > 1e-14 {
+		t.Errorf("pair, n = 2^20, b = 64: total %.17g, want %.17g", r.Total, want)
+	}
+	// At least the first order b·u_high + u_high + (n/b)²u_high² (and the
+	// p²−1 additions and the splitting), and not much more.
+	first := (b+1+4)*uFP32 + (n/b)*(n/b)*uFP32*uFP32 + 3*uFP16*uFP16
+	if r.Total < first || relErr(r.Total, first) > 1e-2 {
+		t.Errorf("pair: total %g, first order %g", r.Total, first)
+	}
+	if r.Dominant != "64 × 2^-24 + (n/64)² × 2^-48" {
+		t.Errorf("pair dominant %q", r.Dominant)
+	}
+	if !strings.Contains(r.Terms[2].Formula, "γ_{n/b}(u_high)²") {
+		t.Errorf("pair formula %q", r.Terms[2].Formula)
+	}
+	// Between v2 (binary64 inter-block sums) and v1 (binary32 ones).
+	for _, ul := range []float64{uFP16, uBF16, uFP32} {
+		m.ULow = ul
+		m.Sum = FABsumV1
+		r1, _ := m.Bound()
+		m.Sum = FABsumV2
+		r2, _ := m.Bound()
+		m.Sum = FABsumPair
+		rp, _ := m.Bound()
+		if !(r2.Total < rp.Total && rp.Total < r1.Total) {
+			t.Errorf("u_low %g: want v2 %g < pair %g < v1 %g at n = 2^20, b = 64", ul, r2.Total, rp.Total, r1.Total)
+		}
+	}
+	// One block (b = n): the plain sum and two roundings more at most
+	// (u_high, one of the p² additions), the γ_1² term aside.
+	m = Multiword{ULow: uFP16, UHigh: uFP32, P: 2, N: 1e4, Sum: FABsumPair, B: 1e4}
+	rp, _ := m.Bound()
+	m.Sum = Plain
+	pl, _ := m.Bound()
+	if d := rp.Total - pl.Total; d < 0 || d > 2.01*uFP32*(1+4*uFP16) {
+		t.Errorf("pair with b = n: %g, plain %g", rp.Total, pl.Total)
+	}
+	// Probabilistic: √b and (√(n/b))² = n/b.
+	m = Multiword{ULow: uFP16, UHigh: uFP32, P: 2, N: n, Sum: FABsumPair, B: b, Probabilistic: true}
+	if r, _ := m.Bound(); r.Dominant != "8 × 2^-24 + n/64 × 2^-48" {
+		t.Errorf("probabilistic pair dominant %q", r.Dominant)
 	}
 }

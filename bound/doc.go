@@ -50,7 +50,10 @@ a worst case, because every rounding of a growing sum of positive terms goes
 the same way. FABsum cuts the n products into blocks of b: each block is one
 block-FMA dot product, the block sums are added in the high precision
 (FABsumV1: (b + n/b)u_high to first order) or in binary64 (FABsumV2:
-b·u_high + (n/b)u_64). Smaller b lowers the bound and the speed.
+b·u_high + (n/b)u_64). FABsumPair adds them into a TwoSum pair (hi, lo) of
+high-precision values, compensated summation (Sum2 of Ogita, Rump and
+Oishi): b·u_high + u_high + (n/b)²u_high², nearly v2's accuracy without
+binary64, which GPUs run slowly. Smaller b lowers the bound and the speed.
 
 # Probabilistic bounds (section 4.3)
 

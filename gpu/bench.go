@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -28,13 +29,55 @@ var Baselines = []Method{
 	{Name: "dgemm", Doc: "fp64 inputs and arithmetic"},
 }
 
-// BenchVariants are the multiword variants mwmm bench times.
-var BenchVariants = []string{
+// BenchVariants are the multiword variants mwmm bench times, 23 with the
+// 5 baselines making 28 methods (keep it under 30: every method is a row of
+// each table and a point of every size and distribution). Three groups:
+//
+//   - the variants of Algorithm 4.1 through cuBLASLt (split kernel, then one
+//     product per pair of words): the one-word formats, the Table 2.1
+//     multiword variants, and the same with every product (products=all);
+//   - the fused kernel's named defaults, one per low format:
+//     double-fp16-fabsum, triple-bf16-fabsum, 3xtf32-fabsum (Algorithm 4.4
+//     with whatever summation and block multiword makes the default);
+//   - Algorithm 4.4 on the fused kernel for double-fp16 (row/column
+//     scaling, words ×2^11, FABsum on A₁B₁ only) with each summation (v1:
+//     block sums added in fp32, v2: in fp64, pair: into an fp32 TwoSum
+//     pair) at b = 32, 64 and 128: the accuracy–speed trade-off of the
+//     paper's Figure 4.4 at the small blocks, where the summations differ
+//     most (the fig4.4 experiment sweeps v1 and v2 over b = 64..512). One
+//     of these may equal a named default: the grid stays fixed when the
+//     default moves.
+//
+// Plans with FABsum run on the fused kernel, the others through cuBLASLt
+// (see run). A spec that multiword.Lookup does not know yet fails at run
+// time, for that method alone when the caller runs the methods one by one
+// (mwmm bench does).
+var BenchVariants = slices.Concat(cublasVariants, fusedVariants, fabsumGrid("double-fp16:scale=on,shift=11,first=on", []string{"v1", "v2", "pair"}, []int{32, 64, 128}))
+
+// cublasVariants are the bench variants of Algorithm 4.1 (cuBLASLt
+// products): those of the paper's Figures 4.1 and 4.2.
+var cublasVariants = []string{
 	"fp16", "bf16", "tf32", "double-fp16", "double-bf16", "triple-bf16", "double-tf32",
 	"double-fp16:products=all", "double-bf16:products=all", "triple-bf16:products=all", "double-tf32:products=all",
 }
 
-// Methods returns the baselines and the bench variants.
+// fusedVariants are the fused kernel's defaults, by name.
+var fusedVariants = []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum"}
+
+// fabsumGrid returns base+",sum=S,b=B" for every summation S and block B,
+// summation outermost.
+func fabsumGrid(base string, sums []string, blocks []int) []string {
+	var specs []string
+	for _, s := range sums {
+		for _, b := range blocks {
+			specs = append(specs, fmt.Sprintf("%s,sum=%s,b=%d", base, s, b))
+		}
+	}
+	return specs
+}
+
+// Methods returns the baselines and the bench variants. It parses nothing:
+// a variant's spec is looked up when it runs.
 func Methods() []Method {
 	ms := slices.Clone(Baselines)
 	for _, v := range BenchVariants {
@@ -70,9 +113,15 @@ func (o *operands) free() {
 	}
 }
 
-// newOperands draws A and B uniform from (0,1] (dist 0) or (−0.5,0.5]
-// (dist 1) on the device.
+// newOperands draws A and B from distribution dist of DistNames on the
+// device (kernel fill_random in kernels/split.cu): uniform in (0,1] (0),
+// uniform in (−0.5,0.5] (1), standard normal (2), or magnitudes
+// log-uniform in [1e-3,1e3] with random signs (3). The values depend only
+// on the seed, the distribution and the index.
 func (e *Engine) newOperands(m, n, k, dist int, seed uint64, with64 bool) (*operands, error) {
+	if dist < 0 || dist >= len(DistNames) {
+		return nil, fmt.Errorf("gpu: distribution %d: want 0..%d (%s)", dist, len(DistNames)-1, strings.Join(DistNames, ", "))
+	}
 	o := &operands{m: m, n: n, k: k, words: map[string][2]wordBuffers{}}
 	ok := false
 	defer func() {
@@ -80,7 +129,7 @@ func (e *Engine) newOperands(m, n, k, dist int, seed uint64, with64 bool) (*oper
 			o.free()
 		}
 	}()
-	fill, err := e.mod.Function("fill_uniform")
+	fill, err := e.mod.Function("fill_random")
 	if err != nil {
 		return nil, err
 	}
@@ -293,11 +342,15 @@ type Accuracy struct {
 	Componentwise, Normwise float64
 }
 
-// DistNames are the data of Accuracy, as the paper writes them.
-var DistNames = []string{"(0,1]", "(-0.5,0.5]"}
+// DistNames are the data of Accuracy, by index: the paper's two uniform
+// distributions (their names as the paper writes them, and as CSVs of
+// earlier runs have them), the standard normal, and magnitudes
+// log-uniform in [1e-3, 1e3] with random signs (six decades: a range the
+// paper's data lack, where scaling and the exponent range matter).
+var DistNames = []string{"(0,1]", "(-0.5,0.5]", "normal", "log-uniform ±[1e-3,1e3]"}
 
-// Accuracy multiplies A (m×n) and B (n×m), uniform in (0,1] (dist 0) or
-// (−0.5,0.5] (dist 1), with each method and measures the componentwise
+// Accuracy multiplies A (m×n) and B (n×m), drawn from DistNames[dist]
+// (see newOperands), with each method and measures the componentwise
 // error max|C−Ĉ|/(|A||B|) and the normwise ‖C−Ĉ‖_F/‖C‖_F, with C and
 // |A||B| computed by DGEMM from the same fp32 data.
 func (e *Engine) Accuracy(m, n, dist int, seed uint64, methods []Method) ([]Accuracy, error) {

@@ -70,6 +70,9 @@ type Engine struct {
 	mod       *Module
 	workspace *Buffer
 	mu        sync.Mutex // one product at a time: the buffers are the engine's
+
+	scratchMu   sync.Mutex
+	scratchBufs map[*Stream]*Buffer // the fused kernel's row and column data, per stream
 }
 
 // workspaceBytes is cuBLASLt's scratch memory: the faster algorithms want
@@ -131,6 +134,9 @@ func wordTypeOf(f format.Format) (wordType, bool) {
 func (e *Engine) Multiply(p multiword.Plan, m, n, k int, a, b, c []float64) error {
 	if err := multiword.CheckArgs(&p, m, n, k, a, b, c); err != nil {
 		return err
+	}
+	if e.checkFused(&p) == nil && binary32Values(a) && binary32Values(b) {
+		return e.multiplyFused(&p, m, n, k, a, b, c)
 	}
 	if e.fast(&p) && allFinite(a) && allFinite(b) {
 		return e.multiplyFast(&p, m, n, k, a, b, c)
@@ -438,21 +444,28 @@ func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64,
 	return nil
 }
 
-// UnitError is the error model of the GPU's tensor cores for Plan.Bound.
-// Hopper's adder is not measured yet (the probe issue does that): this is
-// the A100 model's error for the plan's words, doubled, since cuBLASLt may
-// also split k and add the parts in binary32.
+// UnitError is the error model of the GPU's tensor cores for Plan.Bound:
+// the measured Hopper model (h100) on sm_90, the A100 model elsewhere. The
+// fused kernel chains single mma.sync steps, which the model describes;
+// for cuBLASLt's products the error is doubled, since cuBLASLt may also
+// split k and add the parts in binary32.
 func (e *Engine) UnitError(p *multiword.Plan) (multiword.UnitError, error) {
 	low := p.Low.Name()
 	if p.Low == format.E4M3 || p.Low == format.E5M2 {
-		low = "binary16" // no fp8 model yet: fp8 products are exact in binary16's adder as well
+		low = "binary16" // fp8 products are exact in binary16's adder as well
 	}
-	u, err := mma.Lookup("a100", low, "binary32")
+	preset := "a100"
+	if e.d.major == 9 {
+		preset = "h100"
+	}
+	u, err := mma.Lookup(preset, low, "binary32")
 	if err != nil {
 		return multiword.UnitError{}, fmt.Errorf("gpu: no error model for %s words: %w", p.Low.Name(), err)
 	}
 	ue := multiword.ModelError(u.Params())
-	ue.U *= 2
+	if e.checkFused(p) != nil {
+		ue.U *= 2
+	}
 	return ue, nil
 }
 

@@ -2,17 +2,463 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
 
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/multiword"
 )
 
-// checkFused reports why the fused kernel cannot run the plan, or nil.
+// Layout says how a matrix lies in device memory.
+type Layout uint8
+
+const (
+	RowMajor Layout = iota // rows contiguous: element (i, j) at i·ld + j
+	ColMajor               // columns contiguous: element (i, j) at j·ld + i
+)
+
+func (l Layout) String() string {
+	if l == ColMajor {
+		return "column-major"
+	}
+	return "row-major"
+}
+
+// FusedArgs are the operands of Engine.Fused: C (m×n) = A (m×k) · B (k×n),
+// all binary32 on the device, each with its layout and leading dimension
+// (0 means dense).
+type FusedArgs struct {
+	M, N, K int
+	A       *Buffer
+	LayoutA Layout
+	LdA     int
+	B       *Buffer
+	LayoutB Layout
+	LdB     int
+	C       *Buffer
+	LayoutC Layout
+	LdC     int
+	Stream  *Stream // nil: the default stream
+}
+
+// The fused kernel's tile (fused.cu): blocks of 128×64 outputs, 32 k per
+// shared-memory stage.
+const (
+	fusedBM = 128
+	fusedBN = 64
+)
+
+// fusedWord is the kernel's WORD for a format and its mma k-step.
+func fusedWord(f format.Format) (word, kstep int, ok bool) {
+	switch f {
+	case format.Binary16:
+		return 0, 16, true
+	case format.BFloat16:
+		return 1, 16, true
+	case format.TF32:
+		return 2, 8, true
+	}
+	return 0, 0, false
+}
+
+// checkFused reports why the fused kernel cannot run the plan, or nil. It
+// runs FABsum plans (and plain plans when asked through Fused) with
+// binary16, bfloat16 or TF32 words.
 func (e *Engine) checkFused(p *multiword.Plan) error {
-	return errors.New("gpu: the fused kernel is not built yet")
+	if err := p.Check(); err != nil {
+		return err
+	}
+	if p.Sum == bound.Plain {
+		return errors.New("gpu: plain plans go through cuBLASLt; the fused kernel runs FABsum plans")
+	}
+	return fusedSupports(p)
+}
+
+// fusedSupports reports whether fused.cu can compute the plan as written.
+func fusedSupports(p *multiword.Plan) error {
+	_, kstep, ok := fusedWord(p.Low)
+	switch {
+	case !ok:
+		return fmt.Errorf("gpu: the fused kernel takes binary16, bfloat16 or tf32 words, not %s", p.Low.Name())
+	case p.Words > 3:
+		return fmt.Errorf("gpu: the fused kernel splits into at most 3 words, plan %q has %d", p.Name, p.Words)
+	case p.Acc != format.Binary32 || p.Out != format.Binary32:
+		return fmt.Errorf("gpu: the fused kernel accumulates and returns binary32, plan %q has %s→%s", p.Name, p.Acc.Name(), p.Out.Name())
+	case p.SplitMode != format.NearestEven:
+		return fmt.Errorf("gpu: the fused kernel splits with round to nearest even, plan %q uses %s", p.Name, p.SplitMode)
+	case p.Block%kstep != 0:
+		return fmt.Errorf("gpu: the fused kernel's FABsum block b must be a multiple of %d for %s words, got %d", kstep, p.Low.Name(), p.Block)
+	case p.WordShift > 40:
+		return fmt.Errorf("gpu: the fused kernel shifts words by at most 2^40, plan %q asks 2^%d", p.Name, p.WordShift)
+	}
+	if _, err := fusedPairs(p); err != nil {
+		return err
+	}
+	return nil
+}
+
+// fusedPairs returns ALLPAIRS for the plan's products, which must be the
+// triangle or all pairs in the standard order; with a word shift, every
+// cross product must carry the same shift (one accumulator holds them).
+func fusedPairs(p *multiword.Plan) (all bool, err error) {
+	pairs := p.Pairs
+	switch {
+	case pairs == nil || slices.Equal(pairs, multiword.Triangle(p.Words)):
+	case slices.Equal(pairs, multiword.AllPairs(p.Words)):
+		all = true
+	default:
+		return false, fmt.Errorf("gpu: the fused kernel forms the triangle or all products smallest first, not plan %q's order", p.Name)
+	}
+	maxLevel := p.Words - 1
+	if all {
+		maxLevel = 2 * (p.Words - 1)
+	}
+	if p.WordShift != 0 && maxLevel > 1 {
+		return false, fmt.Errorf("gpu: plan %q shifts words by 2^%d and forms products of %d orders; the fused kernel's cross accumulator holds one (use shift=0 or 2 words)", p.Name, p.WordShift, maxLevel)
+	}
+	return all, nil
+}
+
+// fusedModule compiles (or takes from the cache) the kernel for a plan and
+// layouts.
+func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error) {
+	word, _, _ := fusedWord(p.Low)
+	all, err := fusedPairs(p)
+	if err != nil {
+		return nil, err
+	}
+	b2i := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
+	mod, err := e.d.Module("fused", "--fmad=false",
+		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
+		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum))
+	if err != nil {
+		return nil, err
+	}
+	fn, err := mod.Function("fused_gemm")
+	if err != nil {
+		return nil, err
+	}
+	if err := fn.SetMaxDynamicShared(fusedShared(p, la, lb)); err != nil {
+		return nil, err
+	}
+	return fn, nil
+}
+
+// fusedShared is the kernel's dynamic shared memory: two stages of the
+// words of an A and a B tile (fused.cu's STAGE_BYTES).
+func fusedShared(p *multiword.Plan, la, lb Layout) int {
+	word, kstep, _ := fusedWord(p.Low)
+	esz, padK := 2, 8
+	if word == 2 {
+		esz, padK = 4, 4
+	}
+	_ = kstep
+	const bk, padMN = 32, 8
+	aElems, bElems := bk*(fusedBM+padMN), bk*(fusedBN+padMN)
+	if la == RowMajor {
+		aElems = fusedBM * (bk + padK)
+	}
+	if lb == ColMajor {
+		bElems = fusedBN * (bk + padK)
+	}
+	return 2 * p.Words * (aElems + bElems) * esz
+}
+
+// extent returns the rows and columns of a layout's storage (outer lines
+// of inner elements) and checks ld and the buffer's size.
+func extent(name string, l Layout, rows, cols, ld int, buf *Buffer) (int, error) {
+	outer, inner := rows, cols
+	if l == ColMajor {
+		outer, inner = cols, rows
+	}
+	if ld == 0 {
+		ld = inner
+	}
+	if ld < inner {
+		return 0, fmt.Errorf("gpu: %s is %d×%d %s; its leading dimension %d is below %d", name, rows, cols, l, ld, inner)
+	}
+	if buf == nil {
+		return 0, fmt.Errorf("gpu: %s has no buffer", name)
+	}
+	if need := 4 * ((outer-1)*ld + inner); buf.Bytes() < need {
+		return 0, fmt.Errorf("gpu: %s (%d×%d %s, ld %d) needs %d bytes; its buffer has %d", name, rows, cols, l, ld, need, buf.Bytes())
+	}
+	return ld, nil
+}
+
+// Fused computes C = A·B with the plan on the fused kernel (fused.cu):
+// fp32 tiles split into the plan's words in the kernel, mma.sync products,
+// FABsum promotion of A_1B_1 every p.Block elements. A row or column with
+// a NaN or Inf gives the IEEE result of the exact dot products, as
+// multiword.Engine specifies; one with an entry the words cannot hold
+// (possible only without p.Scale) is computed in fp64 too, so the kernel
+// returns no Inf where SGEMM would not (the CPU engines overflow there).
+// The plan may also be plain (one tensor-core accumulator over all of k,
+// no cuBLASLt).
+func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	if err := fusedSupports(&p); err != nil {
+		return err
+	}
+	m, n, k := a.M, a.N, a.K
+	switch {
+	case m < 0 || n < 0 || k < 0:
+		return fmt.Errorf("gpu: negative dimensions %d×%d times %d×%d", m, k, k, n)
+	case m == 0 || n == 0 || k == 0:
+		return fmt.Errorf("%w: A is %d×%d and B is %d×%d", multiword.ErrEmpty, m, k, k, n)
+	case m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32 || (m+fusedBM-1)/fusedBM > 65535:
+		return fmt.Errorf("gpu: %d×%d×%d is too large for the fused kernel", m, n, k)
+	}
+	lda, err := extent("A", a.LayoutA, m, k, a.LdA, a.A)
+	if err != nil {
+		return err
+	}
+	ldb, err := extent("B", a.LayoutB, k, n, a.LdB, a.B)
+	if err != nil {
+		return err
+	}
+	ldc, err := extent("C", a.LayoutC, m, n, a.LdC, a.C)
+	if err != nil {
+		return err
+	}
+	fn, err := e.fusedModule(&p, a.LayoutA, a.LayoutB)
+	if err != nil {
+		return err
+	}
+	scan, err := e.scanModule()
+	if err != nil {
+		return err
+	}
+	// info: A's rows then B's columns, each [magnitude or exponent | flag],
+	// then the two any-flags.
+	infoWords := 2*m + 1 + 2*n + 1
+	info, err := e.scratch(a.Stream, 4*infoWords)
+	if err != nil {
+		return err
+	}
+	zero, err := scan.Function("zero_u32")
+	if err != nil {
+		return err
+	}
+	if err := zero.Launch(grid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
+		return err
+	}
+	rowInfo := info.Ptr()
+	colInfo := rowInfo + uintptr(4*(2*m+1))
+	// Strides of A's rows and B's columns as lines.
+	aLs, aEs := int64(lda), int64(1)
+	if a.LayoutA == ColMajor {
+		aLs, aEs = 1, int64(lda)
+	}
+	bLs, bEs := int64(ldb), int64(1)
+	if a.LayoutB == RowMajor {
+		bLs, bEs = 1, int64(ldb)
+	}
+	// Entries the words cannot hold (only without scaling, which brings
+	// every row below the format's largest value) send their rows and
+	// columns to the fp64 patch as NaN and Inf do.
+	limit := math.Float32bits(math.MaxFloat32)
+	if !p.Scale {
+		limit = math.Float32bits(float32(min(p.Low.MaxFinite(), math.MaxFloat32)))
+	}
+	if err := e.lineAmax(scan, a.A, aLs, aEs, m, k, limit, rowInfo, a.Stream); err != nil {
+		return err
+	}
+	if err := e.lineAmax(scan, a.B, bLs, bEs, n, k, limit, colInfo, a.Stream); err != nil {
+		return err
+	}
+	var ea, eb uintptr
+	if p.Scale {
+		exps, err := scan.Function("scale_exps")
+		if err != nil {
+			return err
+		}
+		theta := p.ScaleTarget(k)
+		for _, l := range []struct {
+			ptr   uintptr
+			lines int
+		}{{rowInfo, m}, {colInfo, n}} {
+			if err := exps.Launch([3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+				l.ptr, int32(l.lines), theta); err != nil {
+				return err
+			}
+		}
+		ea, eb = rowInfo, colInfo
+	}
+	vec := func(b *Buffer, ld int) int32 {
+		if ld%4 == 0 && b.Ptr()%16 == 0 {
+			return 1
+		}
+		return 0
+	}
+	bsteps := 0
+	if p.Sum != bound.Plain && p.Block > 0 {
+		_, kstep, _ := fusedWord(p.Low)
+		bsteps = p.Block / kstep
+	}
+	firstOnly := int32(0)
+	if p.FABsumFirstOnly {
+		firstOnly = 1
+	}
+	tiles := [3]uint32{uint32((n + fusedBN - 1) / fusedBN), uint32((m + fusedBM - 1) / fusedBM), 1}
+	if err := fn.Launch(tiles, [3]uint32{256, 1, 1}, uint32(fusedShared(&p, a.LayoutA, a.LayoutB)), a.Stream,
+		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(m), int32(n), int32(k),
+		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), firstOnly); err != nil {
+		return err
+	}
+	patch, err := scan.Function("patch_specials")
+	if err != nil {
+		return err
+	}
+	ars, acs := int64(lda), int64(1)
+	if a.LayoutA == ColMajor {
+		ars, acs = 1, int64(lda)
+	}
+	brs, bcs := int64(ldb), int64(1)
+	if a.LayoutB == ColMajor {
+		brs, bcs = 1, int64(ldb)
+	}
+	crs, ccs := int64(ldc), int64(1)
+	if a.LayoutC == ColMajor {
+		crs, ccs = 1, int64(ldc)
+	}
+	return patch.Launch([3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
+		rowInfo+uintptr(4*m), colInfo+uintptr(4*n), rowInfo+uintptr(8*m), colInfo+uintptr(8*n))
+}
+
+func b2i32(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// lineAmax launches line_amax over `lines` lines of `length` elements.
+func (e *Engine) lineAmax(scan *Module, x *Buffer, ls, es int64, lines, length int, limit uint32, info uintptr, stream *Stream) error {
+	fn, err := scan.Function("line_amax")
+	if err != nil {
+		return err
+	}
+	var grid, block [3]uint32
+	if es == 1 {
+		// A block per line and chunk: about 2^16 blocks in all.
+		chunks := max(1, min(65535, (1<<16)/lines, (length+4095)/4096))
+		grid, block = [3]uint32{uint32(lines), uint32(chunks), 1}, [3]uint32{256, 1, 1}
+	} else {
+		chunks := max(1, min(65535, (1<<20)/lines, length/64))
+		grid, block = [3]uint32{uint32((lines + 255) / 256), uint32(chunks), 1}, [3]uint32{256, 1, 1}
+	}
+	return fn.Launch(grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info)
+}
+
+// scanModule is scan.cu, compiled once.
+func (e *Engine) scanModule() (*Module, error) { return e.d.Module("scan") }
+
+// scratch returns the engine's scratch buffer for a stream, grown to at
+// least bytes: work on one stream runs in order, so a call may reuse the
+// buffer of the previous one; calls on different streams get their own.
+func (e *Engine) scratch(s *Stream, bytes int) (*Buffer, error) {
+	e.scratchMu.Lock()
+	defer e.scratchMu.Unlock()
+	if e.scratchBufs == nil {
+		e.scratchBufs = map[*Stream]*Buffer{}
+	}
+	if b := e.scratchBufs[s]; b != nil {
+		if b.Bytes() >= bytes {
+			return b, nil
+		}
+		if err := e.d.Sync(); err != nil { // the old buffer may still be read
+			return nil, err
+		}
+		b.Free()
+		delete(e.scratchBufs, s)
+	}
+	b, err := e.d.Alloc(max(bytes, 1<<16))
+	if err != nil {
+		return nil, err
+	}
+	e.scratchBufs[s] = b
+	return b, nil
 }
 
 // fusedOperands runs the plan with the fused kernel on the bench operands
 // (fp32 A, B row-major) into o.c32.
 func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, stream *Stream) error {
-	return errors.New("gpu: the fused kernel is not built yet")
+	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream})
+}
+
+// multiplyFused is Multiply on the fused kernel: A and B are binary32
+// values (the caller checked), uploaded row-major.
+func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var bufs []*Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Free()
+		}
+	}()
+	up := func(x []float64) (*Buffer, error) {
+		f := make([]float32, len(x))
+		for i, v := range x {
+			f[i] = float32(v)
+		}
+		buf, err := e.d.Alloc(4 * len(f))
+		if err == nil {
+			bufs = append(bufs, buf)
+			err = e.d.Upload(buf, f)
+		}
+		return buf, err
+	}
+	da, err := up(a)
+	if err != nil {
+		return err
+	}
+	db, err := up(b)
+	if err != nil {
+		return err
+	}
+	dc, err := e.d.Alloc(4 * m * n)
+	if err != nil {
+		return err
+	}
+	bufs = append(bufs, dc)
+	// NaN poison: an element the kernel fails to write shows.
+	if err := e.d.Memset32(dc, 0x7fc00000); err != nil {
+		return err
+	}
+	if err := e.Fused(*p, FusedArgs{M: m, N: n, K: k, A: da, B: db, C: dc}); err != nil {
+		return err
+	}
+	out := make([]float32, m*n)
+	if err := e.d.Download(out, dc); err != nil {
+		return err
+	}
+	for i, v := range out {
+		c[i] = float64(v)
+	}
+	return nil
+}
+
+// binary32Values reports whether every element is a binary32 value (NaN
+// and ±Inf included), so that the fused kernel sees the data exactly.
+func binary32Values(x []float64) bool {
+	for _, v := range x {
+		if float64(float32(v)) != v && !math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
 }

@@ -80,6 +80,13 @@ func ModelError(m mma.Params) UnitError {
 // blocks) and the final rounding to Out. To first order this is Theorem
 // 2.1's (p+1)u^p + n·u_high for plain summation and (b + n/b)·u_high or
 // b·u_high + (n/b)·u_64 with FABsum.
+//
+// FABsum-pair's compensated sum of nb block sums errs by at most
+// u_acc|s| + γ_nb(u_acc)²·Σ|x_i| (Ogita, Rump and Oishi's Sum2): each of its
+// nb additions counts as one rounding of γ_nb(u_acc)²/nb ≈ nb·u_acc², since
+// (1 + γ²/nb)^nb − 1 ≥ γ², and the collapse of the pair to one Acc value
+// (before a plain product or at the end) as one rounding u_acc. To first
+// order: b·u_high + u_acc + (n/b)²·u_acc².
 func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	if err := p.Check(); err != nil {
 		return bound.Result{}, err
@@ -101,13 +108,16 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	// collects from the pairs after it and the final rounding.
 	later := make([]float64, len(pairs)+1)
 	later[len(pairs)] = math.Log1p(uOut)
+	if p.Sum == bound.FABsumPair && p.fabsum(pairs[len(pairs)-1]) {
+		later[len(pairs)] += math.Log1p(uAcc) // fl_Acc(hi + lo)
+	}
 	for t := len(pairs) - 1; t >= 0; t-- {
 		pr := pairs[t]
 		var l float64
 		if p.fabsum(pr) {
-			l = nb * math.Log1p(p.addU(uAcc, u64))
+			l = nb * math.Log1p(p.addU(uAcc, u64, nb))
 		} else {
-			if t > 0 && p.fabsum(pairs[t-1]) && p.Sum == bound.FABsumV2 {
+			if t > 0 && p.fabsum(pairs[t-1]) && (p.Sum == bound.FABsumV2 || p.Sum == bound.FABsumPair) {
 				l = math.Log1p(uAcc) // C rounded back to Acc to be the addend
 			}
 			l += steps(k) * unitLog
@@ -122,7 +132,7 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 		var own float64
 		if p.fabsum(pr) {
 			// The first block is the one that meets the most later additions.
-			own = steps(bsz)*unitLog + nb*math.Log1p(p.addU(uAcc, u64))
+			own = steps(bsz)*unitLog + nb*math.Log1p(p.addU(uAcc, u64, nb))
 		} else {
 			own = steps(k) * unitLog
 		}
@@ -145,10 +155,15 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	return r, nil
 }
 
-// addU is the unit roundoff of FABsum's inter-block additions.
-func (p *Plan) addU(uAcc, u64 float64) float64 {
-	if p.Sum == bound.FABsumV2 {
+// addU is the unit roundoff of FABsum's inter-block additions, nb of them
+// per pair of words.
+func (p *Plan) addU(uAcc, u64, nb float64) float64 {
+	switch p.Sum {
+	case bound.FABsumV2:
 		return u64
+	case bound.FABsumPair:
+		g := bound.Gamma(nb, uAcc)
+		return g * g / nb
 	}
 	return uAcc
 }

@@ -41,11 +41,17 @@ change the error only at order u_low^p), and the summation:
 	FABsum-v1  blocks of b along the inner dimension summed by the unit from
 	           zero, the block sums added to C in Acc with round-to-nearest
 	FABsum-v2  the block sums added in binary64, C rounded at the end
+	pair       the block sums added into a TwoSum pair (hi, lo) of Acc values,
+	           C = fl(hi + lo): compensated, nearly v2's accuracy in binary32
+	           arithmetic, which GPUs run much faster than binary64
 	Alg. 4.4   FABsum for A_1B_1 only (FABsumFirstOnly), plain for the rest
 
-Lookup builds the named variants of Table 2.1 and the fp8 ones
+Lookup builds the named variants of Table 2.1, the fp8 ones
 (fp16, double-fp16, bf16, double-bf16, triple-bf16, tf32, double-tf32 alias
-3xtf32, e4m3 and e5m2 with one to four words, fp32) with options:
+3xtf32, e4m3 and e5m2 with one to four words, fp32) and the fused GPU
+kernel's defaults for Algorithm 4.4 with the pair summation, blocks of 32
+(double-fp16-fabsum, scaled, low word ×2^11; triple-bf16-fabsum;
+3xtf32-fabsum) with options:
 
 	plan, err := multiword.Lookup("double-fp16:sum=v2,b=256,first=on")
 

@@ -85,7 +85,7 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	// Narrow-range scaling: powers of two, so exact in float64.
 	var lambda, mu []float64
 	if p.Scale {
-		theta := p.theta(k)
+		theta := p.ScaleTarget(k)
 		lambda, mu = RowScales(a, m, k, theta), ColScales(b, k, n, theta)
 		as, bs := make([]float64, len(a)), make([]float64, len(b))
 		for i := 0; i < m; i++ {
@@ -105,10 +105,15 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	aw := Split(a, p.Low, p.Words, p.SplitMode, p.WordShift, rnd)
 	bw := Split(b, p.Low, p.Words, p.SplitMode, p.WordShift, rnd)
 
-	// acc holds C as the summation leaves it: values of Acc, or of binary64
-	// after FABsum-v2 additions (wide says which).
+	// acc holds C as the summation leaves it: values of Acc, or (wide) of
+	// binary64 after FABsum-v2 additions or the high parts of FABsum-pair's
+	// pairs (hi, lo) of Acc values, lo their low parts.
 	acc := make([]float64, m*n)
 	wide := false
+	var lo []float64
+	if p.Sum == fabsumPair {
+		lo = make([]float64, m*n)
+	}
 	d := make([]float64, m*n)
 	bsz := p.block(k)
 	for _, pr := range p.pairs() {
@@ -118,7 +123,10 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 			// C is the block FMA's addend, rescaled to the product's scale
 			// (exactly, by a power of two) and back.
 			for x, v := range acc {
-				if wide {
+				if wide && lo != nil {
+					// The pair collapses to one Acc value, the addend.
+					v, lo[x] = p.Acc.Round(v+lo[x], accMode), 0
+				} else if wide {
 					v = p.Acc.Round(v, accMode)
 				}
 				d[x] = v / s
@@ -138,6 +146,13 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 			if err := e.gemm(p, m, n, kb, ai[l0:], k, bj[l0*n:], n, d); err != nil {
 				return err
 			}
+			if lo != nil {
+				for x, v := range d {
+					acc[x], lo[x] = twoSumAdd(&p.Acc, acc[x], lo[x], v*s)
+				}
+				wide = true
+				continue
+			}
 			for x, v := range d {
 				sum := acc[x] + v*s
 				if p.Sum == fabsumV1 {
@@ -151,6 +166,11 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 		}
 	}
 
+	if wide && lo != nil {
+		for x, v := range acc {
+			acc[x] = p.Acc.Round(v+lo[x], accMode)
+		}
+	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			v := acc[i*n+j]
@@ -230,6 +250,24 @@ func patchSpecials(m, n, k int, a, b, c []float64, rows, cols []int) {
 const accMode = format.NearestEven
 
 const (
-	fabsumV1 = bound.FABsumV1
-	fabsumV2 = bound.FABsumV2
+	fabsumV1   = bound.FABsumV1
+	fabsumV2   = bound.FABsumV2
+	fabsumPair = bound.FABsumPair
 )
+
+// twoSumAdd adds b to the pair (hi, lo) of acc values as the fused GPU kernel
+// does: Knuth's TwoSum of hi and b, each operation rounded to nearest in acc,
+// its error added to lo. Rounding the float64 sum or difference of two
+// values of acc is rounding the exact one when acc has at most 25 bits
+// (53 ≥ 2p+2), as binary32 has. TwoSum is exact (s + e = hi + b) unless s
+// overflows; then lo becomes Inf − Inf = NaN and so does the pair's value.
+func twoSumAdd(acc *format.Format, hi, lo, b float64) (float64, float64) {
+	r := func(x float64) float64 { return acc.Round(x, accMode) }
+	s := r(hi + b)
+	bb := r(s - hi)
+	ab := r(s - bb)
+	db := r(b - bb)
+	da := r(hi - ab)
+	e := r(da + db)
+	return s, r(lo + e)
+}

@@ -46,7 +46,10 @@ type Plan struct {
 	// dimension is cut into blocks of Block; each block's product is computed
 	// by the block FMA from zero and added to C in Acc with round-to-nearest
 	// (Algorithm 4.2). FABsumV2: the block results are added in binary64 and
-	// C is rounded at the end (Algorithm 4.3). Block 0 means one block of the
+	// C is rounded at the end (Algorithm 4.3). FABsumPair: the block results
+	// are added into a pair (hi, lo) of Acc values with TwoSum, every
+	// operation rounded to nearest in Acc, and C is fl_Acc(hi + lo) — what a
+	// GPU kernel can do at binary32 speed. Block 0 means one block of the
 	// whole inner dimension.
 	Sum   bound.Summation
 	Block int
@@ -138,7 +141,7 @@ func (p *Plan) Check() error {
 	if p.Block < 0 {
 		return fmt.Errorf("multiword: plan %q: block size %d < 0", p.Name, p.Block)
 	}
-	if p.Sum > bound.FABsumV2 {
+	if p.Sum > bound.FABsumPair {
 		return fmt.Errorf("multiword: plan %q: unknown summation %d", p.Name, p.Sum)
 	}
 	if p.Theta < 0 || math.IsNaN(p.Theta) || math.IsInf(p.Theta, 0) {
@@ -163,8 +166,12 @@ func (p *Plan) block(k int) int {
 	return p.Block
 }
 
-// theta returns the scaling target for inner dimension k.
-func (p *Plan) theta(k int) float64 {
+// ScaleTarget returns θ, the largest magnitude that Scale gives the rows of A
+// and columns of B for inner dimension k: Theta, or by default
+// min(f_max, sqrt(F_max/k)) of Low and Acc, halved for a directed split mode
+// with a word shift. Exported so that engines scaling on their own (the
+// fused GPU kernel) pick the same powers of two.
+func (p *Plan) ScaleTarget(k int) float64 {
 	if p.Theta > 0 {
 		return p.Theta
 	}

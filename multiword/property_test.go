@@ -50,11 +50,12 @@ func engineVariants(t *testing.T) map[string][]string {
 		"model:ieee": all,
 		"model:a100": append(fp16, "bf16", "double-bf16", "triple-bf16", "tf32", "double-tf32"),
 		"model:v100": fp16,
+		"model:h100": append(fp16, "triple-bf16", "double-tf32", "double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum"),
 	}
 }
 
 // The measured error never exceeds the a-priori bound: for every variant
-// (with plain, FABsum-v1, -v2 and Algorithm 4.4 summation and all p²
+// (with plain, FABsum-v1, -v2, -pair and Algorithm 4.4 summation and all p²
 // products), every engine and four distributions of the entries.
 func TestErrorWithinBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -76,7 +77,8 @@ func TestErrorWithinBound(t *testing.T) {
 			return u
 		}
 		for _, name := range names {
-			for _, opt := range []string{"", ":sum=v1,b=16", ":sum=v2,b=16", ":sum=v2,b=16,first=on", ":products=all"} {
+			for _, opt := range []string{"", ":sum=v1,b=16", ":sum=v2,b=16", ":sum=v2,b=16,first=on",
+				":sum=pair,b=16", ":sum=pair,b=16,first=on", ":products=all"} {
 				plan, err := multiword.Lookup(name + opt)
 				if err != nil {
 					t.Fatal(err)

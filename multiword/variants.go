@@ -9,8 +9,9 @@ import (
 	"github.com/mwmm/mwmm/format"
 )
 
-// A Variant is a named multiword algorithm: Table 2.1 of Fasi et al. and
-// the fp8 algorithms of Mary and Mikaitis.
+// A Variant is a named multiword algorithm: Table 2.1 of Fasi et al., their
+// Algorithm 4.4 as the fused GPU kernel runs it, and the fp8 algorithms of
+// Mary and Mikaitis.
 type Variant struct {
 	Name string
 	Doc  string
@@ -29,6 +30,12 @@ func Variants() []Variant {
 		plain("triple-bf16", format.BFloat16, 3, "three bfloat16 words, 6 products (n×2^-24)"),
 		plain("tf32", format.TF32, 1, "TF32, one product"),
 		plain("double-tf32", format.TF32, 2, "two TF32 words, 3 products: 3xTF32"),
+		fused("double-fp16-fabsum", format.Binary16, 2, true, format.Binary16.Precision(), true,
+			"Algorithm 4.4: double-fp16, rows/columns scaled by powers of two, low word ×2^11, A1B1 in blocks of %d added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+		fused("triple-bf16-fabsum", format.BFloat16, 3, false, 0, false,
+			"FABsum on triple-bf16: all six products in blocks of %d added into a TwoSum fp32 pair (the fused GPU kernel's default; with A1B1 alone the cross products' drift, 2^-8 below it, left 2.4-3× SGEMM's error at n=2^20 on zero-mean data)"),
+		fused("3xtf32-fabsum", format.TF32, 2, false, 0, true,
+			"Algorithm 4.4: 3xTF32, A1B1 in blocks of %d added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
 	}
 	for _, f := range []format.Format{format.E4M3, format.E5M2} {
 		name := strings.ToLower(f.Name())
@@ -51,6 +58,24 @@ func plain(name string, low format.Format, p int, doc string) Variant {
 		Plan: Plan{Low: low, Words: p, Acc: format.Binary32, Out: format.Binary32}}
 }
 
+// The fused GPU kernel's FABsum defaults, in one place since measurements
+// move them: the block size trades speed for accuracy (b·u_high). On an
+// H100 (docs/perf/fused-h100.md) b = 64 is the largest block that keeps
+// double-fp16 below SGEMM's error at every n from 2^10 to 2^20 on all four
+// bench distributions; the pair matched fp64 (v2) to the bit there.
+const (
+	fusedSum   = bound.FABsumPair
+	fusedBlock = 64
+)
+
+// fused is FABsum with the fused kernel's defaults, on A_1B_1 only
+// (Algorithm 4.4) or on every product; doc has a %d for the block size.
+func fused(name string, low format.Format, p int, scale bool, shift int, firstOnly bool, doc string) Variant {
+	return Variant{Name: name, Doc: fmt.Sprintf(doc, fusedBlock),
+		Plan: Plan{Low: low, Words: p, Acc: format.Binary32, Out: format.Binary32,
+			Sum: fusedSum, Block: fusedBlock, FABsumFirstOnly: firstOnly, Scale: scale, WordShift: shift}}
+}
+
 // aliases are other names of variants.
 var aliases = map[string]string{
 	"3xtf32": "double-tf32", "half": "fp16", "double-half": "double-fp16",
@@ -62,11 +87,12 @@ var aliases = map[string]string{
 //
 //	double-fp16
 //	double-fp16:sum=v2,b=256
+//	double-fp16:sum=pair,b=64
 //	triple-bf16:products=all,order=largest
 //	double-e4m3:acc=binary16,out=binary64,theta=127
 //
-// The options are sum (plain|v1|v2), b (FABsum block size, 0 for one
-// block), first (on: FABsum for A_1B_1 only, Algorithm 4.4), products
+// The options are sum (plain|v1|v2|pair; pair is the TwoSum fp32 pair of
+// bound.FABsumPair), b (FABsum block size, 0 for one block), first (on: FABsum for A_1B_1 only, Algorithm 4.4), products
 // (triangle|all), order (smallest|largest), words (p), low, acc and out
 // (format names), split (rounding mode of the splitting), seed (of a
 // stochastic split), scale (on|off), theta and shift (the word scaling

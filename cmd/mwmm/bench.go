@@ -5,53 +5,98 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/internal/progress"
+	"github.com/mwmm/mwmm/multiword"
 )
 
 var benchCmd = &command{
 	name:    "bench",
 	summary: "the GPU performance report: cuBLASLt baselines and every multiword variant, speed and accuracy",
-	usage:   "mwmm bench [--sizes 4096,8192,16384] [--reps 10] [--accuracy 10..20] [--csv FILE] [--device I]",
-	help: `
+	usage: "mwmm bench [--sizes 4096,8192,16384] [--reps 10] [--accuracy 10..20] [--methods LIST] [--dists LIST]\n" +
+		"                  [--csv FILE] [--device I]",
+	help:     benchHelp(),
+	examples: benchExamples,
+	flags:    func() *flag.FlagSet { return benchFlags(new(benchOptions)) },
+	run:      runBench,
+}
+
+func benchHelp() string {
+	var names []string
+	for _, m := range gpu.Methods() {
+		names = append(names, m.Name)
+	}
+	var dists []string
+	for i := range gpu.DistNames {
+		dists = append(dists, distChoice(i))
+	}
+	return `
 Bench measures, in one run on one GPU, the cuBLASLt baselines — sgemm
 (fp32 with CUBLAS_COMPUTE_32F_PEDANTIC: no tensor cores), sgemm-tf32,
 hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and
-every multiword variant (Algorithm 4.1 of
-multiword-matmul-tensor-cores.txt: split kernel, then one cuBLASLt product
-per pair of words with fp32 accumulation).
+the multiword variants: those of Algorithm 4.1 of
+multiword-matmul-tensor-cores.txt (split kernel, then one cuBLASLt product
+per pair of words with fp32 accumulation) and those with FABsum
+(Algorithm 4.4: blocked summation of A₁B₁), which the fused kernel runs.
+
+Methods (all by default):
+  ` + wrapList(names, 74, "\n  ") + `
+
+--methods LIST measures only those: names from that list or any variant
+spec of 'mwmm gemm --help', comma-separated; a spec's own options stay as
+they are, since an item key=value continues the spec before it
+(--methods double-fp16,double-fp16:sum=v2,b=256 is two methods); "all" is
+the whole list. sgemm is always measured, added if missing: the speed-ups
+are ratios to its time and the accuracy summary to its error. A method
+that fails (a variant that no kernel of this build runs) is listed with
+its error after the tables and in the CSV; the others are measured.
 
 Speed: square n×n fp32 matrices uniform in (0,1], for each n of --sizes:
 the median of --reps runs after two warm-ups, timed with CUDA events;
-effective TFLOP/s = 2n³/t with the split and without it (the split of a
-variant is its own kernel: the fused kernel of a later release removes
-it); the speed-up is over sgemm measured in the same run.
+effective TFLOP/s = 2n³/t with the split and without it (the split of an
+Algorithm 4.1 variant is its own kernel; the fused kernel has none); the
+speed-up is over sgemm measured in the same run. Each method runs on its
+own (fresh operands of the same seed), so that one failure costs only its
+own row.
 
-Accuracy: A 512×n and B n×512, uniform in (0,1] and in (−0.5,0.5], for
-n = 2^lo..2^hi (--accuracy lo..hi; 0 skips it): the componentwise error
-max|C−Ĉ|/(|A||B|) and the normwise ‖C−Ĉ‖_F/‖C‖_F against C and |A||B|
-computed by DGEMM from the same fp32 data. Expect double-fp16 to be poor
-on (0,1] for large n: the tensor cores round toward zero (section 4.2),
-which FABsum cures.
+Accuracy: A 512×n and B n×512 drawn from each distribution of --dists
+(indices or names, comma-separated; all by default):
+  ` + strings.Join(dists, "\n  ") + `
+for n = 2^lo..2^hi (--accuracy lo..hi; 0 skips it): the componentwise
+error max|C−Ĉ|/(|A||B|) (a table per distribution: methods down, n
+across) and the normwise ‖C−Ĉ‖_F/‖C‖_F (in the CSV) against C and |A||B|
+computed by DGEMM from the same fp32 data. Expect double-fp16 through
+cuBLAS to be poor on (0,1] for large n: the tensor cores round toward zero
+(section 4.2), which FABsum cures. After each table, a line per method
+gives its worst ratio error/sgemm's error over the n's and over n ≥ 2^16,
+against the targets of the FABsum work: no worse than sgemm at every n
+(≤ 1) and 2× better from n = 2^16 on (≤ 0.5).
 
 --csv writes both tables to FILE (one row per measurement, a "table"
-column says which). 'mwmm experiment run fig4.1' and 'fig4.2' plot the
-same measurements like the paper's figures.`,
-	examples: `mwmm bench
-mwmm bench --sizes 8192 --accuracy 0
-mwmm bench --sizes 4096,8192,16384 --accuracy 10..20 --csv bench.csv`,
-	flags: func() *flag.FlagSet { return benchFlags(new(benchOptions)) },
-	run:   runBench,
+column says which, an "error" column the failures). 'mwmm experiment run
+fig4.1' and 'fig4.2' plot the Algorithm 4.1 measurements like the paper's
+figures, 'fig4.4' and 'fig4.5' (with -error for the right panels) the
+FABsum ones.`
 }
 
+const benchExamples = `mwmm bench
+mwmm bench --sizes 8192 --accuracy 0
+mwmm bench --sizes 4096,8192,16384 --accuracy 10..20 --csv bench.csv
+# FABsum against cuBLAS double-fp16 on (0,1] only (sgemm is added)
+mwmm bench --methods double-fp16,double-fp16-fabsum,double-fp16:scale=on,shift=11,first=on,sum=v2,b=256 --dists 0
+# one size timed; accuracy on normal and log-uniform data only
+mwmm bench --sizes 4096 --methods double-fp16,triple-bf16-fabsum --dists normal,logu`
+
 type benchOptions struct {
-	sizes, accuracy, csv string
-	reps, device         int
+	sizes, accuracy, csv, methods, dists string
+	reps, device                         int
 }
 
 func benchFlags(o *benchOptions) *flag.FlagSet {
@@ -59,6 +104,8 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.StringVar(&o.sizes, "sizes", "4096,8192,16384", "square sizes n to time, comma-separated")
 	fs.IntVar(&o.reps, "reps", 10, "timed runs per method and size (after 2 warm-ups); the median is reported")
 	fs.StringVar(&o.accuracy, "accuracy", "10..20", "accuracy sweep n = 2^lo..2^hi, or 0 to skip")
+	fs.StringVar(&o.methods, "methods", "all", "methods to measure: names of the list above or variant specs, comma-separated (sgemm is always added)")
+	fs.StringVar(&o.dists, "dists", "all", "distributions of the accuracy sweep: indices 0-3 or names, comma-separated")
 	fs.StringVar(&o.csv, "csv", "", "also write the measurements to this CSV file")
 	fs.IntVar(&o.device, "device", 0, "GPU index")
 	return fs
@@ -80,6 +127,189 @@ func parseRange(s string) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
+// wrapList joins items with ", " in lines of at most width characters,
+// separated by sep.
+func wrapList(items []string, width int, sep string) string {
+	var lines []string
+	line := ""
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		if line != "" && len(line)+1+len(it) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += it
+	}
+	return strings.Join(append(lines, line), sep)
+}
+
+// parseMethods reads --methods: "all", or names of gpu.Methods() and
+// variant specs, comma-separated, where an item key=value (with no ':')
+// continues the spec before it. sgemm comes first when it is not listed.
+func parseMethods(list string) ([]gpu.Method, error) {
+	all := gpu.Methods()
+	var items []string
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return nil, usagef("--methods %q: an empty item", list)
+		}
+		if len(items) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
+			items[len(items)-1] += "," + f
+			continue
+		}
+		items = append(items, f)
+	}
+	var ms []gpu.Method
+	add := func(m gpu.Method) {
+		if !slices.ContainsFunc(ms, func(x gpu.Method) bool { return x.Name == m.Name }) {
+			ms = append(ms, m)
+		}
+	}
+	for _, it := range items {
+		if strings.EqualFold(it, "all") {
+			for _, m := range all {
+				add(m)
+			}
+			continue
+		}
+		if i := slices.IndexFunc(all, func(m gpu.Method) bool { return m.Name == it }); i >= 0 {
+			add(all[i])
+			continue
+		}
+		if _, err := multiword.Lookup(it); err != nil {
+			var names []string
+			for _, m := range gpu.Baselines {
+				names = append(names, m.Name)
+			}
+			return nil, usagef("--methods: %q is neither a method of mwmm bench (baselines %s, or a variant: see mwmm bench --help) "+
+				"nor a variant spec: %v", it, strings.Join(names, ", "), err)
+		}
+		add(gpu.Method{Name: it, Variant: it})
+	}
+	if !slices.ContainsFunc(ms, func(m gpu.Method) bool { return m.Name == "sgemm" }) {
+		ms = append([]gpu.Method{all[slices.IndexFunc(all, func(m gpu.Method) bool { return m.Name == "sgemm" })]}, ms...)
+	}
+	return ms, nil
+}
+
+// distAliases are the short names of gpu.DistNames, by index: those of
+// the experiment package's CPU distributions where they match.
+var distAliases = [][]string{{"uniform"}, {"centered"}, {"normal"}, {"logu", "log-uniform"}}
+
+// distChoice is "i name (or aliases)" for distribution i.
+func distChoice(i int) string {
+	name := gpu.DistNames[i]
+	d := fmt.Sprintf("%d %s", i, name)
+	if as := slices.DeleteFunc(slices.Clone(distAliases[i]), func(a string) bool { return a == name }); len(as) > 0 {
+		d += " (or " + strings.Join(as, ", ") + ")"
+	}
+	return d
+}
+
+// splitList splits s at the commas outside brackets, so that the
+// distribution names "(0,1]" and "log-uniform ±[1e-3,1e3]" stay whole.
+func splitList(s string) []string {
+	var items []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case ',':
+			if depth <= 0 {
+				items = append(items, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(items, strings.TrimSpace(s[start:]))
+}
+
+// parseDists reads --dists: "all", or indices of gpu.DistNames, their
+// names or their aliases, comma-separated.
+func parseDists(list string) ([]int, error) {
+	if strings.EqualFold(strings.TrimSpace(list), "all") {
+		var ds []int
+		for i := range gpu.DistNames {
+			ds = append(ds, i)
+		}
+		return ds, nil
+	}
+	var ds []int
+	for _, it := range splitList(list) {
+		d := -1
+		if i, err := strconv.Atoi(it); err == nil {
+			if i >= 0 && i < len(gpu.DistNames) {
+				d = i
+			}
+		} else {
+			for i, name := range gpu.DistNames {
+				if strings.EqualFold(it, name) || slices.ContainsFunc(distAliases[i], func(a string) bool { return strings.EqualFold(it, a) }) {
+					d = i
+				}
+			}
+		}
+		if d < 0 {
+			var choices []string
+			for i := range gpu.DistNames {
+				choices = append(choices, distChoice(i))
+			}
+			return nil, usagef("--dists: unknown distribution %q; want all, or indices or names, comma-separated: %s", it, strings.Join(choices, "; "))
+		}
+		if !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+// failures are the methods that failed, in the order they first did.
+type failures struct {
+	methods []string
+	first   map[string]error
+	count   map[string]int
+}
+
+func (f *failures) add(method string, err error) {
+	if f.first == nil {
+		f.first, f.count = map[string]error{}, map[string]int{}
+	}
+	if _, ok := f.first[method]; !ok {
+		f.methods = append(f.methods, method)
+		f.first[method] = err
+	}
+	f.count[method]++
+}
+
+func (f *failures) write(w io.Writer) {
+	if len(f.methods) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nfailed (the other methods were measured):\n")
+	for _, m := range f.methods {
+		more := ""
+		switch c := f.count[m]; {
+		case c == 2:
+			more = " (and 1 more point)"
+		case c > 2:
+			more = fmt.Sprintf(" (and %d more points)", c-1)
+		}
+		fmt.Fprintf(w, "  %s: %v%s\n", m, f.first[m], more)
+	}
+}
+
+// largeN is where the FABsum target tightens: 2× better than sgemm for
+// n ≥ 2^16.
+const largeN = 1 << 16
+
 func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	var o benchOptions
 	pos, err := parseFlags(benchFlags(&o), args)
@@ -89,94 +319,42 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
 	}
-	var sizes []int
+	var p benchPlan
 	for _, f := range strings.Split(o.sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 16 {
 			return usagef("--sizes: %q is not a size ≥ 16", f)
 		}
-		sizes = append(sizes, n)
+		p.sizes = append(p.sizes, n)
 	}
-	if o.reps < 1 {
+	if p.reps = o.reps; p.reps < 1 {
 		return usagef("--reps %d: want at least 1", o.reps)
 	}
-	lo, hi, err := parseRange(o.accuracy)
-	if err != nil {
+	if p.lo, p.hi, err = parseRange(o.accuracy); err != nil {
+		return err
+	}
+	if p.methods, err = parseMethods(o.methods); err != nil {
+		return err
+	}
+	if p.dists, err = parseDists(o.dists); err != nil {
 		return err
 	}
 	e, err := gpu.SharedEngine(o.device)
 	if err != nil {
 		return fmt.Errorf("no GPU to benchmark: %w", err)
 	}
-	methods := gpu.Methods()
 	fmt.Fprintf(stdout, "device: %s (%s), driver %d\n\n", e.Device().Name(), e.Device().Arch(), e.Device().DriverVersion())
-
-	var records [][]string
-	header := []string{"table", "method", "distribution", "n", "ms", "ms_without_split", "tflops", "tflops_without_split", "speedup_vs_sgemm", "componentwise_error", "normwise_error"}
-	bar := progress.New(stderr, int64(len(sizes)*len(methods)+2*max(0, hi-lo+1)), "bench")
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tn\tms\tms w/o split\tTFLOP/s\tTFLOP/s w/o split\t× sgemm\t")
-	for _, n := range sizes {
-		ts, err := e.Time(n, o.reps, methods, func() { bar.Add(1) })
-		if err != nil {
-			return err
-		}
-		var sgemm float64
-		for _, t := range ts {
-			if t.Method == "sgemm" {
-				sgemm = t.Total.Seconds()
-			}
-		}
-		for _, t := range ts {
-			speedup := sgemm / t.Total.Seconds()
-			ms, msp := float64(t.Total.Microseconds())/1e3, float64(t.Products.Microseconds())/1e3
-			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t\n", t.Method, n, ms, msp,
-				gpu.TFLOPs(n, t.Total), gpu.TFLOPs(n, t.Products), speedup)
-			records = append(records, []string{"speed", t.Method, "(0,1]", strconv.Itoa(n), fmtG(ms), fmtG(msp),
-				fmtG(gpu.TFLOPs(n, t.Total)), fmtG(gpu.TFLOPs(n, t.Products)), fmtG(speedup), "", ""})
-		}
-		fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
-	}
-	tw.Flush()
-
-	if hi >= lo {
-		fmt.Fprintln(stdout, "\ncomponentwise error max|C−Ĉ|/(|A||B|), A 512×n, B n×512 (normwise in the CSV)")
-		for dist, name := range gpu.DistNames {
-			fmt.Fprintf(stdout, "\ndistribution %s\n", name)
-			tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-			var head []string
-			for _, m := range methods {
-				if m.Name != "dgemm" {
-					head = append(head, m.Name)
-				}
-			}
-			fmt.Fprintf(tw, "n\t%s\t\n", strings.Join(head, "\t"))
-			for x := lo; x <= hi; x++ {
-				n := 1 << x
-				acc, err := e.Accuracy(512, n, dist, 1, methods)
-				bar.Add(1)
-				if err != nil {
-					return err
-				}
-				cells := []string{fmt.Sprintf("2^%d", x)}
-				for _, a := range acc {
-					cells = append(cells, strconv.FormatFloat(a.Componentwise, 'g', 3, 64))
-					records = append(records, []string{"accuracy", a.Method, name, strconv.Itoa(n), "", "", "", "", "",
-						fmtG(a.Componentwise), fmtG(a.Normwise)})
-				}
-				fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
-			}
-			tw.Flush()
-		}
-	}
+	bar := progress.New(stderr, p.steps(), "bench")
+	records, failed := p.measure(stdout, e, func() { bar.Add(1) })
 	bar.Finish()
+	failed.write(stdout)
 	if o.csv != "" {
 		f, err := os.Create(o.csv)
 		if err != nil {
 			return err
 		}
 		w := csv.NewWriter(f)
-		w.Write(header)
+		w.Write(benchHeader)
 		w.WriteAll(records)
 		if err := w.Error(); err != nil {
 			f.Close()
@@ -187,7 +365,255 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", o.csv)
 	}
+	if err := failed.first["sgemm"]; err != nil {
+		return fmt.Errorf("the baseline sgemm failed, so there are no speed-ups or error ratios: %w", err)
+	}
 	return nil
+}
+
+// benchEngine is what the bench needs of a GPU engine (*gpu.Engine); the
+// tests give a fake one.
+type benchEngine interface {
+	Time(n, reps int, methods []gpu.Method, after func()) ([]gpu.Timing, error)
+	Accuracy(m, n, dist int, seed uint64, methods []gpu.Method) ([]gpu.Accuracy, error)
+}
+
+// benchPlan is what a bench measures, from the command line.
+type benchPlan struct {
+	sizes   []int
+	reps    int
+	lo, hi  int // accuracy sweep n = 2^lo..2^hi; none when hi < lo
+	methods []gpu.Method
+	dists   []int
+}
+
+// benchHeader are the columns of the CSV.
+var benchHeader = []string{"table", "method", "distribution", "n", "ms", "ms_without_split", "tflops", "tflops_without_split",
+	"speedup_vs_sgemm", "componentwise_error", "normwise_error", "error"}
+
+// accMethods are the methods of the accuracy sweep: all but dgemm, the
+// reference.
+func (p *benchPlan) accMethods() []gpu.Method {
+	var ms []gpu.Method
+	for _, m := range p.methods {
+		if m.Name != "dgemm" {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// steps is the number of measurements, for the progress bar.
+func (p *benchPlan) steps() int64 {
+	return int64(len(p.sizes)*len(p.methods) + len(p.dists)*max(0, p.hi-p.lo+1)*len(p.accMethods()))
+}
+
+// measure runs the bench on e, prints the tables to w and returns the CSV
+// records and the failures. Each method runs alone (one Time or Accuracy
+// call each), so that a failing method costs only its own results. step
+// is called after each measurement.
+func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records [][]string, failed failures) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "method\tn\tms\tms w/o split\tTFLOP/s\tTFLOP/s w/o split\t× sgemm\t")
+	for _, n := range p.sizes {
+		times, errs := map[string]gpu.Timing{}, map[string]error{}
+		for _, m := range p.methods {
+			ts, err := e.Time(n, p.reps, []gpu.Method{m}, nil)
+			step()
+			if err == nil && len(ts) != 1 {
+				err = fmt.Errorf("%s at n=%d: %d timings", m.Name, n, len(ts))
+			}
+			if err != nil {
+				failed.add(m.Name, err)
+				errs[m.Name] = err
+				continue
+			}
+			times[m.Name] = ts[0]
+		}
+		sgemm := math.NaN()
+		if t, ok := times["sgemm"]; ok {
+			sgemm = t.Total.Seconds()
+		}
+		for _, m := range p.methods {
+			t, ok := times[m.Name]
+			if !ok {
+				fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t\n", m.Name, n)
+				records = append(records, []string{"speed", m.Name, gpu.DistNames[0], strconv.Itoa(n), "", "", "", "", "", "", "",
+					errs[m.Name].Error()})
+				continue
+			}
+			speedup, speedupCell, speedupCSV := sgemm/t.Total.Seconds(), "-", "" // no sgemm time: no speed-up
+			if !math.IsNaN(speedup) {
+				speedupCell, speedupCSV = fmt.Sprintf("%.2f", speedup), fmtG(speedup)
+			}
+			ms, msp := float64(t.Total.Microseconds())/1e3, float64(t.Products.Microseconds())/1e3
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.1f\t%.1f\t%s\t\n", m.Name, n, ms, msp,
+				gpu.TFLOPs(n, t.Total), gpu.TFLOPs(n, t.Products), speedupCell)
+			records = append(records, []string{"speed", m.Name, gpu.DistNames[0], strconv.Itoa(n), fmtG(ms), fmtG(msp),
+				fmtG(gpu.TFLOPs(n, t.Total)), fmtG(gpu.TFLOPs(n, t.Products)), speedupCSV, "", "", ""})
+		}
+		fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
+	}
+	tw.Flush()
+	if p.hi < p.lo {
+		return records, failed
+	}
+
+	fmt.Fprintln(w, "\ncomponentwise error max|C−Ĉ|/(|A||B|), A 512×n, B n×512 (normwise in the CSV)")
+	var ns []int
+	for x := p.lo; x <= p.hi; x++ {
+		ns = append(ns, 1<<x)
+	}
+	accMethods := p.accMethods()
+	var names []string
+	for _, m := range accMethods {
+		names = append(names, m.Name)
+	}
+	for _, dist := range p.dists {
+		name := gpu.DistNames[dist]
+		var acc []gpu.Accuracy
+		for _, n := range ns {
+			for _, m := range accMethods {
+				a, err := e.Accuracy(512, n, dist, 1, []gpu.Method{m})
+				step()
+				if err == nil && len(a) != 1 {
+					err = fmt.Errorf("%s at n=%d: %d results", m.Name, n, len(a))
+				}
+				if err != nil {
+					failed.add(m.Name, err)
+					records = append(records, []string{"accuracy", m.Name, name, strconv.Itoa(n), "", "", "", "", "", "", "", err.Error()})
+					continue
+				}
+				acc = append(acc, a[0])
+				records = append(records, []string{"accuracy", m.Name, name, strconv.Itoa(n), "", "", "", "", "",
+					fmtG(a[0].Componentwise), fmtG(a[0].Normwise), ""})
+			}
+		}
+		fmt.Fprintf(w, "\ndistribution %s\n", name)
+		writeAccuracyTable(w, names, ns, acc)
+		fmt.Fprintf(w, "\nerror ÷ sgemm's error on %s, worst over n (target ≤ 1) and over n ≥ %s (target ≤ 0.5)\n", name, fmtN(largeN))
+		writeRatios(w, worstRatios(acc, names, "sgemm", largeN))
+	}
+	return records, failed
+}
+
+// fmtN writes a power of two as 2^k.
+func fmtN(n int) string {
+	if n > 0 && n&(n-1) == 0 {
+		return fmt.Sprintf("2^%d", int(math.Log2(float64(n))))
+	}
+	return strconv.Itoa(n)
+}
+
+// writeAccuracyTable prints the componentwise errors of acc: one row per
+// method, one column per n; "-" where the method failed.
+func writeAccuracyTable(w io.Writer, methods []string, ns []int, acc []gpu.Accuracy) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"method"}
+	for _, n := range ns {
+		head = append(head, fmtN(n))
+	}
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(head, "\t"))
+	for _, m := range methods {
+		cells := []string{m}
+		for _, n := range ns {
+			cell := "-"
+			for _, a := range acc {
+				if a.Method == m && a.N == n {
+					cell = strconv.FormatFloat(a.Componentwise, 'g', 3, 64)
+				}
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+}
+
+// An errorRatio is a method's componentwise error divided by the
+// baseline's at the same n, at its worst over an accuracy sweep.
+type errorRatio struct {
+	method    string
+	worst     float64 // the largest ratio over the n's
+	worstN    int     // where; 0 when no n had both errors
+	threshold int     // largeN of worstRatios
+	large     float64 // the largest ratio over n ≥ threshold
+	largeN    int     // where; 0 when no such n
+}
+
+// meets says whether r meets the targets: no worse than the baseline at
+// every n, and at least 2× better for n ≥ largeN (when measured there).
+func (r errorRatio) meets() bool {
+	return r.worstN > 0 && r.worst <= 1 && (r.largeN == 0 || r.large <= 0.5)
+}
+
+// ratioOf is e/b, 1 when both are 0, +Inf when only b is (or either is
+// NaN: a broken result is the worst).
+func ratioOf(e, b float64) float64 {
+	if e == 0 && b == 0 {
+		return 1
+	}
+	r := e / b
+	if math.IsNaN(r) {
+		return math.Inf(1)
+	}
+	return r
+}
+
+// worstRatios returns the errorRatio of each of methods but the baseline,
+// in that order, over the n's at which acc has the errors of both the
+// method and the baseline.
+func worstRatios(acc []gpu.Accuracy, methods []string, baseline string, largeN int) []errorRatio {
+	base := map[int]float64{}
+	for _, a := range acc {
+		if a.Method == baseline {
+			base[a.N] = a.Componentwise
+		}
+	}
+	var out []errorRatio
+	for _, m := range methods {
+		if m == baseline {
+			continue
+		}
+		x := errorRatio{method: m, threshold: largeN}
+		for _, a := range acc {
+			b, ok := base[a.N]
+			if a.Method != m || !ok {
+				continue
+			}
+			r := ratioOf(a.Componentwise, b)
+			if x.worstN == 0 || r > x.worst {
+				x.worst, x.worstN = r, a.N
+			}
+			if a.N >= largeN && (x.largeN == 0 || r > x.large) {
+				x.large, x.largeN = r, a.N
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// writeRatios prints a line per method: its worst ratios, where, and
+// whether it meets the targets.
+func writeRatios(w io.Writer, rs []errorRatio) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rs {
+		if r.worstN == 0 {
+			fmt.Fprintf(tw, "  %s\t-\t-\tno error to compare (failed, or no sgemm error at its n)\n", r.method)
+			continue
+		}
+		large := fmt.Sprintf("no n ≥ %s measured", fmtN(r.threshold))
+		if r.largeN > 0 {
+			large = fmt.Sprintf("n ≥ %s: %.3g at %s", fmtN(r.threshold), r.large, fmtN(r.largeN))
+		}
+		verdict := "misses the targets"
+		if r.meets() {
+			verdict = "meets the targets"
+		}
+		fmt.Fprintf(tw, "  %s\tworst %.3g at %s\t%s\t%s\n", r.method, r.worst, fmtN(r.worstN), large, verdict)
+	}
+	tw.Flush()
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

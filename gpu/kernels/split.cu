@@ -76,17 +76,50 @@ extern "C" __global__ void split_f64(const double* x, void* w0, void* w1, void* 
     }
 }
 
-// fill_uniform fills x with 1 − u (dist 0: (0,1]) or 0.5 − u (dist 1:
-// (−0.5,0.5]), u uniform in [0,1) from a counter-based hash (splitmix64) of
-// seed and index: random data made on the device, reproducible.
-extern "C" __global__ void fill_uniform(float* x, long long n, unsigned long long seed, int dist) {
+// hash24 is 24 random bits for element i of stream `stream`: the top bits
+// of splitmix64's finalizer of seed + stream·C + i·φ (φ = 2^64/golden
+// ratio, C another odd constant). Stream 0 is the hash of earlier releases,
+// so the uniform data of dist 0 and 1 are unchanged for a seed.
+__device__ __forceinline__ unsigned int hash24(unsigned long long seed, long long i, unsigned long long stream) {
+    unsigned long long z = seed + stream * 0xd1b54a32d192ed03ULL + (unsigned long long)i * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (unsigned int)(z >> 40);
+}
+
+// fill_random fills x with fp32 data of distribution dist, reproducible for
+// a seed (a counter-based hash of seed and index: made on the device, the
+// same whatever the launch shape). With u = hash24(stream 0)·2^-24, uniform
+// in [0,1) and exact in float:
+//
+//	dist 0: 1 − u, uniform in (0,1]
+//	dist 1: 0.5 − u, uniform in (−0.5,0.5]
+//	dist 2: standard normal by Box–Muller, √(−2 ln u₁)·cos(2π u₂), with
+//	        u₁ = (hash24(stream 1) + 1)·2^-24 in (0,1] (no log of 0; |x| ≤
+//	        5.8) and u₂ = u
+//	dist 3: ±10^(6v − 3), v = hash24(stream 1)/(2^24 − 1) in [0,1]:
+//	        magnitudes log-uniform in [1e-3,1e3] (clamped to fp32's
+//	        1e-3 and 1e3), the sign from stream 2
+extern "C" __global__ void fill_random(float* x, long long n, unsigned long long seed, int dist) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        unsigned long long z = seed + (unsigned long long)i * 0x9e3779b97f4a7c15ULL;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        z ^= z >> 31;
-        float u = (float)(z >> 40) * (1.0f / 16777216.0f); // 24 bits: exact in float
-        x[i] = dist == 0 ? 1.0f - u : 0.5f - u;
+        float u = (float)hash24(seed, i, 0) * (1.0f / 16777216.0f); // 24 bits: exact in float
+        float v;
+        if (dist == 0) {
+            v = 1.0f - u;
+        } else if (dist == 1) {
+            v = 0.5f - u;
+        } else if (dist == 2) {
+            float u1 = (float)(hash24(seed, i, 1) + 1u) * (1.0f / 16777216.0f); // (0,1]: exact in float
+            v = sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u);
+        } else {
+            float e = (float)hash24(seed, i, 1) * (1.0f / 16777215.0f); // [0,1]
+            v = fminf(fmaxf(exp10f(6.0f * e - 3.0f), 1e-3f), 1e3f); // exp10f is within 2 ulps: stay in range
+            if (hash24(seed, i, 2) & 1u) {
+                v = -v;
+            }
+        }
+        x[i] = v;
     }
 }
 

@@ -1,0 +1,122 @@
+// scan.cu: the passes around the fused kernel. line_amax finds each row's
+// (or column's) largest finite magnitude and whether it holds a NaN or Inf;
+// scale_exps turns the magnitudes into power-of-two scalings; and
+// patch_specials recomputes the elements of C in rows and columns with
+// non-finite inputs as IEEE arithmetic would (a float64 dot product).
+// Maxima are combined with atomicMax, which is order-independent: the
+// results are the same every run. No headers: NVRTC has none here.
+
+typedef unsigned int u32;
+
+// A matrix seen as `lines` lines of `len` elements: element i of line l is
+// x[l·ls + i·es]. info[l] gets the bits of the largest finite |x| (0 for
+// none), info[lines + l] is set to 1 if the line holds a NaN, an Inf or a
+// magnitude above limit (given as bits: one the words cannot hold), and
+// info[2·lines] to 1 if any line does. info must be zeroed beforehand.
+extern "C" __global__ void line_amax(const float* x, long long ls, long long es, int lines, long long len, u32 limit,
+                                     u32* info) {
+    u32 big = 0, bad = 0;
+    int line;
+    if (es == 1) {
+        // Contiguous lines: one block per line and chunk, threads along it.
+        line = blockIdx.x;
+        long long chunk = (len + gridDim.y - 1) / gridDim.y;
+        long long lo = blockIdx.y * chunk, hi = min(len, lo + chunk);
+        for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            u32 b = __float_as_uint(x[line * ls + i]) & 0x7fffffffu;
+            if (b > limit) {
+                bad = 1;
+            }
+            if (b < 0x7f800000u && b > big) {
+                big = b;
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            big = max(big, __shfl_xor_sync(0xffffffffu, big, o));
+            bad |= __shfl_xor_sync(0xffffffffu, bad, o);
+        }
+        if ((threadIdx.x & 31) != 0) {
+            return;
+        }
+    } else {
+        // Lines side by side (ls = 1): one thread per line, coalesced.
+        line = blockIdx.x * blockDim.x + threadIdx.x;
+        if (line >= lines) {
+            return;
+        }
+        long long chunk = (len + gridDim.y - 1) / gridDim.y;
+        long long lo = blockIdx.y * chunk, hi = min(len, lo + chunk);
+        for (long long i = lo; i < hi; i++) {
+            u32 b = __float_as_uint(x[line * ls + i * es]) & 0x7fffffffu;
+            if (b > limit) {
+                bad = 1;
+            }
+            if (b < 0x7f800000u && b > big) {
+                big = b;
+            }
+        }
+    }
+    if (big != 0) {
+        atomicMax(&info[line], big);
+    }
+    if (bad) {
+        info[lines + line] = 1;
+        info[2 * lines] = 1;
+    }
+}
+
+// scale_exps replaces info[l] (magnitude bits) by the exponent e of the
+// largest power of two with 2^e·max ≤ theta (multiword.RowScales), clamped
+// to binary32's normal range [-126, 127]; 0 for a line of zeros.
+extern "C" __global__ void scale_exps(u32* info, int lines, double theta) {
+    int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= lines) {
+        return;
+    }
+    u32 b = info[l];
+    int e = 0;
+    if (b != 0) {
+        double x = (double)__uint_as_float(b);
+        long long xb = __double_as_longlong(x), tb = __double_as_longlong(theta);
+        e = (int)((tb >> 52) & 0x7ff) - (int)((xb >> 52) & 0x7ff);
+        double y = __longlong_as_double(xb + ((long long)e << 52)); // x·2^e: same exponent as theta
+        if (y > theta) {
+            e--;
+        }
+        e = max(-126, min(127, e));
+    }
+    info[l] = (u32)e;
+}
+
+// patch_specials sets C[i][j] for every row i of A and column j of B with a
+// NaN, an Inf or an entry beyond the words' range (flags from line_amax) to the float64 dot product, rounded to
+// binary32. Element (i, l) of A is a[i·ars + l·acs], (l, j) of B is
+// b[l·brs + j·bcs], (i, j) of C is c[i·crs + j·ccs]. Does nothing, at once,
+// when no input is non-finite.
+extern "C" __global__ void patch_specials(const float* a, long long ars, long long acs, const float* b, long long brs,
+                                          long long bcs, float* c, long long crs, long long ccs, int m, int n, long long k,
+                                          const u32* rowFlags, const u32* colFlags, const u32* anyA, const u32* anyB) {
+    if (*anyA == 0 && *anyB == 0) {
+        return;
+    }
+    long long total = (long long)m * n;
+    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
+        int i = (int)(x / n), j = (int)(x % n);
+        if (!rowFlags[i] && !colFlags[j]) {
+            continue;
+        }
+        double s = 0.0;
+        for (long long l = 0; l < k; l++) {
+            s += (double)a[i * ars + l * acs] * (double)b[l * brs + j * bcs];
+        }
+        c[i * crs + j * ccs] = (float)s;
+    }
+}
+
+// zero_u32 clears n words on the caller's stream (cuMemset would run on
+// the default stream).
+extern "C" __global__ void zero_u32(u32* x, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        x[i] = 0;
+    }
+}
