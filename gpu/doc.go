@@ -83,4 +83,19 @@
 // cuBLASLt supports (SGEMM with pedantic fp32, TF32, fp16 and bf16 tensor
 // cores, fp8, DGEMM): the baselines the multiword products are measured
 // against.
+//
+// # The fused FABsum kernel
+//
+// Engine.Fused multiplies fp32 matrices in any layout with a FABsum plan
+// in one kernel (kernels/fused.cu): each block splits its fp32 tiles into
+// the plan's words in registers, multiplies them with mma.sync, keeps the
+// cross products in one tensor-core accumulator and promotes A_1B_1 every
+// b elements into fp32, fp64 or a TwoSum pair (Algorithm 4.4). Two small
+// passes (kernels/scan.cu) find the row and column scalings and the rows
+// with NaN, Inf or out-of-range entries, which are recomputed in fp64.
+// The engine routes FABsum plans on binary32 data there:
+//
+//	p, _ := multiword.Lookup("double-fp16-fabsum")
+//	err := e.Fused(p, gpu.FusedArgs{M: m, N: n, K: k, A: a, B: b, C: c,
+//		LayoutB: gpu.ColMajor, LdB: ldb})
 package gpu

@@ -18,7 +18,8 @@ import (
 // of A's row and B's column in float64 is, with that value; the words carry
 // only the finite entries, whose ±Inf−(±Inf) residuals would otherwise turn
 // every Inf into NaN. Finite entries that overflow the words' format (no
-// Scale) give non-finite elements, as the hardware would.
+// Scale) give non-finite elements, as the hardware would (the GPU's fused
+// kernel computes their rows and columns in fp64 instead).
 type Engine interface {
 	Name() string
 	Multiply(p Plan, m, n, k int, a, b, c []float64) error

@@ -16,7 +16,7 @@ import (
 var boundCmd = &command{
 	name:    "bound",
 	summary: "a-priori error bounds of multiword matrix multiplication (Theorem 2.1, Table 2.1, FABsum, narrow range)",
-	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2 [-b B]] [--prob]\n" +
+	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [-b B]] [--prob]\n" +
 		"                  [--mode-low MODE] [--mode-high MODE] [--json]\n" +
 		"       mwmm bound --table [--json]\n" +
 		"       mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]",
@@ -53,9 +53,12 @@ of a growing positive sum goes down.
 --fabsum bounds FABsum (section 4.4), the paper's cure: the n products are
 cut into blocks of b (-b, default 256), each block summed by the unit, the
 block sums added in the high precision (v1, to first order
-(b + n/b)·u_high) or in fp64 (v2, b·u_high + (n/b)·2^-53, plus one rounding
-of the fp64 sum to the high precision). A smaller b gives a smaller bound
-and a slower product.
+(b + n/b)·u_high), in fp64 (v2, b·u_high + (n/b)·2^-53, plus one rounding
+of the fp64 sum to the high precision) or into a pair (hi, lo) of the high
+precision with Knuth's TwoSum (pair, b·u_high + (n/b)²·u_high², plus the
+rounding of hi + lo: nearly v2's accuracy with only fp32 additions, which
+GPUs run at full speed). A smaller b gives a smaller bound and a slower
+product.
 
 --prob replaces n, b and n/b by their square roots (section 4.3). That is
 not a bound but the typical error when the rounding errors are independent
@@ -83,6 +86,8 @@ mwmm bound --low fp16 --high fp32 -p 2 -n 1e6
 # the tensor cores round toward zero; FABsum-v2 brings the bound back down
 mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz
 mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz --fabsum v2 -b 256
+# the same in fp32 arithmetic: block sums added into a TwoSum pair
+mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz --fabsum pair -b 64
 mwmm bound --low bf16 -p 3 -n 4096 --all
 mwmm bound --low fp16 -p 2 -n 1e6 --prob
 mwmm bound --table
@@ -112,8 +117,8 @@ func boundFlags() (*flag.FlagSet, *boundOptions) {
 	fs.IntVar(&o.p, "p", 2, "the number of words `P`")
 	fs.StringVar(&o.n, "n", "", "the inner dimension `N` of C = AB (1e6 and 0x1p20 are fine)")
 	fs.BoolVar(&o.all, "all", false, "compute all p² products (eq. 2.5), not only those with i+j ≤ p+1")
-	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision) or v2 (in fp64)")
-	fs.StringVar(&o.b, "b", "256", "the FABsum block size `B` (with --fabsum v1 or v2)")
+	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision), v2 (in fp64) or pair (in a TwoSum pair of the high precision)")
+	fs.StringVar(&o.b, "b", "256", "the FABsum block size `B` (with --fabsum v1, v2 or pair)")
 	fs.BoolVar(&o.prob, "prob", false, "the probabilistic bound: n, b and n/b replaced by their square roots (a heuristic)")
 	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
 	fs.BoolVar(&o.narrow, "narrow", false, "the normwise bound of the scaled narrow-range algorithm (Mary and Mikaitis)")
@@ -235,7 +240,7 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	m := bound.Multiword{ULow: uLow, UHigh: uHigh, P: o.p, N: n, AllProducts: o.all, Sum: sum, Probabilistic: o.prob}
 	if sum == bound.Plain {
 		if set["b"] {
-			return usagef("-b is FABsum's block size: it needs --fabsum v1 or v2")
+			return usagef("-b is FABsum's block size: it needs --fabsum v1, v2 or pair")
 		}
 	} else {
 		if m.B, err = parseCount("-b", o.b); err != nil {
@@ -322,6 +327,10 @@ func writeMultiword(w io.Writer, low, high format.Format, modeLow, modeHigh form
 		sum = fmt.Sprintf("FABsum-v1: blocks of b = %s products in the unit, block sums in %s (u_high)", numText(m.B), high.Name())
 	case bound.FABsumV2:
 		sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, block sums in binary64 (u_64 = 2^-53)", numText(m.B))
+	case bound.FABsumPair:
+		sum = fmt.Sprintf("FABsum-pair: blocks of b = %s products in the unit, block sums added into a pair (hi, lo) of %s by TwoSum (u_high)", numText(m.B), high.Name())
+	default:
+		sum = m.Sum.String()
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "words\t%s, u_low = %s (%s); p = %d, %s A_i·B_j (%s)\n", low.Name(), pow2Text(m.ULow), modeLow, m.P, productsText(products), which)

@@ -69,6 +69,13 @@ func TestBoundMultiword(t *testing.T) {
 		{[]string{"-n", "65536", "--fabsum", "v1"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 65536, Sum: bound.FABsumV1, B: 256},
 			[]string{"FABsum-v1", "(256 + n/256) × 2^-24"}},
+		// the TwoSum pair: the inter-block term is of second order.
+		{[]string{"--low", "fp16", "-p", "2", "-n", "1e6", "--fabsum", "pair", "-b", "64"},
+			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumPair, B: 64},
+			[]string{"summation     FABsum-pair: blocks of b = 64 products", "pair (hi, lo) of binary32 by TwoSum", ": 64 × 2^-24 + (n/64)² × 2^-48\n"}},
+		{[]string{"-n", "1e6", "--fabsum", "pair", "--prob", "--mode-high", "rz"},
+			bound.Multiword{ULow: fp16, UHigh: fp32rz, P: 2, N: 1e6, Sum: bound.FABsumPair, B: 256, Probabilistic: true},
+			[]string{"FABsum-pair", "b = 256", "16 × 2^-23 + n/256 × 2^-46"}},
 		{[]string{"--low", "bf16", "-p", "3", "-n", "4096", "--all"},
 			bound.Multiword{ULow: bf16, UHigh: fp32, P: 3, N: 4096, AllProducts: true},
 			[]string{"9 products", "(all)", "(eq. 2.5)"}},
@@ -132,6 +139,11 @@ func TestBoundJSON(t *testing.T) {
 		got.Result.Total != r.Total || got.Result.Dominant != r.Dominant || len(got.Result.Terms) != 3 ||
 		got.Result.Terms[2].Value != r.Terms[2].Value {
 		t.Errorf("JSON %+v, want %+v and %+v", got, m, r)
+	}
+	// The pair is written by name.
+	code, out, errs = mwmm(t, "", "bound", "-n", "65536", "--fabsum", "pair", "-b", "64", "--json")
+	if code != 0 || !strings.Contains(out, `"summation": "pair"`) {
+		t.Errorf("--fabsum pair --json: exit %d, %s\n%s", code, errs, out)
 	}
 	// +Inf as a string.
 	code, out, _ = mwmm(t, "", "bound", "-n", "1e9", "--json")
@@ -249,6 +261,8 @@ func TestBoundErrors(t *testing.T) {
 		{"-n", "1e6", "--fabsum", "v2", "-b", "0"},
 		{"-n", "1e6", "--fabsum", "v2", "-b", "x"},
 		{"-n", "1e6", "-b", "128"}, // -b without FABsum
+		{"-n", "1e6", "--fabsum", "pair", "-b", "2e6"},
+		{"--narrow", "-n", "4", "--fabsum", "pair"},
 		{"-n", "1e6", "--theta", "127"},
 		{"--table", "--low", "fp16"},
 		{"--table", "-n", "5"},
@@ -266,9 +280,13 @@ func TestBoundErrors(t *testing.T) {
 			t.Errorf("bound %q: exit %d, stdout %q, stderr %q; want exit 2 and a message", args, code, out, errs)
 		}
 	}
+	// The message for -b names every FABsum summation.
+	if _, _, errs := mwmm(t, "", "bound", "-n", "1e6", "-b", "128"); !strings.Contains(errs, "--fabsum v1, v2 or pair") {
+		t.Errorf("-b without FABsum: %q, want it to name v1, v2 and pair", errs)
+	}
 	code, out, _ := mwmm(t, "", "help", "bound")
 	for _, s := range []string{"Usage: mwmm bound", "--low FORMAT", "(default fp32)", "--mode-high MODE", "rz", "u_high doubles",
-		"--fabsum SUMMATION", "(default 256)", "--prob", "--table", "--narrow", "--theta T", "|C − Ĉ| ≤ c·|A||B|", "Examples:"} {
+		"--fabsum SUMMATION", "v1|v2|pair", "TwoSum", "--fabsum pair", "(default 256)", "--prob", "--table", "--narrow", "--theta T", "|C − Ĉ| ≤ c·|A||B|", "Examples:"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("help bound: exit %d, no %q", code, s)
 		}

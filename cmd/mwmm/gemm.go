@@ -20,7 +20,7 @@ import (
 var gemmCmd = &command{
 	name:    "gemm",
 	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8 with scaling)",
-	usage:   "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V] [--fabsum v1|v2 -b B] [--engine E] [--check]",
+	usage:   "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V] [--fabsum v1|v2|pair -b B] [--engine E] [--check]",
 	help: `
 Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of
 multiword-matmul-tensor-cores.txt): A and B are split into p words of a low
@@ -30,9 +30,11 @@ FMA that accumulates in binary32, smallest first, and summed. Two binary16
 words and three products give binary32's error bound n·2^-24 at tensor-core
 speed; on hardware that rounds toward zero inside the block FMA (every NVIDIA
 tensor core) the error reaches that bound for data of one sign, and FABsum
-(--fabsum) cuts it to (b + n/b)·2^-24 (v1: block sums added in binary32) or
-b·2^-24 + (n/b)·2^-53 (v2: in binary64); --first applies FABsum to A_1·B_1
-only (Algorithm 4.4), which is as accurate for n up to about 4·10^6.
+(--fabsum) cuts it to (b + n/b)·2^-24 (v1: block sums added in binary32),
+b·2^-24 + (n/b)·2^-53 (v2: in binary64) or b·2^-24 + (n/b)²·2^-48 (pair:
+added into a binary32 pair (hi, lo) by Knuth's TwoSum, nearly v2's accuracy
+at binary32 speed); --first applies FABsum to A_1·B_1 only (Algorithm 4.4),
+which is as accurate for n up to about 4·10^6.
 
 The fp8 variants (e4m3, e5m2, double-/triple-/quadruple-) use the narrow-
 range algorithm of Mary and Mikaitis: rows of A and columns of B are scaled
@@ -54,12 +56,19 @@ model:<unit> (every block FMA through the bit-exact model of 'mwmm mma',
 e.g. model:v100, model:a100, model:ieee: slow, keep m and n small), and gpu
 (an NVIDIA GPU, or gpu:I for device I: the words made on the device and each
 product a cuBLASLt call with fp16/bf16/tf32/fp8 inputs and fp32 accumulation;
-see 'mwmm info'). A variant takes options after a colon, as in
-double-fp16:sum=v2,b=256 (see the multiword package); the flags set the
-common ones.`,
+see 'mwmm info'). On gpu, FABsum plans (--fabsum, the -fabsum variants)
+run instead on the fused kernel, which splits, multiplies and adds the
+block sums in one pass: for fp16, bf16 or tf32 words (up to three), b a
+multiple of the mma k-step, and A and B of binary32 values (float32 .npy
+files; --size draws float64). Other plans go through cuBLASLt.
+
+A variant takes options after a colon, as in double-fp16:sum=pair,b=64
+(see the multiword package); the flags set the common ones.`,
 	examples: `
 mwmm gemm --size 16,4096,16 --variant double-fp16 --engine model:v100 --check
 mwmm gemm --size 16,4096,16 --variant double-fp16 --fabsum v2 -b 256 --engine model:v100 --check
+# A.npy and B.npy of float32: the fused kernel, block sums in a TwoSum pair
+mwmm gemm --a A.npy --b B.npy --variant double-fp16 --fabsum pair -b 64 --engine gpu --check
 mwmm gemm --a A.npy --b B.npy --out C.npy --variant triple-bf16
 mwmm gemm --size 8,1000,8 --dist logu --variant double-e4m3 --check
 mwmm gemm --variants`,
@@ -83,11 +92,11 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs.IntVar(&o.block, "block", 256, "FABsum block `SIZE` (also -b SIZE)")
 	fs.StringVar(&o.out, "out", "", "write C to this `.npy` file")
 	fs.StringVar(&o.variant, "variant", "double-fp16", "the multiword `VARIANT` (--variants lists them), with optional :key=value options")
-	fs.StringVar(&o.fabsum, "fabsum", "", "FABsum `VERSION`: v1 (block sums in the accumulator, binary32) or v2 (in binary64)")
+	fs.StringVar(&o.fabsum, "fabsum", "", "FABsum `VERSION`: v1 (block sums in the accumulator, binary32), v2 (in binary64) or pair (in a binary32 TwoSum pair)")
 	fs.BoolVar(&o.first, "first", false, "FABsum for A_1·B_1 only (Algorithm 4.4)")
 	fs.BoolVar(&o.all, "all", false, "form all p² products, not only those with i+j ≤ p+1")
 	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")
-	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu")
+	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu (FABsum plans on its fused kernel)")
 	fs.StringVar(&o.size, "size", "16,1024,16", "`M,K,N` of random A and B when --a and --b are not given")
 	fs.StringVar(&o.dist, "dist", "uniform", "random entries: uniform (0,1], centered (-0.5,0.5], normal, or logu (log-uniform ±[1e-10,1e10])")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrices")
@@ -230,11 +239,11 @@ func gemmPlan(fs *flag.FlagSet, o *gemmOptions) (multiword.Plan, error) {
 	if o.fabsum != "" {
 		opts = append(opts, "sum="+o.fabsum, "b="+strconv.Itoa(o.block))
 	} else if o.blockSet || flagSet(fs, "block") {
-		return multiword.Plan{}, usagef("a block size needs --fabsum v1 or v2")
+		return multiword.Plan{}, usagef("a block size needs --fabsum v1, v2 or pair")
 	}
 	if o.first {
 		if o.fabsum == "" {
-			return multiword.Plan{}, usagef("--first needs --fabsum v1 or v2")
+			return multiword.Plan{}, usagef("--first needs --fabsum v1, v2 or pair")
 		}
 		opts = append(opts, "first=on")
 	}
@@ -341,8 +350,9 @@ func writeVariants(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\nOptions after a colon change a variant: sum (plain|v1|v2), b, first, products (triangle|all),\n"+
+	_, err := fmt.Fprintln(w, "\nOptions after a colon change a variant: sum (plain|v1|v2|pair), b, first, products (triangle|all),\n"+
 		"order (smallest|largest), words, low, acc, out, split (rounding mode), seed, scale, theta, shift.\n"+
-		"Example: --variant double-fp16:sum=v2,b=256,first=on")
+		"With --engine gpu, FABsum plans (sum=v1|v2|pair) run on the fused kernel where it can, the others through cuBLASLt.\n"+
+		"Example: --variant double-fp16:sum=pair,b=64,first=on")
 	return err
 }

@@ -77,6 +77,53 @@ func TestGemmJSON(t *testing.T) {
 	}
 }
 
+// --fabsum pair adds the block sums into a TwoSum pair: the plan says so,
+// C is the library's, and on a unit that rounds toward zero the error
+// stays below the plan's bound.
+func TestGemmFABsumPair(t *testing.T) {
+	dir := t.TempDir()
+	a := npy.Matrix{Rows: 2, Cols: 5, Data: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}, Dtype: "float64"}
+	b := npy.Matrix{Rows: 5, Cols: 1, Data: []float64{1.0 / 3, 1.0 / 7, 1e-3, 2, 5}, Dtype: "float64"}
+	pa, pb := writeNpy(t, dir, "A.npy", a), writeNpy(t, dir, "B.npy", b)
+	out := filepath.Join(dir, "C.npy")
+	code, stdout, stderr := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--out", out, "--variant", "double-fp16", "--fabsum", "pair", "-b", "2", "--first")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "double-fp16:sum=pair,b=2,first=on") || !strings.Contains(stdout, "FABsum-pair") {
+		t.Errorf("the plan is not the pair's:\n%s", stdout)
+	}
+	c, err := npy.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := multiword.Lookup("double-fp16:sum=pair,b=2,first=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, 2)
+	if err := (multiword.Reference{}).Multiply(plan, 2, 1, 5, a.Data, b.Data, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if c.Data[i] != want[i] {
+			t.Errorf("C[%d] = %g, want %g", i, c.Data[i], want[i])
+		}
+	}
+
+	code, stdout, stderr = mwmm(t, "", "gemm", "--size", "3,2048,2", "--fabsum", "pair", "-b", "64", "--engine", "model:v100", "--check", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s gemmSummary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if !strings.HasPrefix(s.Plan, "double-fp16:sum=pair,b=64") || s.Check == nil || !(s.Check.Componentwise <= s.Check.Bound) {
+		t.Errorf("summary %+v, check %+v: want the pair's plan and error ≤ bound", s, s.Check)
+	}
+}
+
 // Entries beyond binary16's range overflow without --scale, with a warning.
 func TestGemmOverflowWarning(t *testing.T) {
 	dir := t.TempDir()
@@ -115,8 +162,8 @@ func TestGemmErrors(t *testing.T) {
 		{[]string{"--variant", "quad-fp16"}, 2, "unknown variant"},
 		{[]string{"--engine", "tpu"}, 2, "unknown engine"},
 		{[]string{"--engine", "model:h900"}, 2, "h900"},
-		{[]string{"-b", "64"}, 2, "needs --fabsum"},
-		{[]string{"--first"}, 2, "needs --fabsum"},
+		{[]string{"-b", "64"}, 2, "needs --fabsum v1, v2 or pair"},
+		{[]string{"--first"}, 2, "needs --fabsum v1, v2 or pair"},
 		{[]string{"--fabsum", "v3"}, 2, "v3"},
 		{[]string{"--size", "3,0,2"}, 2, "positive integer"},
 		{[]string{"--size", "3,2"}, 2, "M,K,N"},
@@ -139,6 +186,17 @@ func TestGemmVariants(t *testing.T) {
 	for _, v := range multiword.Variants() {
 		if !strings.Contains(stdout, v.Name) {
 			t.Errorf("--variants lacks %s", v.Name)
+		}
+	}
+	for _, s := range []string{"sum (plain|v1|v2|pair)", "fused kernel", "sum=pair"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("--variants: no %q in its footer:\n%s", s, stdout)
+		}
+	}
+	_, stdout, _ = mwmm(t, "", "help", "gemm")
+	for _, s := range []string{"--fabsum v1|v2|pair", "pair (in a binary32 TwoSum pair)", "TwoSum", "fused kernel"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("help gemm: no %q", s)
 		}
 	}
 }
