@@ -256,15 +256,9 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	}
 	rowInfo := info.Ptr()
 	colInfo := rowInfo + uintptr(4*(2*m+1))
-	// Strides of A's rows and B's columns as lines.
-	aLs, aEs := int64(lda), int64(1)
-	if a.LayoutA == ColMajor {
-		aLs, aEs = 1, int64(lda)
-	}
-	bLs, bEs := int64(ldb), int64(1)
-	if a.LayoutB == RowMajor {
-		bLs, bEs = 1, int64(ldb)
-	}
+	ars, acs := strides(a.LayoutA, lda)
+	brs, bcs := strides(a.LayoutB, ldb)
+	crs, ccs := strides(a.LayoutC, ldc)
 	// Entries the words cannot hold (only without scaling, which brings
 	// every row below the format's largest value) send their rows and
 	// columns to the fp64 patch as NaN and Inf do.
@@ -272,10 +266,11 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if !p.Scale {
 		limit = math.Float32bits(float32(min(p.Low.MaxFinite(), math.MaxFloat32)))
 	}
-	if err := e.lineAmax(scan, a.A, aLs, aEs, m, k, limit, rowInfo, a.Stream); err != nil {
+	// A's rows and B's columns are the lines scanned.
+	if err := e.lineAmax(scan, a.A, ars, acs, m, k, limit, rowInfo, a.Stream); err != nil {
 		return err
 	}
-	if err := e.lineAmax(scan, a.B, bLs, bEs, n, k, limit, colInfo, a.Stream); err != nil {
+	if err := e.lineAmax(scan, a.B, bcs, brs, n, k, limit, colInfo, a.Stream); err != nil {
 		return err
 	}
 	var ea, eb uintptr
@@ -321,21 +316,18 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	ars, acs := int64(lda), int64(1)
-	if a.LayoutA == ColMajor {
-		ars, acs = 1, int64(lda)
-	}
-	brs, bcs := int64(ldb), int64(1)
-	if a.LayoutB == ColMajor {
-		brs, bcs = 1, int64(ldb)
-	}
-	crs, ccs := int64(ldc), int64(1)
-	if a.LayoutC == ColMajor {
-		crs, ccs = 1, int64(ldc)
-	}
 	return patch.Launch([3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
 		rowInfo+uintptr(4*m), colInfo+uintptr(4*n), rowInfo+uintptr(8*m), colInfo+uintptr(8*n))
+}
+
+// strides returns the distances between consecutive rows and between
+// consecutive columns of a matrix stored in layout l.
+func strides(l Layout, ld int) (row, col int64) {
+	if l == ColMajor {
+		return 1, int64(ld)
+	}
+	return int64(ld), 1
 }
 
 func b2i32(b bool) int32 {
