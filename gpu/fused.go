@@ -130,12 +130,7 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error
 	if err != nil {
 		return nil, err
 	}
-	b2i := func(b bool) string {
-		if b {
-			return "1"
-		}
-		return "0"
-	}
+	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
 	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
 	mod, err := e.d.Module("fused", "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
@@ -156,12 +151,11 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error
 // fusedShared is the kernel's dynamic shared memory: two stages of the
 // words of an A and a B tile (fused.cu's STAGE_BYTES).
 func fusedShared(p *multiword.Plan, la, lb Layout) int {
-	word, kstep, _ := fusedWord(p.Low)
+	word, _, _ := fusedWord(p.Low)
 	esz, padK := 2, 8
 	if word == 2 {
 		esz, padK = 4, 4
 	}
-	_ = kstep
 	const bk, padMN = 32, 8
 	aElems, bElems := bk*(fusedBM+padMN), bk*(fusedBN+padMN)
 	if la == RowMajor {
