@@ -17,6 +17,27 @@ type Method struct {
 	Name    string
 	Variant string // the multiword variant; empty for a baseline
 	Doc     string
+	Kernel  FusedKernel // for FABsum variants: which fused kernel
+}
+
+// ParseMethod makes the method of a variant spec, which may end in @mma or
+// @wgmma to choose the fused kernel (default: the engine's choice, wgmma
+// on sm_90 where it can).
+func ParseMethod(spec string) (Method, error) {
+	m := Method{Name: spec, Variant: spec}
+	if v, k, ok := strings.Cut(spec, "@"); ok {
+		switch k {
+		case "mma":
+			m.Kernel = KernelMMA
+		case "wgmma":
+			m.Kernel = KernelWGMMA
+		case "auto":
+		default:
+			return m, fmt.Errorf("gpu: %q: unknown kernel %q after @ (mma, wgmma or auto)", spec, k)
+		}
+		m.Variant = v
+	}
+	return m, nil
 }
 
 // Baselines are the cuBLASLt products a multiword variant is measured
@@ -31,28 +52,28 @@ var Baselines = []Method{
 
 // BenchVariants are the multiword variants mwmm bench times, 23 with the
 // 5 baselines making 28 methods (keep it under 30: every method is a row of
-// each table and a point of every size and distribution). Three groups:
+// each table and a point of every size and distribution). Four groups:
 //
 //   - the variants of Algorithm 4.1 through cuBLASLt (split kernel, then one
 //     product per pair of words): the one-word formats, the Table 2.1
 //     multiword variants, and the same with every product (products=all);
-//   - the fused kernel's named defaults, one per low format:
-//     double-fp16-fabsum, triple-bf16-fabsum, 3xtf32-fabsum (Algorithm 4.4
-//     with whatever summation and block multiword makes the default);
-//   - Algorithm 4.4 on the fused kernel for double-fp16 (row/column
+//   - the fused defaults, one per low format: double-fp16-fabsum,
+//     triple-bf16-fabsum, 3xtf32-fabsum (joint FABsum: every product of a
+//     block in one accumulator), on the engine's kernel — wgmma on Hopper;
+//   - the same on the mma.sync kernel (@mma), the baseline of the wgmma
+//     kernel's speed-up;
+//   - Algorithm 4.4 on the mma.sync kernel for double-fp16 (row/column
 //     scaling, words ×2^11, FABsum on A₁B₁ only) with each summation (v1:
 //     block sums added in fp32, v2: in fp64, pair: into an fp32 TwoSum
-//     pair) at b = 32, 64 and 128: the accuracy–speed trade-off of the
-//     paper's Figure 4.4 at the small blocks, where the summations differ
-//     most (the fig4.4 experiment sweeps v1 and v2 over b = 64..512). One
-//     of these may equal a named default: the grid stays fixed when the
-//     default moves.
+//     pair) at b = 64 and 128: the accuracy–speed trade-off of the paper's
+//     Figure 4.4 (the fig4.4 experiment sweeps v1 and v2 over b = 64..512).
 //
-// Plans with FABsum run on the fused kernel, the others through cuBLASLt
-// (see run). A spec that multiword.Lookup does not know yet fails at run
-// time, for that method alone when the caller runs the methods one by one
-// (mwmm bench does).
-var BenchVariants = slices.Concat(cublasVariants, fusedVariants, fabsumGrid("double-fp16:scale=on,shift=11,first=on", []string{"v1", "v2", "pair"}, []int{32, 64, 128}))
+// Plans with FABsum run on a fused kernel, the others through cuBLASLt
+// (see run). A spec that multiword.Lookup does not know fails at run time,
+// for that method alone when the caller runs the methods one by one (mwmm
+// bench does).
+var BenchVariants = slices.Concat(cublasVariants, fusedVariants, mmaVariants,
+	fabsumGrid("double-fp16:scale=on,shift=11,first=on", []string{"v1", "v2", "pair"}, []int{64, 128}))
 
 // cublasVariants are the bench variants of Algorithm 4.1 (cuBLASLt
 // products): those of the paper's Figures 4.1 and 4.2.
@@ -61,8 +82,12 @@ var cublasVariants = []string{
 	"double-fp16:products=all", "double-bf16:products=all", "triple-bf16:products=all", "double-tf32:products=all",
 }
 
-// fusedVariants are the fused kernel's defaults, by name.
-var fusedVariants = []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum"}
+// fusedVariants are the fused kernels' defaults, by name; mmaVariants the
+// same on the mma.sync kernel.
+var (
+	fusedVariants = []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum"}
+	mmaVariants   = []string{"double-fp16-fabsum@mma", "triple-bf16-fabsum@mma", "3xtf32-fabsum@mma"}
+)
 
 // fabsumGrid returns base+",sum=S,b=B" for every summation S and block B,
 // summation outermost.
@@ -81,7 +106,11 @@ func fabsumGrid(base string, sums []string, blocks []int) []string {
 func Methods() []Method {
 	ms := slices.Clone(Baselines)
 	for _, v := range BenchVariants {
-		ms = append(ms, Method{Name: v, Variant: v})
+		m, err := ParseMethod(v)
+		if err != nil {
+			panic(err) // BenchVariants is ours: a test checks every entry
+		}
+		ms = append(ms, m)
 	}
 	return ms
 }
@@ -224,7 +253,7 @@ func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) err
 		if err := mark(); err != nil {
 			return err
 		}
-		return e.fusedOperands(&p, o, stream)
+		return e.fusedOperands(&p, o, meth.Kernel, stream)
 	}
 	if !e.fast(&p) {
 		return fmt.Errorf("gpu: variant %q is not a plain fp16/bf16/tf32 plan", meth.Variant)

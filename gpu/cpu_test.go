@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
 func TestArch(t *testing.T) {
@@ -138,8 +140,9 @@ func TestKernelsEmbedded(t *testing.T) {
 func TestPackArgs(t *testing.T) {
 	d := &Device{}
 	buf := &Buffer{d: d, ptr: 0x7f0000001000, n: 64}
-	slots, bufs, err := packArgs(d, []any{buf, uintptr(0xabc), int32(-2), uint32(0xfffffffe),
-		int64(-3), uint64(1 << 63), float32(1.5), float64(-0.1)})
+	tm := new(cuda.TensorMap)
+	slots, bufs, maps, err := packArgs(d, []any{buf, uintptr(0xabc), int32(-2), uint32(0xfffffffe),
+		int64(-3), uint64(1 << 63), float32(1.5), float64(-0.1), tm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +156,9 @@ func TestPackArgs(t *testing.T) {
 	if bufs[0] != buf || bufs[1] != nil {
 		t.Errorf("bufs = %v", bufs)
 	}
+	if maps[8] != tm || maps[0] != nil {
+		t.Errorf("maps = %v, want the tensor map at 8 only", maps)
+	}
 
 	other := &Buffer{d: &Device{}, n: 4}
 	for _, tt := range []struct {
@@ -165,8 +171,9 @@ func TestPackArgs(t *testing.T) {
 		{(*Buffer)(nil), "nil buffer"},
 		{other, "the buffer is on"},
 		{int16(1), "type int16"},
+		{(*cuda.TensorMap)(nil), "nil tensor map"},
 	} {
-		_, _, err := packArgs(d, []any{int32(0), tt.arg})
+		_, _, _, err := packArgs(d, []any{int32(0), tt.arg})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "argument 1") {
 			t.Errorf("packArgs(%T): %v, want an error about argument 1 with %q", tt.arg, err, tt.want)
 		}
@@ -323,5 +330,25 @@ func TestSize(t *testing.T) {
 		if got := size(n); got != want {
 			t.Errorf("size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestParseMethod(t *testing.T) {
+	for _, c := range []struct {
+		spec, variant string
+		kernel        FusedKernel
+	}{
+		{"double-fp16-fabsum", "double-fp16-fabsum", KernelAuto},
+		{"double-fp16-fabsum@mma", "double-fp16-fabsum", KernelMMA},
+		{"fp16:sum=v2,b=64@wgmma", "fp16:sum=v2,b=64", KernelWGMMA},
+		{"fp16@auto", "fp16", KernelAuto},
+	} {
+		m, err := ParseMethod(c.spec)
+		if err != nil || m.Name != c.spec || m.Variant != c.variant || m.Kernel != c.kernel {
+			t.Errorf("ParseMethod(%q) = %+v, %v; want variant %q on %s", c.spec, m, err, c.variant, c.kernel)
+		}
+	}
+	if _, err := ParseMethod("fp16@tensor"); err == nil || !strings.Contains(err.Error(), "unknown kernel") {
+		t.Errorf("ParseMethod(fp16@tensor): %v, want an unknown-kernel error", err)
 	}
 }

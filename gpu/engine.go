@@ -73,6 +73,8 @@ type Engine struct {
 
 	scratchMu   sync.Mutex
 	scratchBufs map[*Stream]*Buffer // the fused kernel's row and column data, per stream
+
+	kernel FusedKernel // Multiply's fused kernel (tests compare both)
 }
 
 // workspaceBytes is cuBLASLt's scratch memory: the faster algorithms want

@@ -192,20 +192,25 @@ func TestBenchVariants(t *testing.T) {
 		seen[m.Name] = true
 	}
 	for _, want := range []string{"sgemm", "dgemm", "double-fp16", "double-fp16:products=all",
-		"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum"} {
+		"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum", "double-fp16-fabsum@mma"} {
 		if !seen[want] {
 			t.Errorf("Methods() lacks %q", want)
 		}
 	}
 	for _, sum := range []string{"v1", "v2", "pair"} {
-		for _, b := range []int{32, 64, 128} {
+		for _, b := range []int{64, 128} {
 			if s := algorithm44(sum, b); !seen[s] {
 				t.Errorf("Methods() lacks %q", s)
 			}
 		}
 	}
 	for _, v := range BenchVariants {
-		_, err := multiword.Lookup(v)
+		m, err := ParseMethod(v)
+		if err != nil {
+			t.Errorf("%s: %v", v, err)
+			continue
+		}
+		_, err = multiword.Lookup(m.Variant)
 		switch {
 		case err == nil:
 		case strings.Contains(err.Error(), "unknown variant") && strings.HasSuffix(v, "-fabsum"),

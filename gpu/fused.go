@@ -41,7 +41,8 @@ type FusedArgs struct {
 	C       *Buffer
 	LayoutC Layout
 	LdC     int
-	Stream  *Stream // nil: the default stream
+	Stream  *Stream     // nil: the default stream
+	Kernel  FusedKernel // KernelAuto: wgmma on sm_90 where it can, else mma.sync
 }
 
 // The fused kernel's tile (fused.cu): blocks of 128×64 outputs, 32 k per
@@ -134,7 +135,8 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error
 	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
 	mod, err := e.d.Module("fused", "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
-		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum))
+		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
+		"-DJOINT="+b2i(p.FABsumJoint))
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +213,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		return fmt.Errorf("gpu: negative dimensions %d×%d times %d×%d", m, k, k, n)
 	case m == 0 || n == 0 || k == 0:
 		return fmt.Errorf("%w: A is %d×%d and B is %d×%d", multiword.ErrEmpty, m, k, k, n)
-	case m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32 || (m+fusedBM-1)/fusedBM > 65535:
+	case m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32:
 		return fmt.Errorf("gpu: %d×%d×%d is too large for the fused kernel", m, n, k)
 	}
 	lda, err := extent("A", a.LayoutA, m, k, a.LdA, a.A)
@@ -226,9 +228,33 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	fn, err := e.fusedModule(&p, a.LayoutA, a.LayoutB)
-	if err != nil {
-		return err
+	wg := false
+	switch a.Kernel {
+	case KernelAuto:
+		wg = e.WGMMASupports(p) == nil && wgmmaOperands(&a, lda, ldb) == nil
+	case KernelWGMMA:
+		if err := e.WGMMASupports(p); err != nil {
+			return err
+		}
+		if err := wgmmaOperands(&a, lda, ldb); err != nil {
+			return err
+		}
+		wg = true
+	case KernelMMA:
+		if (m+fusedBM-1)/fusedBM > 65535 {
+			return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
+		}
+	default:
+		return fmt.Errorf("gpu: unknown fused kernel %d", a.Kernel)
+	}
+	if !wg && (m+fusedBM-1)/fusedBM > 65535 {
+		return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
+	}
+	var fn *Function
+	if !wg {
+		if fn, err = e.fusedModule(&p, a.LayoutA, a.LayoutB); err != nil {
+			return err
+		}
 	}
 	scan, err := e.scanModule()
 	if err != nil {
@@ -285,6 +311,12 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		}
 		ea, eb = rowInfo, colInfo
 	}
+	if wg {
+		if err := e.launchWGMMA(&p, &a, lda, ldb, ldc, ea, eb); err != nil {
+			return err
+		}
+		return e.patchSpecials(scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo)
+	}
 	vec := func(b *Buffer, ld int) int32 {
 		if ld%4 == 0 && b.Ptr()%16 == 0 {
 			return 1
@@ -306,6 +338,13 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), firstOnly); err != nil {
 		return err
 	}
+	return e.patchSpecials(scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo)
+}
+
+// patchSpecials recomputes in fp64 the rows and columns that the scan
+// flagged (NaN, Inf, out of the words' range).
+func (e *Engine) patchSpecials(scan *Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowInfo, colInfo uintptr) error {
+	m, n, k := a.M, a.N, a.K
 	patch, err := scan.Function("patch_specials")
 	if err != nil {
 		return err
@@ -381,12 +420,13 @@ func (e *Engine) scratch(s *Stream, bytes int) (*Buffer, error) {
 
 // fusedOperands runs the plan with the fused kernel on the bench operands
 // (fp32 A, B row-major) into o.c32.
-func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, stream *Stream) error {
-	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream})
+func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKernel, stream *Stream) error {
+	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream, Kernel: kernel})
 }
 
 // multiplyFused is Multiply on the fused kernel: A and B are binary32
-// values (the caller checked), uploaded row-major.
+// values (the caller checked), uploaded row-major with leading dimensions
+// rounded up to multiples of 4, which the wgmma kernel's copy engine needs.
 func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -396,23 +436,26 @@ func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64
 			b.Free()
 		}
 	}()
-	up := func(x []float64) (*Buffer, error) {
-		f := make([]float32, len(x))
-		for i, v := range x {
-			f[i] = float32(v)
+	up := func(x []float64, rows, cols int) (*Buffer, int, error) {
+		ld := (cols + 3) &^ 3
+		f := make([]float32, rows*ld)
+		for i := 0; i < rows; i++ {
+			for j := 0; j < cols; j++ {
+				f[i*ld+j] = float32(x[i*cols+j])
+			}
 		}
 		buf, err := e.d.Alloc(4 * len(f))
 		if err == nil {
 			bufs = append(bufs, buf)
 			err = e.d.Upload(buf, f)
 		}
-		return buf, err
+		return buf, ld, err
 	}
-	da, err := up(a)
+	da, lda, err := up(a, m, k)
 	if err != nil {
 		return err
 	}
-	db, err := up(b)
+	db, ldb, err := up(b, k, n)
 	if err != nil {
 		return err
 	}
@@ -425,7 +468,7 @@ func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64
 	if err := e.d.Memset32(dc, 0x7fc00000); err != nil {
 		return err
 	}
-	if err := e.Fused(*p, FusedArgs{M: m, N: n, K: k, A: da, B: db, C: dc}); err != nil {
+	if err := e.Fused(*p, FusedArgs{M: m, N: n, K: k, A: da, LdA: lda, B: db, LdB: ldb, C: dc, Kernel: e.kernel}); err != nil {
 		return err
 	}
 	out := make([]float32, m*n)

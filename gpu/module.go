@@ -243,7 +243,7 @@ func (f *Function) SetMaxDynamicShared(bytes int) error {
 // kernel runs surfaces at the next synchronizing call.
 func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
 	d := f.m.d
-	slots, bufs, err := packArgs(d, args)
+	slots, bufs, maps, err := packArgs(d, args)
 	if err == nil && (slices.Contains(grid[:], 0) || slices.Contains(block[:], 0)) {
 		err = errors.New("grid and block sizes must be positive")
 	}
@@ -269,6 +269,10 @@ func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Str
 				pin.Pin(&slots[0])
 				for i := range slots {
 					ptrs[i] = unsafe.Pointer(&slots[i])
+					if maps[i] != nil {
+						pin.Pin(maps[i])
+						ptrs[i] = maps[i].Bytes()
+					}
 				}
 				pin.Pin(&ptrs[0])
 				params = unsafe.Pointer(&ptrs[0])
@@ -286,17 +290,23 @@ func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Str
 // the C parameter occupies (little-endian: the low bytes; the driver copies
 // only the parameter's size). bufs[i] is the buffer of argument i, if any,
 // to check that it is still alive at launch.
-func packArgs(d *Device, args []any) (slots []uint64, bufs []*Buffer, err error) {
+func packArgs(d *Device, args []any) (slots []uint64, bufs []*Buffer, maps []*cuda.TensorMap, err error) {
 	slots = make([]uint64, len(args))
 	bufs = make([]*Buffer, len(args))
+	maps = make([]*cuda.TensorMap, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
+		case *cuda.TensorMap: // a __grid_constant__ CUtensorMap, by value
+			if v == nil {
+				return nil, nil, nil, fmt.Errorf("argument %d: nil tensor map", i)
+			}
+			maps[i] = v
 		case *Buffer:
 			if v == nil {
-				return nil, nil, fmt.Errorf("argument %d: nil buffer", i)
+				return nil, nil, nil, fmt.Errorf("argument %d: nil buffer", i)
 			}
 			if v.d != d {
-				return nil, nil, fmt.Errorf("argument %d: the buffer is on %v, not %v", i, v.d, d)
+				return nil, nil, nil, fmt.Errorf("argument %d: the buffer is on %v, not %v", i, v.d, d)
 			}
 			slots[i], bufs[i] = uint64(v.ptr), v
 		case uintptr:
@@ -314,10 +324,10 @@ func packArgs(d *Device, args []any) (slots []uint64, bufs []*Buffer, err error)
 		case float64:
 			slots[i] = math.Float64bits(v)
 		case int, uint:
-			return nil, nil, fmt.Errorf("argument %d is a Go %T, whose C size is unclear: pass int32 (int) or int64 (long long)", i, v)
+			return nil, nil, nil, fmt.Errorf("argument %d is a Go %T, whose C size is unclear: pass int32 (int) or int64 (long long)", i, v)
 		default:
-			return nil, nil, fmt.Errorf("argument %d has type %T; kernels take int32, uint32, int64, uint64, float32, float64, uintptr or *Buffer", i, a)
+			return nil, nil, nil, fmt.Errorf("argument %d has type %T; kernels take int32, uint32, int64, uint64, float32, float64, uintptr or *Buffer", i, a)
 		}
 	}
-	return slots, bufs, nil
+	return slots, bufs, maps, nil
 }

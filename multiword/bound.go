@@ -87,6 +87,16 @@ func ModelError(m mma.Params) UnitError {
 // (1 + γ²/nb)^nb − 1 ≥ γ², and the collapse of the pair to one Acc value
 // (before a plain product or at the end) as one rounding u_acc. To first
 // order: b·u_high + u_acc + (n/b)²·u_acc².
+//
+// A joint plan (FABsumJoint) runs each block as one chain through the unit:
+// for each k-step of jointStep elements one call per product, with the
+// running block sum as addend, so a term of the block meets the steps of
+// every product, at most P·b of them for P products (more when the unit's
+// K does not divide the k-step: each call counts as whole steps). Each
+// term is bounded as if it met the whole chain of the first block, and
+// then the nb promotions and the final rounding(s); no product meets
+// another's promotions, since there is one block sum. To first order:
+// P·b·u_high + (n/b)·u_acc with v1: the FABsum bound with b → P·b.
 func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	if err := p.Check(); err != nil {
 		return bound.Result{}, err
@@ -114,9 +124,12 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	for t := len(pairs) - 1; t >= 0; t-- {
 		pr := pairs[t]
 		var l float64
-		if p.fabsum(pr) {
+		switch {
+		case p.FABsumJoint:
+			// One block sum holds every product: none meets another's promotions.
+		case p.fabsum(pr):
 			l = nb * math.Log1p(p.addU(uAcc, u64, nb))
-		} else {
+		default:
 			if t > 0 && p.fabsum(pairs[t-1]) && (p.Sum == bound.FABsumV2 || p.Sum == bound.FABsumPair) {
 				l = math.Log1p(uAcc) // C rounded back to Acc to be the addend
 			}
@@ -130,7 +143,9 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	for t, pr := range pairs {
 		kept[pr] = true
 		var own float64
-		if p.fabsum(pr) {
+		if p.FABsumJoint {
+			own = jointSteps(bsz, p.jointStep(), len(pairs), steps)*unitLog + nb*math.Log1p(p.addU(uAcc, u64, nb))
+		} else if p.fabsum(pr) {
 			// The first block is the one that meets the most later additions.
 			own = steps(bsz)*unitLog + nb*math.Log1p(p.addU(uAcc, u64, nb))
 		} else {
@@ -166,4 +181,15 @@ func (p *Plan) addU(uAcc, u64, nb float64) float64 {
 		return g * g / nb
 	}
 	return uAcc
+}
+
+// jointSteps counts the unit's rounding steps (in units of U) along one
+// joint block of kb elements: for each k-step one call per product, each a
+// whole number of the unit's steps.
+func jointSteps(kb, step, products int, steps func(int) float64) float64 {
+	var n float64
+	for ks := 0; ks < kb; ks += step {
+		n += steps(min(step, kb-ks))
+	}
+	return n * float64(products)
 }

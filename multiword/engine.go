@@ -117,53 +117,78 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	}
 	d := make([]float64, m*n)
 	bsz := p.block(k)
-	for _, pr := range p.pairs() {
-		s := math.Ldexp(1, -p.WordShift*(pr.I+pr.J))
-		ai, bj := aw[pr.I], bw[pr.J]
-		if !p.fabsum(pr) {
-			// C is the block FMA's addend, rescaled to the product's scale
-			// (exactly, by a power of two) and back.
-			for x, v := range acc {
-				if wide && lo != nil {
-					// The pair collapses to one Acc value, the addend.
-					v, lo[x] = p.Acc.Round(v+lo[x], accMode), 0
-				} else if wide {
-					v = p.Acc.Round(v, accMode)
-				}
-				d[x] = v / s
-			}
-			if err := e.gemm(p, m, n, k, ai, k, bj, n, d); err != nil {
-				return err
-			}
+	// promote adds the block result in d, times s, to C with Sum.
+	promote := func(s float64) {
+		if lo != nil {
 			for x, v := range d {
-				acc[x] = v * s
+				acc[x], lo[x] = twoSumAdd(&p.Acc, acc[x], lo[x], v*s)
 			}
-			wide = false
-			continue
+			wide = true
+			return
 		}
+		for x, v := range d {
+			sum := acc[x] + v*s
+			if p.Sum == fabsumV1 {
+				// Rounding the float64 sum again is the same as rounding
+				// the exact sum: 53 ≥ 2·24+2 (and more so for narrower Acc).
+				sum = p.Acc.Round(sum, accMode)
+			}
+			acc[x] = sum
+		}
+		wide = p.Sum == fabsumV2
+	}
+	if p.FABsumJoint {
+		// One accumulator per block: the products take turns, one k-step
+		// of the block FMA each, as a kernel with one accumulator per
+		// output issues them. WordShift is 0, so every product's scale is 1.
+		step := p.jointStep()
+		pairs := p.pairs()
 		for l0 := 0; l0 < k; l0 += bsz {
 			kb := min(bsz, k-l0)
 			clear(d)
-			if err := e.gemm(p, m, n, kb, ai[l0:], k, bj[l0*n:], n, d); err != nil {
-				return err
-			}
-			if lo != nil {
-				for x, v := range d {
-					acc[x], lo[x] = twoSumAdd(&p.Acc, acc[x], lo[x], v*s)
+			for ks := 0; ks < kb; ks += step {
+				kc, l := min(step, kb-ks), l0+ks
+				for _, pr := range pairs {
+					if err := e.gemm(p, m, n, kc, aw[pr.I][l:], k, bw[pr.J][l*n:], n, d); err != nil {
+						return err
+					}
 				}
-				wide = true
+			}
+			promote(1)
+		}
+	} else {
+		for _, pr := range p.pairs() {
+			s := math.Ldexp(1, -p.WordShift*(pr.I+pr.J))
+			ai, bj := aw[pr.I], bw[pr.J]
+			if !p.fabsum(pr) {
+				// C is the block FMA's addend, rescaled to the product's scale
+				// (exactly, by a power of two) and back.
+				for x, v := range acc {
+					if wide && lo != nil {
+						// The pair collapses to one Acc value, the addend.
+						v, lo[x] = p.Acc.Round(v+lo[x], accMode), 0
+					} else if wide {
+						v = p.Acc.Round(v, accMode)
+					}
+					d[x] = v / s
+				}
+				if err := e.gemm(p, m, n, k, ai, k, bj, n, d); err != nil {
+					return err
+				}
+				for x, v := range d {
+					acc[x] = v * s
+				}
+				wide = false
 				continue
 			}
-			for x, v := range d {
-				sum := acc[x] + v*s
-				if p.Sum == fabsumV1 {
-					// Rounding the float64 sum again is the same as rounding
-					// the exact sum: 53 ≥ 2·24+2 (and more so for narrower Acc).
-					sum = p.Acc.Round(sum, accMode)
+			for l0 := 0; l0 < k; l0 += bsz {
+				kb := min(bsz, k-l0)
+				clear(d)
+				if err := e.gemm(p, m, n, kb, ai[l0:], k, bj[l0*n:], n, d); err != nil {
+					return err
 				}
-				acc[x] = sum
+				promote(s)
 			}
-			wide = p.Sum == fabsumV2
 		}
 	}
 

@@ -9,7 +9,8 @@ import (
 
 func TestConformanceReference(t *testing.T) {
 	multiwordtest.Run(t, multiword.Reference{}, multiwordtest.Options{
-		Plans: lookupAll(t, "bf16", "triple-bf16:sum=v1,b=4", "double-tf32", "double-e4m3", "triple-e5m2:sum=v2,b=8"),
+		Plans: lookupAll(t, "bf16", "triple-bf16:sum=v1,b=4", "double-tf32", "double-e4m3", "triple-e5m2:sum=v2,b=8",
+			"double-fp16:sum=pair,b=8,joint=on", "triple-bf16:sum=v1,b=20,joint=on,products=all"),
 	})
 }
 
@@ -19,7 +20,7 @@ func TestConformanceModels(t *testing.T) {
 		plans []string
 	}{
 		{"v100", nil},
-		{"a100", []string{"double-bf16", "triple-bf16:sum=v2,b=8", "double-tf32"}},
+		{"a100", []string{"double-bf16", "triple-bf16:sum=v2,b=8", "double-tf32", "double-fp16:sum=v1,b=16,joint=on", "double-tf32:sum=pair,b=8,joint=on"}},
 		{"ieee", []string{"double-e4m3", "triple-bf16"}},
 		{"exact", []string{"double-e5m2"}},
 	} {

@@ -92,16 +92,20 @@ func TestFABsumPairLookup(t *testing.T) {
 		words int
 		block int
 		first bool
+		joint bool
 		scale bool
 		shift int
 		str   string
 	}{
-		{"double-fp16:sum=pair,b=64", format.Binary16, 2, 64, false, false, 0, "sum FABsum-pair b=64"},
-		{"double-fp16:sum=TwoSum,b=64", format.Binary16, 2, 64, false, false, 0, "sum FABsum-pair b=64"},
-		{"double-fp16-fabsum", format.Binary16, 2, 64, true, true, 11, "sum FABsum-pair b=64 on A1B1 only, scaled, words ×2^11"},
-		{"triple-bf16-fabsum", format.BFloat16, 3, 64, false, false, 0, "sum FABsum-pair b=64"},
-		{"3xtf32-fabsum", format.TF32, 2, 64, true, false, 0, "sum FABsum-pair b=64 on A1B1 only"},
-		{"3xTF32-fabsum:b=128", format.TF32, 2, 128, true, false, 0, "sum FABsum-pair b=128 on A1B1 only"},
+		{"double-fp16:sum=pair,b=64", format.Binary16, 2, 64, false, false, false, 0, "sum FABsum-pair b=64"},
+		{"double-fp16:sum=TwoSum,b=64", format.Binary16, 2, 64, false, false, false, 0, "sum FABsum-pair b=64"},
+		{"double-fp16:scale=on,shift=11,first=on,sum=pair,b=64", format.Binary16, 2, 64, true, false, true, 11, "sum FABsum-pair b=64 on A1B1 only, scaled, words ×2^11"},
+		{"double-fp16-fabsum", format.Binary16, 2, 64, false, true, true, 0, "sum FABsum-v2 b=64 joint, scaled"},
+		{"triple-bf16-fabsum", format.BFloat16, 3, 64, false, true, false, 0, "sum FABsum-v2 b=64 joint"},
+		{"3xtf32-fabsum", format.TF32, 2, 64, false, true, false, 0, "sum FABsum-v2 b=64 joint"},
+		{"3xTF32-fabsum:b=128", format.TF32, 2, 128, false, true, false, 0, "sum FABsum-v2 b=128 joint"},
+		{"double-fp16-fabsum:joint=off", format.Binary16, 2, 64, false, false, true, 0, "sum FABsum-v2 b=64, scaled"},
+		{"double-fp16:sum=pair,b=32,joint=on", format.Binary16, 2, 32, false, true, false, 0, "sum FABsum-pair b=32 joint"},
 	} {
 		p, err := multiword.Lookup(tc.spec)
 		if err != nil {
@@ -111,8 +115,12 @@ func TestFABsumPairLookup(t *testing.T) {
 		if err := p.Check(); err != nil {
 			t.Errorf("%s: Check: %v", tc.spec, err)
 		}
-		if p.Sum != bound.FABsumPair || p.Low.Name() != tc.low.Name() || p.Words != tc.words || p.Block != tc.block ||
-			p.FABsumFirstOnly != tc.first || p.Scale != tc.scale || p.Theta != 0 || p.WordShift != tc.shift ||
+		wantSum := bound.FABsumPair
+		if strings.Contains(tc.str, "FABsum-v2") { // the -fabsum variants' default
+			wantSum = bound.FABsumV2
+		}
+		if p.Sum != wantSum || p.Low.Name() != tc.low.Name() || p.Words != tc.words || p.Block != tc.block ||
+			p.FABsumFirstOnly != tc.first || p.FABsumJoint != tc.joint || p.Scale != tc.scale || p.Theta != 0 || p.WordShift != tc.shift ||
 			p.Acc.Name() != "binary32" || p.Out.Name() != "binary32" {
 			t.Errorf("%s: plan %+v", tc.spec, p)
 		}

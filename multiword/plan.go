@@ -58,6 +58,17 @@ type Plan struct {
 	// accumulates the others plainly, as Algorithm 4.4 does.
 	FABsumFirstOnly bool
 
+	// FABsumJoint makes the products of one block share one block-FMA
+	// accumulator: within each block of Block elements the products are
+	// interleaved k-step by k-step — for each step of the block FMA's
+	// natural k (16 elements for binary16 and bfloat16 words, 8 for tf32;
+	// see jointStep) every product of the plan in plan order, each with the
+	// running accumulator as addend — and the block's single result is
+	// promoted once with Sum. It needs WordShift 0 (the products must share
+	// one scale) and is what a GPU kernel with one accumulator per output
+	// does (gpu's wgmma kernel).
+	FABsumJoint bool
+
 	// Scale turns on the narrow-range scaling of Mary and Mikaitis: rows of
 	// A and columns of B are multiplied by powers of two λ_i, μ_j so that
 	// their largest magnitude lies in (Theta/2, Theta], and C is divided by
@@ -150,7 +161,27 @@ func (p *Plan) Check() error {
 	if p.WordShift < 0 || p.WordShift > 200 {
 		return fmt.Errorf("multiword: plan %q: word shift %d outside [0, 200]", p.Name, p.WordShift)
 	}
+	if p.FABsumJoint {
+		switch {
+		case p.Sum == bound.Plain:
+			return fmt.Errorf("multiword: plan %q: joint FABsum (joint=on) needs a FABsum summation (sum=v1, v2 or pair), not plain", p.Name)
+		case p.FABsumFirstOnly:
+			return fmt.Errorf("multiword: plan %q: joint FABsum (joint=on) sums every product in one accumulator; it cannot be limited to A1B1 (first=on; add joint=off)", p.Name)
+		case p.WordShift != 0:
+			return fmt.Errorf("multiword: plan %q: joint FABsum (joint=on) needs word shift 0, since the products share one accumulator and so one scale; got shift %d (add joint=off)", p.Name, p.WordShift)
+		}
+	}
 	return nil
+}
+
+// jointStep is the k of one instruction of the block FMA for the plan's
+// words (mma m16n8k16 for binary16 and bfloat16, m16n8k8 for tf32): the
+// granularity at which a joint plan interleaves its products.
+func (p *Plan) jointStep() int {
+	if p.Low == format.TF32 {
+		return 8
+	}
+	return 16
 }
 
 // fabsum reports whether the pair is summed by blocks.

@@ -10,8 +10,8 @@ import (
 )
 
 // A Variant is a named multiword algorithm: Table 2.1 of Fasi et al., their
-// Algorithm 4.4 as the fused GPU kernel runs it, and the fp8 algorithms of
-// Mary and Mikaitis.
+// FABsum with the products of a block in one accumulator (joint) as the
+// fused GPU kernel runs it, and the fp8 algorithms of Mary and Mikaitis.
 type Variant struct {
 	Name string
 	Doc  string
@@ -30,12 +30,12 @@ func Variants() []Variant {
 		plain("triple-bf16", format.BFloat16, 3, "three bfloat16 words, 6 products (n×2^-24)"),
 		plain("tf32", format.TF32, 1, "TF32, one product"),
 		plain("double-tf32", format.TF32, 2, "two TF32 words, 3 products: 3xTF32"),
-		fused("double-fp16-fabsum", format.Binary16, 2, true, format.Binary16.Precision(), true,
-			"Algorithm 4.4: double-fp16, rows/columns scaled by powers of two, low word ×2^11, A1B1 in blocks of %d added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
-		fused("triple-bf16-fabsum", format.BFloat16, 3, false, 0, false,
-			"FABsum on triple-bf16: all six products in blocks of %d added into a TwoSum fp32 pair (the fused GPU kernel's default; with A1B1 alone the cross products' drift, 2^-8 below it, left 2.4-3× SGEMM's error at n=2^20 on zero-mean data)"),
-		fused("3xtf32-fabsum", format.TF32, 2, false, 0, true,
-			"Algorithm 4.4: 3xTF32, A1B1 in blocks of %d added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+		fused("double-fp16-fabsum", format.Binary16, 2, true,
+			"FABsum on double-fp16, rows/columns scaled by powers of two, the 3 products in blocks of %d sharing one accumulator (joint), each block added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+		fused("triple-bf16-fabsum", format.BFloat16, 3, false,
+			"FABsum on triple-bf16: the 6 products in blocks of %d sharing one accumulator (joint), each block added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+		fused("3xtf32-fabsum", format.TF32, 2, false,
+			"FABsum on 3xTF32: the 3 products in blocks of %d sharing one accumulator (joint), each block added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
 	}
 	for _, f := range []format.Format{format.E4M3, format.E5M2} {
 		name := strings.ToLower(f.Name())
@@ -62,18 +62,23 @@ func plain(name string, low format.Format, p int, doc string) Variant {
 // move them: the block size trades speed for accuracy (b·u_high). On an
 // H100 (docs/perf/fused-h100.md) b = 64 is the largest block that keeps
 // double-fp16 below SGEMM's error at every n from 2^10 to 2^20 on all four
-// bench distributions; the pair matched fp64 (v2) to the bit there.
+// bench distributions; the pair matched fp64 (v2) to the bit there. (Those
+// runs blocked each product on its own, A_1B_1 alone for double-fp16 and
+// 3xTF32: the variants were not joint then.) v2 it is: on Hopper's wgmma
+// kernel it runs at v1's speed, while the pair's temporaries beside an
+// accumulator and a pair per output make ptxas spill (docs/perf/wgmma-h100.md).
 const (
-	fusedSum   = bound.FABsumPair
+	fusedSum   = bound.FABsumV2
 	fusedBlock = 64
 )
 
-// fused is FABsum with the fused kernel's defaults, on A_1B_1 only
-// (Algorithm 4.4) or on every product; doc has a %d for the block size.
-func fused(name string, low format.Format, p int, scale bool, shift int, firstOnly bool, doc string) Variant {
+// fused is joint FABsum with the fused kernel's defaults: every product of
+// a block in one accumulator, so no word shift; doc has a %d for the block
+// size.
+func fused(name string, low format.Format, p int, scale bool, doc string) Variant {
 	return Variant{Name: name, Doc: fmt.Sprintf(doc, fusedBlock),
 		Plan: Plan{Low: low, Words: p, Acc: format.Binary32, Out: format.Binary32,
-			Sum: fusedSum, Block: fusedBlock, FABsumFirstOnly: firstOnly, Scale: scale, WordShift: shift}}
+			Sum: fusedSum, Block: fusedBlock, FABsumJoint: true, Scale: scale}}
 }
 
 // aliases are other names of variants.
@@ -88,11 +93,14 @@ var aliases = map[string]string{
 //	double-fp16
 //	double-fp16:sum=v2,b=256
 //	double-fp16:sum=pair,b=64
+//	double-fp16:sum=pair,b=64,joint=on
 //	triple-bf16:products=all,order=largest
 //	double-e4m3:acc=binary16,out=binary64,theta=127
 //
 // The options are sum (plain|v1|v2|pair; pair is the TwoSum fp32 pair of
-// bound.FABsumPair), b (FABsum block size, 0 for one block), first (on: FABsum for A_1B_1 only, Algorithm 4.4), products
+// bound.FABsumPair), b (FABsum block size, 0 for one block), first (on:
+// FABsum for A_1B_1 only, Algorithm 4.4), joint (on: the products of a block
+// share one accumulator, Plan.FABsumJoint; needs shift=0), products
 // (triangle|all), order (smallest|largest), words (p), low, acc and out
 // (format names), split (rounding mode of the splitting), seed (of a
 // stochastic split), scale (on|off), theta and shift (the word scaling
@@ -148,6 +156,8 @@ func (p *Plan) apply(opts string) error {
 			p.Block, err = strconv.Atoi(val)
 		case "first":
 			p.FABsumFirstOnly, err = onOff(val)
+		case "joint":
+			p.FABsumJoint, err = onOff(val)
 		case "products":
 			switch val {
 			case "all":
@@ -187,7 +197,7 @@ func (p *Plan) apply(opts string) error {
 				p.WordShift, err = strconv.Atoi(val)
 			}
 		default:
-			err = fmt.Errorf("unknown option %q (options: sum, b, first, products, order, words, low, acc, out, split, seed, scale, theta, shift)", key)
+			err = fmt.Errorf("unknown option %q (options: sum, b, first, joint, products, order, words, low, acc, out, split, seed, scale, theta, shift)", key)
 		}
 		if err != nil {
 			return fmt.Errorf("%s=%s: %w", key, val, err)
@@ -231,6 +241,9 @@ func (p Plan) String() string {
 		sum = fmt.Sprintf("FABsum-%s b=%s", p.Sum, b)
 		if p.FABsumFirstOnly {
 			sum += " on A1B1 only"
+		}
+		if p.FABsumJoint {
+			sum += " joint"
 		}
 	}
 	s := fmt.Sprintf("%s: %d×%s words, %s→%s, out %s, products %s, sum %s", p.Name, p.Words, p.Low.Name(),

@@ -43,8 +43,12 @@ Bench measures, in one run on one GPU, the cuBLASLt baselines — sgemm
 hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and
 the multiword variants: those of Algorithm 4.1 of
 multiword-matmul-tensor-cores.txt (split kernel, then one cuBLASLt product
-per pair of words with fp32 accumulation) and those with FABsum
-(Algorithm 4.4: blocked summation of A₁B₁), which the fused kernel runs.
+per pair of words with fp32 accumulation) and those with FABsum, which a
+fused kernel runs: on Hopper (sm_90) the wgmma kernel (words split in
+shared memory by a producer warpgroup, warpgroup MMAs, every product of a
+block in one accumulator: joint=on), elsewhere — and for plans it does not
+run, such as Algorithm 4.4's first=on — the mma.sync kernel. A variant
+ending in @mma or @wgmma names the kernel (double-fp16-fabsum@mma).
 
 Methods (all by default):
   ` + wrapList(names, 74, "\n  ") + `
@@ -91,6 +95,8 @@ mwmm bench --sizes 8192 --accuracy 0
 mwmm bench --sizes 4096,8192,16384 --accuracy 10..20 --csv bench.csv
 # FABsum against cuBLAS double-fp16 on (0,1] only (sgemm is added)
 mwmm bench --methods double-fp16,double-fp16-fabsum,double-fp16:scale=on,shift=11,first=on,sum=v2,b=256 --dists 0
+# the wgmma kernel against the mma.sync kernel, speed only
+mwmm bench --sizes 2048,8192 --accuracy 0 --methods double-fp16-fabsum,double-fp16-fabsum@mma
 # one size timed; accuracy on normal and log-uniform data only
 mwmm bench --sizes 4096 --methods double-fp16,triple-bf16-fabsum --dists normal,logu`
 
@@ -182,7 +188,11 @@ func parseMethods(list string) ([]gpu.Method, error) {
 			add(all[i])
 			continue
 		}
-		if _, err := multiword.Lookup(it); err != nil {
+		m, err := gpu.ParseMethod(it)
+		if err != nil {
+			return nil, usagef("--methods: %v", err)
+		}
+		if _, err := multiword.Lookup(m.Variant); err != nil {
 			var names []string
 			for _, m := range gpu.Baselines {
 				names = append(names, m.Name)
@@ -190,7 +200,7 @@ func parseMethods(list string) ([]gpu.Method, error) {
 			return nil, usagef("--methods: %q is neither a method of mwmm bench (baselines %s, or a variant: see mwmm bench --help) "+
 				"nor a variant spec: %v", it, strings.Join(names, ", "), err)
 		}
-		add(gpu.Method{Name: it, Variant: it})
+		add(m)
 	}
 	if !slices.ContainsFunc(ms, func(m gpu.Method) bool { return m.Name == "sgemm" }) {
 		ms = append([]gpu.Method{all[slices.IndexFunc(all, func(m gpu.Method) bool { return m.Name == "sgemm" })]}, ms...)

@@ -95,8 +95,9 @@ func TestParseMethods(t *testing.T) {
 		}
 		for _, m := range ms {
 			base := slices.ContainsFunc(gpu.Baselines, func(b gpu.Method) bool { return b.Name == m.Name })
-			if base != (m.Variant == "") || !base && m.Variant != m.Name {
-				t.Errorf("parseMethods(%q): method %+v", c.list, m)
+			want, err := gpu.ParseMethod(m.Name)
+			if base != (m.Variant == "") || !base && (err != nil || m != want) {
+				t.Errorf("parseMethods(%q): method %+v, want %+v (%v)", c.list, m, want, err)
 			}
 		}
 	}

@@ -58,7 +58,10 @@ of the fp64 sum to the high precision) or into a pair (hi, lo) of the high
 precision with Knuth's TwoSum (pair, b·u_high + (n/b)²·u_high², plus the
 rounding of hi + lo: nearly v2's accuracy with only fp32 additions, which
 GPUs run at full speed). A smaller b gives a smaller bound and a slower
-product.
+product. A joint plan (the variant option joint=on, as in the -fabsum
+variants: the P products of a block in one accumulator) has the FABsum
+bound with b → P·b; 'mwmm gemm --check' prints the bound of a plan's own
+schedule.
 
 --prob replaces n, b and n/b by their square roots (section 4.3). That is
 not a bound but the typical error when the rounding errors are independent

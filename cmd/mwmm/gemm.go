@@ -34,7 +34,11 @@ tensor core) the error reaches that bound for data of one sign, and FABsum
 b·2^-24 + (n/b)·2^-53 (v2: in binary64) or b·2^-24 + (n/b)²·2^-48 (pair:
 added into a binary32 pair (hi, lo) by Knuth's TwoSum, nearly v2's accuracy
 at binary32 speed); --first applies FABsum to A_1·B_1 only (Algorithm 4.4),
-which is as accurate for n up to about 4·10^6.
+which is as accurate for n up to about 4·10^6. The -fabsum variants are
+joint (the option joint=on): the P products of a block share one
+accumulator, k-step by k-step, and are promoted once per block, as a GPU
+kernel with one accumulator per output computes them; the bound is then
+FABsum's with b → P·b. joint=on needs shift=0 and excludes first=on.
 
 The fp8 variants (e4m3, e5m2, double-/triple-/quadruple-) use the narrow-
 range algorithm of Mary and Mikaitis: rows of A and columns of B are scaled
@@ -62,8 +66,9 @@ block sums in one pass: for fp16, bf16 or tf32 words (up to three), b a
 multiple of the mma k-step, and A and B of binary32 values (float32 .npy
 files; --size draws float64). Other plans go through cuBLASLt.
 
-A variant takes options after a colon, as in double-fp16:sum=pair,b=64
-(see the multiword package); the flags set the common ones.`,
+A variant takes options after a colon, as in double-fp16:sum=pair,b=64 or
+double-fp16:scale=on,sum=pair,b=64,joint=on (see the multiword package);
+the flags set the common ones.`,
 	examples: `
 mwmm gemm --size 16,4096,16 --variant double-fp16 --engine model:v100 --check
 mwmm gemm --size 16,4096,16 --variant double-fp16 --fabsum v2 -b 256 --engine model:v100 --check
@@ -350,9 +355,10 @@ func writeVariants(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\nOptions after a colon change a variant: sum (plain|v1|v2|pair), b, first, products (triangle|all),\n"+
-		"order (smallest|largest), words, low, acc, out, split (rounding mode), seed, scale, theta, shift.\n"+
+	_, err := fmt.Fprintln(w, "\nOptions after a colon change a variant: sum (plain|v1|v2|pair), b, first, joint (on: the products\n"+
+		"of a block share one accumulator; needs shift=0, not first=on), products (triangle|all), order (smallest|largest),\n"+
+		"words, low, acc, out, split (rounding mode), seed, scale, theta, shift.\n"+
 		"With --engine gpu, FABsum plans (sum=v1|v2|pair) run on the fused kernel where it can, the others through cuBLASLt.\n"+
-		"Example: --variant double-fp16:sum=pair,b=64,first=on")
+		"Examples: --variant double-fp16:sum=pair,b=64,first=on, --variant double-fp16:scale=on,sum=pair,b=64,joint=on")
 	return err
 }

@@ -188,13 +188,13 @@ func TestGemmVariants(t *testing.T) {
 			t.Errorf("--variants lacks %s", v.Name)
 		}
 	}
-	for _, s := range []string{"sum (plain|v1|v2|pair)", "fused kernel", "sum=pair"} {
+	for _, s := range []string{"sum (plain|v1|v2|pair)", "fused kernel", "sum=pair", "joint (on", "joint=on"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("--variants: no %q in its footer:\n%s", s, stdout)
 		}
 	}
 	_, stdout, _ = mwmm(t, "", "help", "gemm")
-	for _, s := range []string{"--fabsum v1|v2|pair", "pair (in a binary32 TwoSum pair)", "TwoSum", "fused kernel"} {
+	for _, s := range []string{"--fabsum v1|v2|pair", "pair (in a binary32 TwoSum pair)", "TwoSum", "fused kernel", "joint=on"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("help gemm: no %q", s)
 		}

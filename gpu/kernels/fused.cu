@@ -25,6 +25,8 @@
 //   AK        1: A is row-major (k contiguous), 0: column-major
 //   BKM       1: B is column-major (k contiguous), 0: row-major
 //   SUM       as above
+//   JOINT     1: every product goes into the A_1B_1 accumulator (the plan's
+//             FABsumJoint order; no word shift)
 // Inputs are not checked for NaN, Inf or overflow of the words' range:
 // the rows and columns that hold them are recomputed afterwards in fp64
 // (scan.cu's patch_specials), which keeps the split to a few instructions.
@@ -446,7 +448,7 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                         for (int nt = 0; nt < NT; nt++) {
-#if NWORDS > 1
+#if NWORDS > 1 && !JOINT
                             mma(s == 0 ? acc1[mt][nt] : accx[mt][nt], af[i][mt], bf[j][nt]);
 #else
                             mma(acc1[mt][nt], af[i][mt], bf[j][nt]);
@@ -463,7 +465,7 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                     for (int j = 0; j < NT; j++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
-#if NWORDS > 1
+#if NWORDS > 1 && !JOINT
                             if (!first_only) {
                                 wide[i][j][e].add(accx[i][j][e] * unshift);
                                 accx[i][j][e] = 0.0f;
@@ -496,13 +498,13 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                 int ex = -((ea ? ea[row] : 0) + (eb ? eb[col] : 0));
 #if SUM == 0
                 float v = acc1[i][j][e];
-#if NWORDS > 1
+#if NWORDS > 1 && !JOINT
                 v = accx[i][j][e] * unshift + v;
 #endif
                 v = (float)((double)v * pow2d(ex));
 #else
                 Wide w = wide[i][j][e];
-#if NWORDS > 1
+#if NWORDS > 1 && !JOINT
                 // All the cross products (first_only), or those of the
                 // last partial block (zero if there is none).
                 w.add(accx[i][j][e] * unshift);

@@ -76,6 +76,9 @@ var drv struct {
 	cuEventSynchronize        func(e uintptr) result
 	cuEventElapsedTime        func(ms *float32, start, end uintptr) result
 	cuEventDestroy            func(e uintptr) result
+	// CUDA 12.0 and newer; nil before.
+	cuTensorMapEncodeTiled func(tm unsafe.Pointer, dtype, rank uint32, addr uintptr, dims, strides, box, elemStrides unsafe.Pointer,
+		interleave, swizzle, l2, oobFill uint32) result
 }
 
 var (
@@ -136,6 +139,7 @@ func loadDriver() error {
 		// name, with the same signature.
 		fn(&d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
 		fn(&d.cuEventDestroy, "cuEventDestroy_v2"),
+		optional(&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoDriver, err)
@@ -329,6 +333,42 @@ func FuncSetAttribute(f uintptr, attr int32, v int) error {
 // (the driver copies the values before returning).
 func LaunchKernel(f uintptr, grid, block [3]uint32, shared uint32, stream uintptr, params unsafe.Pointer) error {
 	return check("cuLaunchKernel", drv.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, stream, params, nil))
+}
+
+// TensorMap is a CUtensorMap: the copy engine's description of a tiled
+// view of a matrix, passed to kernels by value (128 bytes, 64-aligned).
+type TensorMap struct {
+	_ [0]uint64
+	b [128]byte
+}
+
+// Bytes returns the map's storage, for a kernel parameter.
+func (t *TensorMap) Bytes() unsafe.Pointer { return unsafe.Pointer(&t.b[0]) }
+
+// Tensor-map settings (cuda.h, CUtensorMapDataType and CUtensorMapSwizzle).
+const (
+	TensorFloat32   = 7 // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+	SwizzleNone     = 0 // CU_TENSOR_MAP_SWIZZLE_NONE
+	Swizzle128B     = 3 // CU_TENSOR_MAP_SWIZZLE_128B
+	l2Promotion128B = 2 // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+	oobFillZero     = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros outside
+	interleaveNone  = 0 // CU_TENSOR_MAP_INTERLEAVE_NONE
+)
+
+// EncodeTiled2D describes a 2-D matrix at addr of rows×cols elements, rows
+// strideBytes apart (columns contiguous), read in boxes of boxRows×boxCols
+// with zeros outside the matrix.
+func EncodeTiled2D(t *TensorMap, dtype uint32, addr uintptr, rows, cols, strideBytes uint64, boxRows, boxCols uint32, swizzle uint32) error {
+	if drv.cuTensorMapEncodeTiled == nil {
+		return errors.New("cuTensorMapEncodeTiled: the driver has no tensor maps (CUDA 12.0 or newer needed)")
+	}
+	dims := [2]uint64{cols, rows}
+	strides := [1]uint64{strideBytes}
+	box := [2]uint32{boxCols, boxRows}
+	one := [2]uint32{1, 1}
+	return check("cuTensorMapEncodeTiled", drv.cuTensorMapEncodeTiled(t.Bytes(), dtype, 2, addr,
+		unsafe.Pointer(&dims[0]), unsafe.Pointer(&strides[0]), unsafe.Pointer(&box[0]), unsafe.Pointer(&one[0]),
+		interleaveNone, swizzle, l2Promotion128B, oobFillZero))
 }
 
 // StreamCreate creates a stream with the given flags (StreamNonBlocking).

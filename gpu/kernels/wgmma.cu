@@ -1,0 +1,450 @@
+// wgmma.cu: the Hopper (sm_90a) multiword GEMM with in-kernel splitting
+// and FABsum: warpgroup MMAs (wgmma) on words that a producer warpgroup
+// splits once per tile in shared memory, fp32 tiles staged by the bulk
+// tensor copy engine (TMA) through an mbarrier pipeline, a persistent grid.
+//
+// C = A·B from fp32 A (m×k) and B (k×n), 128×128 outputs per tile, 32 k
+// per pipeline item. Block of 384 threads, three warpgroups:
+//   WG0 producer: thread 0 keeps SF fp32 stages of A and B in flight (TMA,
+//       zeros outside the matrices); all 128 threads split each staged
+//       tile into NWORDS words (rows of A and columns of B scaled by 2^ea,
+//       2^eb first) and write them, K-major in the canonical 8×16-byte core
+//       matrices wgmma reads, into one of SW word stages.
+//   WG1, WG2 consumers: rows 0-63 and 64-127 of the tile. Per k-step every
+//       product A_iB_j, smallest first, goes into ONE tensor-core
+//       accumulator (the plan's FABsumJoint order; one word: the plain
+//       FABsum order); every BITEMS items (b = 32·BITEMS elements) the
+//       accumulator is promoted into the FABsum sum on the CUDA cores and
+//       the next block starts from zero (wgmma's scale-d = 0). While one
+//       consumer promotes, the other's MMAs keep the tensor cores busy.
+//   SUM 0 plain (one word only), 1 v1 fp32, 2 v2 fp64, 3 pair (TwoSum).
+// Every sum has a fixed order: same inputs, same bits.
+//
+// Configuration (NVRTC -D): WORD (0 binary16, 1 bfloat16, 2 tf32), NWORDS,
+// ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages).
+// NaN, Inf and out-of-range rows and columns are recomputed afterwards by
+// scan.cu's patch_specials, as for fused.cu. Compile with --fmad=false.
+
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned long long u64;
+
+#define BM 128
+#define BN 128
+#define BK 32
+#if WORD == 2
+#define ESZ 4
+#define KSTEP 8
+#else
+#define ESZ 2
+#define KSTEP 16
+#endif
+#define KSTEPS (BK / KSTEP)
+#define KC (BK * ESZ / 16)        // 16-byte chunks per row of a word tile
+#define WTILE (128 * BK * ESZ)    // bytes of one word of a 128-row tile
+#define STAGE_F32 (2 * 128 * BK * 4)
+#define STAGE_WORDS (2 * NWORDS * WTILE)
+
+// Registers per thread after setmaxnreg: the producers need few, the
+// consumers hold an accumulator and a FABsum pair per output. The block
+// starts with 168 (65536 / 384, rounded down to a multiple of 8), and
+// 128·PREGS + 256·CREGS must not exceed 384·168.
+#ifndef PREGS
+#define PREGS 56
+#endif
+#ifndef CREGS
+#define CREGS 224
+#endif
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+struct __align__(64) TMap {
+    u64 v[16];
+};
+
+__device__ __forceinline__ u32 smemAddr(const void* p) {
+    u32 a;
+    asm("{\n.reg .u64 t;\ncvta.to.shared.u64 t, %1;\ncvt.u32.u64 %0, t;\n}" : "=r"(a) : "l"(p));
+    return a;
+}
+
+__device__ __forceinline__ float pow2f(int e) { return __uint_as_float((u32)(e + 127) << 23); }
+__device__ __forceinline__ double pow2d(int e) { return __longlong_as_double((long long)(e + 1023) << 52); }
+
+__device__ __forceinline__ void mbarInit(u32 bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbarArrive(u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbarExpect(u32 bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbarWait(u32 bar, u32 parity) {
+    asm volatile("{\n.reg .pred p;\nWAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra WAIT;\n}" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void tmaLoad(u32 dst, const TMap* map, int x, int y, u32 bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"((u64)map), "r"(x), "r"(y), "r"(bar)
+                 : "memory");
+}
+
+// Shared memory of one word tile, K-major without swizzling: core matrix
+// (8 rows × 16 bytes) (r/8, c) at ((r/8)·KC + c)·128 bytes. wgmma's
+// descriptor: LBO, between core matrices adjacent in K, 128 bytes; SBO,
+// between those adjacent in M or N, KC·128.
+__device__ __forceinline__ u64 descriptor(u32 addr) {
+    return (u64)((addr >> 4) & 0x3fff) | ((u64)(128 >> 4) << 16) | ((u64)(KC * 128 >> 4) << 32);
+}
+
+#define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define D64 D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56)
+#define DREGS "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
+#if WORD == 0
+#define WG_OP "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " DREGS ", %64, %65, p, 1, 1, 0, 0;\n"
+#elif WORD == 1
+#define WG_OP "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " DREGS ", %64, %65, p, 1, 1, 0, 0;\n"
+#else
+#define WG_OP "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " DREGS ", %64, %65, p, 1, 1;\n"
+#endif
+
+// d = A·B (+ d unless zero): 64 rows × 128 columns, one k-step.
+__device__ __forceinline__ void wgmma(float* d, u64 da, u64 db, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" WG_OP "}" : D64 : "l"(da), "l"(db), "r"(accumulate));
+}
+// wgmmaWaitD names the accumulators, so that the compiler reads them only
+// after the tensor cores are done (the plain sum's epilogue). The other
+// waits must not: the compiler would copy the accumulators around them.
+__device__ __forceinline__ void wgmmaWaitD(float* d) { asm volatile("wgmma.wait_group.sync.aligned 0;" : D64::"memory"); }
+__device__ __forceinline__ void wgmmaWait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void wgmmaWait1() { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
+__device__ __forceinline__ void wgmmaFence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmmaCommit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+// The FABsum accumulator of one element (as fused.cu). add is asm
+// volatile: it must stay after the wait for the MMAs (the waits do not
+// name the accumulators, which would make the compiler copy them).
+struct Wide {
+#if SUM == 2
+    double v;
+    __device__ void zero() { v = 0.0; }
+    __device__ void add(float x) {
+        asm volatile("{\n.reg .f64 t;\ncvt.f64.f32 t, %1;\nadd.rn.f64 %0, %0, t;\n}" : "+d"(v) : "f"(x));
+    }
+    __device__ float value(int e) const { return (float)(v * pow2d(e)); }
+#elif SUM == 3
+    float hi, lo;
+    __device__ void zero() { hi = lo = 0.0f; }
+    // Knuth's TwoSum: s + e = hi + x exactly; hi = s, lo += e.
+    __device__ void add(float x) {
+        asm volatile("{\n.reg .f32 s, bb, t, u;\n"
+                     "add.rn.f32 s, %0, %2;\n"
+                     "sub.rn.f32 bb, s, %0;\n"
+                     "sub.rn.f32 t, s, bb;\n"
+                     "sub.rn.f32 t, %0, t;\n"
+                     "sub.rn.f32 u, %2, bb;\n"
+                     "add.rn.f32 t, t, u;\n"
+                     "add.rn.f32 %1, %1, t;\n"
+                     "mov.f32 %0, s;\n}"
+                     : "+f"(hi), "+f"(lo)
+                     : "f"(x));
+    }
+    __device__ float value(int e) const { return (float)((double)(hi + lo) * pow2d(e)); }
+#else
+    float v;
+    __device__ void zero() { v = 0.0f; }
+    __device__ void add(float x) { asm volatile("add.rn.f32 %0, %0, %1;" : "+f"(v) : "f"(x)); }
+    __device__ float value(int e) const { return (float)((double)v * pow2d(e)); }
+#endif
+};
+
+// split8 scales eight consecutive-k values of one row, splits them into the
+// words and stores each word's 8·ESZ bytes at row r, chunk c8·ESZ/2 of its tile.
+__device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], float s) {
+    const u32 row = tile + ((r >> 3) * KC) * 128 + (r & 7) * 16;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        v[j] *= s;
+    }
+#pragma unroll
+    for (int w = 0; w < NWORDS; w++) {
+#if WORD == 2
+        u32 b[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            u32 u = __float_as_uint(v[j]);
+            b[j] = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u; // 10 fraction bits, ties to even
+            v[j] = v[j] - __uint_as_float(b[j]);
+        }
+        u32 p = row + w * WTILE + (2 * c8) * 128;
+        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]));
+        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p + 128), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+#else
+        u32 h[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            float flo, fhi;
+#if WORD == 0
+            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h[q]) : "f"(v[2 * q + 1]), "f"(v[2 * q]));
+            u16 l16, h16;
+            asm("mov.b32 {%0, %1}, %2;" : "=h"(l16), "=h"(h16) : "r"(h[q]));
+            asm("cvt.f32.f16 %0, %1;" : "=f"(flo) : "h"(l16));
+            asm("cvt.f32.f16 %0, %1;" : "=f"(fhi) : "h"(h16));
+#else
+            asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h[q]) : "f"(v[2 * q + 1]), "f"(v[2 * q]));
+            flo = __uint_as_float(h[q] << 16);
+            fhi = __uint_as_float(h[q] & 0xffff0000u);
+#endif
+            v[2 * q] -= flo; // exact: the residual of a rounding
+            v[2 * q + 1] -= fhi;
+        }
+        u32 p = row + w * WTILE + c8 * 128;
+        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+#endif
+    }
+}
+
+// splitTile splits one staged fp32 tile of 128 lines (rows of A, columns
+// of B) × 32 k into word tiles at dst. kContig: the stage holds 128-byte
+// lines of k, swizzled by the copy engine (16-byte chunk j of line r at
+// chunk j ^ (r mod 8)); lanes take (line, 8 k) so that a warp's loads and
+// stores hit distinct banks. Otherwise the stage is 32 k-rows of 128 lines.
+template <int kContig>
+__device__ __forceinline__ void splitTile(const float* stage, u32 dst, const float* sc, int pw, int lane) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float v[8];
+        int r, c8;
+        float s;
+        if (kContig) {
+            r = pw * 8 + (lane >> 2) + 32 * i;
+            c8 = lane & 3;
+            const u32 line = smemAddr(stage + r * 32);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];"
+                             : "=f"(v[4 * h]), "=f"(v[4 * h + 1]), "=f"(v[4 * h + 2]), "=f"(v[4 * h + 3])
+                             : "r"(line + ((((2 * c8 + h) ^ (r & 7))) << 4))
+                             : "memory");
+            }
+            s = sc[i];
+        } else {
+            r = pw * 32 + lane;
+            c8 = i;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                v[j] = stage[(8 * c8 + j) * 128 + r];
+            }
+            s = sc[0];
+        }
+        split8(dst, r, c8, v, s);
+    }
+}
+
+// The tiles in a persistent block's order: groups of 8 tile-rows walked
+// column by column, so that concurrent blocks share A and B in L2.
+__device__ __forceinline__ void tileCoords(int t, int tilesM, int tilesN, int& tm, int& tn) {
+    const int group = 8 * tilesN, first = (t / group) * 8;
+    const int size = min(tilesM - first, 8);
+    tm = first + (t % group) % size;
+    tn = (t % group) / size;
+}
+
+// lineScales loads the scales 2^e of the lines a producer thread splits.
+template <int kContig>
+__device__ __forceinline__ void lineScales(const int* e, int base, int lim, int pw, int lane, float* sc) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        int r = kContig ? base + pw * 8 + (lane >> 2) + 32 * i : base + pw * 32 + lane;
+        sc[i] = (e && r < lim) ? pow2f(e[r]) : 1.0f;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, float* C, long long ldc,
+           int c_rowmajor, int M, int N, int K, const int* __restrict__ ea, const int* __restrict__ eb, int bitems) {
+    extern __shared__ char smemRaw[];
+    // The copy engine's 128-byte swizzle needs 1024-byte aligned stages.
+    char* smem = smemRaw + ((1024 - (smemAddr(smemRaw) & 1023)) & 1023);
+    const u32 sbase = smemAddr(smem);
+    const u32 stageF = sbase;                       // SF × (A, B) fp32
+    const u32 stageW = sbase + SF * STAGE_F32;      // SW × (A words, B words)
+    const u32 bars = stageW + SW * STAGE_WORDS;     // sfull[SF], wfull[SW], wempty[SW]
+    const u32 sfull = bars, wfull = bars + 8 * SF, wempty = wfull + 8 * SW;
+
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, tiles = tilesM * tilesN;
+    const int ktiles = (K + BK - 1) / BK;
+    if (tid == 0) {
+        for (int s = 0; s < SF; s++) {
+            mbarInit(sfull + 8 * s, 1);
+        }
+        for (int s = 0; s < SW; s++) {
+            mbarInit(wfull + 8 * s, 128);
+            mbarInit(wempty + 8 * s, 8);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+    const int myTiles = blockIdx.x < tiles ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+    const int items = myTiles * ktiles;
+
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 " STR(PREGS) ";");
+        const int pw = tid >> 5;
+        // Thread 0 issues item `next` into fp32 stage next % SF.
+        auto issue = [&](int next) {
+            const int t = blockIdx.x + (next / ktiles) * gridDim.x, k0 = (next % ktiles) * BK;
+            int tm, tn;
+            tileCoords(t, tilesM, tilesN, tm, tn);
+            const int s = next % SF;
+            const u32 dA = stageF + s * STAGE_F32, dB = dA + STAGE_F32 / 2, bar = sfull + 8 * s;
+            mbarExpect(bar, STAGE_F32);
+#if AK
+            tmaLoad(dA, &tmA, k0, tm * BM, bar);
+#else
+            tmaLoad(dA, &tmA, tm * BM, k0, bar);
+#endif
+#if BKM
+            tmaLoad(dB, &tmB, k0, tn * BN, bar);
+#else
+            tmaLoad(dB, &tmB, tn * BN, k0, bar);
+#endif
+        };
+        if (tid == 0) {
+            for (int i = 0; i < SF && i < items; i++) {
+                issue(i);
+            }
+        }
+        float sa[4], sb[4];
+        for (int it = 0; it < items; it++) {
+            const int kt = it % ktiles;
+            if (kt == 0) {
+                int tm, tn;
+                tileCoords(blockIdx.x + (it / ktiles) * gridDim.x, tilesM, tilesN, tm, tn);
+                lineScales<AK>(ea, tm * BM, M, pw, lane, sa);
+                lineScales<BKM>(eb, tn * BN, N, pw, lane, sb);
+            }
+            const int sf = it % SF, sw = it % SW;
+            mbarWait(sfull + 8 * sf, (it / SF) & 1);
+            mbarWait(wempty + 8 * sw, ((it / SW) & 1) ^ 1);
+            const float* fa = (const float*)(smem + sf * STAGE_F32);
+            const u32 wa = stageW + sw * STAGE_WORDS, wb = wa + NWORDS * WTILE;
+            splitTile<AK>(fa, wa, sa, pw, lane);
+            splitTile<BKM>(fa + STAGE_F32 / 8, wb, sb, pw, lane);
+            // The tensor cores read what these generic stores wrote.
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            mbarArrive(wfull + 8 * sw);
+            // Every producer thread is done with fp32 stage sf: refill it.
+            asm volatile("bar.sync 1, 128;" ::: "memory");
+            if (tid == 0 && it + SF < items) {
+                issue(it + SF);
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 " STR(CREGS) ";");
+        const int c = wg - 1, warp = (tid >> 5) & 3;
+        float d[64];
+#if SUM != 0
+        Wide wide[64];
+#endif
+        for (int j = 0; j < 64; j++) {
+            d[j] = 0.0f;
+        }
+        int it = 0;
+        for (int tl = 0; tl < myTiles; tl++) {
+            int tm, tn;
+            tileCoords(blockIdx.x + tl * gridDim.x, tilesM, tilesN, tm, tn);
+#if SUM != 0
+#pragma unroll
+            for (int j = 0; j < 64; j++) {
+                wide[j].zero();
+            }
+#endif
+            int fresh = 1, pending = -1;
+            for (int kt = 0; kt < ktiles; kt++, it++) {
+                const int sw = it % SW;
+                mbarWait(wfull + 8 * sw, (it / SW) & 1);
+                const u32 wa = stageW + sw * STAGE_WORDS + c * (64 / 8) * KC * 128, wb = stageW + sw * STAGE_WORDS + NWORDS * WTILE;
+                wgmmaFence();
+#pragma unroll
+                for (int ks = 0; ks < KSTEPS; ks++) {
+                    // Products smallest first: by decreasing i+j, A_iB_j
+                    // before A_jB_i for i > j (multiword.Triangle, AllPairs).
+#pragma unroll
+                    for (int s = 2 * (NWORDS - 1); s >= 0; s--) {
+#pragma unroll
+                        for (int i = NWORDS - 1; i >= 0; i--) {
+                            const int j = s - i;
+                            if (j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
+                                continue;
+                            }
+                            const u32 off = ks * (KSTEP * ESZ / 16) * 128;
+                            wgmma(d, descriptor(wa + i * WTILE + off), descriptor(wb + j * WTILE + off), !fresh);
+                            fresh = 0;
+                        }
+                    }
+                }
+                wgmmaCommit();
+                wgmmaWait1();
+                if (pending >= 0 && lane == 0) {
+                    mbarArrive(wempty + 8 * pending);
+                }
+                pending = sw;
+#if SUM != 0
+                const bool promote = (kt + 1) % bitems == 0 || kt + 1 == ktiles;
+#else
+                const bool promote = kt + 1 == ktiles;
+#endif
+                if (promote) {
+#if SUM == 0
+                    wgmmaWaitD(d);
+#else
+                    wgmmaWait0();
+#endif
+                    if (lane == 0) {
+                        mbarArrive(wempty + 8 * pending);
+                    }
+                    pending = -1;
+#if SUM != 0
+#pragma unroll
+                    for (int j = 0; j < 64; j++) {
+                        wide[j].add(d[j]);
+                    }
+                    fresh = 1;
+#endif
+                }
+            }
+            // Epilogue: element j of this thread is row 16·warp + lane/4
+            // (+8 for j mod 4 ≥ 2), column 8·(j/4) + 2·(lane mod 4) + j mod 2.
+#pragma unroll
+            for (int j = 0; j < 64; j++) {
+                const int row = tm * BM + c * 64 + warp * 16 + (lane >> 2) + ((j >> 1) & 1) * 8;
+                const int col = tn * BN + (j >> 2) * 8 + 2 * (lane & 3) + (j & 1);
+                if (row >= M || col >= N) {
+                    continue;
+                }
+                const int ex = -((ea ? ea[row] : 0) + (eb ? eb[col] : 0));
+#if SUM != 0
+                const float v = wide[j].value(ex);
+#else
+                const float v = (float)((double)d[j] * pow2d(ex));
+#endif
+                if (c_rowmajor) {
+                    C[(long long)row * ldc + col] = v;
+                } else {
+                    C[(long long)col * ldc + row] = v;
+                }
+            }
+        }
+    }
+}
+
+#endif

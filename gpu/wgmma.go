@@ -1,0 +1,183 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/multiword"
+)
+
+// FusedKernel chooses the kernel behind Engine.Fused.
+type FusedKernel int
+
+const (
+	// KernelAuto takes the wgmma kernel where it runs the plan and the
+	// operands (sm_90, see WGMMASupports) and the mma.sync kernel elsewhere.
+	KernelAuto FusedKernel = iota
+	// KernelMMA is fused.cu: mma.sync, any GPU from sm_80.
+	KernelMMA
+	// KernelWGMMA is wgmma.cu (Hopper): an error where it cannot run.
+	KernelWGMMA
+)
+
+func (k FusedKernel) String() string {
+	switch k {
+	case KernelMMA:
+		return "mma"
+	case KernelWGMMA:
+		return "wgmma"
+	}
+	return "auto"
+}
+
+// The wgmma kernel's tile (wgmma.cu): 128×128 outputs, 32 k per pipeline
+// item.
+const (
+	wgBM, wgBN, wgBK = 128, 128, 32
+	wgMaxShared      = 227 * 1024 // sm_90's opt-in limit per block
+)
+
+// wgmmaStages chooses the pipeline depths: as many fp32 stages for the
+// copy engine as fit (up to 4: the loads' latency is what limits the
+// kernel) with at least 2 word stages beside them (up to 4), and returns
+// the dynamic shared memory they take. sf is 0 where not even 2 and 2 fit.
+func wgmmaStages(p *multiword.Plan) (sf, sw, bytes int) {
+	word, _, _ := fusedWord(p.Low)
+	esz := 2
+	if word == 2 {
+		esz = 4
+	}
+	words := 2 * max(p.Words, 1) * 128 * wgBK * esz
+	const f32 = 2 * 128 * wgBK * 4
+	for sf = 4; sf >= 2; sf-- {
+		fixed := 1024 + sf*f32 // alignment slack and fp32 stages
+		sw = min(4, (wgMaxShared-fixed-8*(sf+8))/words)
+		if sw >= 2 {
+			return sf, sw, fixed + sw*words + 8*(sf+2*sw)
+		}
+	}
+	return 0, 0, 0
+}
+
+// wgmmaPlan reports why wgmma.cu cannot compute the plan, or nil: it keeps
+// one accumulator per output, so a multiword plan must be FABsumJoint.
+func wgmmaPlan(p *multiword.Plan) error {
+	_, kstep, ok := fusedWord(p.Low)
+	switch {
+	case !ok || p.Words > 3 || p.Acc != format.Binary32 || p.Out != format.Binary32:
+		return fusedSupports(p)
+	case p.Words > 1 && !p.FABsumJoint:
+		return fmt.Errorf("gpu: the wgmma kernel keeps one accumulator per output; plan %q needs joint=on (FABsumJoint)", p.Name)
+	case p.Words > 1 && p.Sum == bound.Plain:
+		return fmt.Errorf("gpu: the wgmma kernel runs multiword plans with FABsum, plan %q is plain", p.Name)
+	case p.Sum != bound.Plain && p.Block%wgBK != 0:
+		return fmt.Errorf("gpu: the wgmma kernel's FABsum block b must be a multiple of %d, plan %q has %d", wgBK, p.Name, p.Block)
+	case p.Block%kstep != 0:
+		return fusedSupports(p)
+	}
+	if sf, _, _ := wgmmaStages(p); sf == 0 {
+		return fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages of each kind", p.Name, p.Words, p.Low.Name())
+	}
+	return fusedSupports(p)
+}
+
+// wgmmaOperands reports why the copy engine cannot read A or B: it needs
+// 16-byte aligned addresses and leading dimensions.
+func wgmmaOperands(a *FusedArgs, lda, ldb int) error {
+	switch {
+	case a.A.Ptr()%16 != 0 || lda%4 != 0:
+		return fmt.Errorf("gpu: the wgmma kernel needs A 16-byte aligned with a leading dimension divisible by 4 (got %d)", lda)
+	case a.B.Ptr()%16 != 0 || ldb%4 != 0:
+		return fmt.Errorf("gpu: the wgmma kernel needs B 16-byte aligned with a leading dimension divisible by 4 (got %d)", ldb)
+	}
+	return nil
+}
+
+// WGMMASupports reports why the wgmma kernel cannot run plan p on this
+// engine's GPU, or nil (operands aside: they must also be 16-byte aligned
+// with leading dimensions divisible by 4).
+func (e *Engine) WGMMASupports(p multiword.Plan) error {
+	if maj, min := e.d.ComputeCapability(); maj != 9 || min != 0 {
+		return fmt.Errorf("gpu: the wgmma kernel runs on sm_90 (Hopper), not %s", e.d.Arch())
+	}
+	if err := p.Check(); err != nil {
+		return err
+	}
+	return wgmmaPlan(&p)
+}
+
+// wgmmaModule compiles the kernel for a plan and layouts.
+func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout) (*Function, int, error) {
+	word, _, _ := fusedWord(p.Low)
+	all, err := fusedPairs(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	sf, sw, shared := wgmmaStages(p)
+	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
+	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
+	mod, err := e.d.Module("wgmma", "--fmad=false",
+		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
+		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
+		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw))
+	if err != nil {
+		return nil, 0, err
+	}
+	fn, err := mod.Function("wgmma_gemm")
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := fn.SetMaxDynamicShared(shared); err != nil {
+		return nil, 0, err
+	}
+	return fn, shared, nil
+}
+
+// tensorMap describes a binary32 matrix for the copy engine in boxes of
+// 128 lines × 32 k: k-contiguous storage is read in 128-byte swizzled
+// lines, the other in k-rows of 128 elements.
+func tensorMap(buf *Buffer, l Layout, kContig bool, lines, k, ld int) (*cuda.TensorMap, error) {
+	tm := new(cuda.TensorMap)
+	err := buf.d.call(func() error { // the driver wants the context current
+		if kContig {
+			return cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(lines), uint64(k), uint64(4*ld), 128, wgBK, cuda.Swizzle128B)
+		}
+		return cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(k), uint64(lines), uint64(4*ld), wgBK, 128, cuda.SwizzleNone)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: describing %s for the copy engine: %w", l, err)
+	}
+	return tm, nil
+}
+
+// launchWGMMA runs wgmma.cu on the scanned operands (ea, eb: the scale
+// exponents or 0).
+func (e *Engine) launchWGMMA(p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
+	fn, shared, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB)
+	if err != nil {
+		return err
+	}
+	tmA, err := tensorMap(a.A, a.LayoutA, a.LayoutA == RowMajor, a.M, a.K, lda)
+	if err != nil {
+		return err
+	}
+	tmB, err := tensorMap(a.B, a.LayoutB, a.LayoutB == ColMajor, a.N, a.K, ldb)
+	if err != nil {
+		return err
+	}
+	bitems := int32(1 << 30)
+	if p.Sum != bound.Plain && p.Block > 0 {
+		bitems = int32(p.Block / wgBK)
+	}
+	tiles := ((a.M + wgBM - 1) / wgBM) * ((a.N + wgBN - 1) / wgBN)
+	if tiles > 1<<31-1 {
+		return errors.New("gpu: too many tiles for the wgmma kernel")
+	}
+	grid := uint32(min(tiles, e.d.Multiprocessors()))
+	return fn.Launch([3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
+		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems)
+}
