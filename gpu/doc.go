@@ -84,16 +84,27 @@
 // cores, fp8, DGEMM): the baselines the multiword products are measured
 // against.
 //
-// # The fused FABsum kernel
+// # The fused FABsum kernels
 //
 // Engine.Fused multiplies fp32 matrices in any layout with a FABsum plan
-// in one kernel (kernels/fused.cu): each block splits its fp32 tiles into
-// the plan's words in registers, multiplies them with mma.sync, keeps the
-// cross products in one tensor-core accumulator and promotes A_1B_1 every
-// b elements into fp32, fp64 or a TwoSum pair (Algorithm 4.4). Two small
-// passes (kernels/scan.cu) find the row and column scalings and the rows
-// with NaN, Inf or out-of-range entries, which are recomputed in fp64.
-// The engine routes FABsum plans on binary32 data there:
+// in one kernel, with the words split inside it. Two small passes
+// (kernels/scan.cu) find the row and column scalings and the rows with
+// NaN, Inf or out-of-range entries, which are recomputed in fp64. Two
+// kernels do the products:
+//
+//   - kernels/wgmma.cu (Hopper): the copy engine stages fp32 tiles through
+//     an mbarrier pipeline; a producer warpgroup splits each tile once into
+//     shared memory; two consumer warpgroups multiply with wgmma, every
+//     product of a block in one accumulator (multiword's FABsumJoint),
+//     promoted every b elements; a persistent grid.
+//   - kernels/fused.cu (mma.sync, any GPU from sm_80): each block splits
+//     its tiles in registers; A_1B_1 and the cross products may have
+//     separate accumulators (Algorithm 4.4).
+//
+// FusedArgs.Kernel chooses; KernelAuto takes wgmma where it runs the plan
+// and the operands (WGMMASupports; 16-byte aligned A and B with leading
+// dimensions divisible by 4). The engine routes FABsum plans on binary32
+// data there:
 //
 //	p, _ := multiword.Lookup("double-fp16-fabsum")
 //	err := e.Fused(p, gpu.FusedArgs{M: m, N: n, K: k, A: a, B: b, C: c,

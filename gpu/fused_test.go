@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -65,37 +66,30 @@ func TestFusedMatchesModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(11, 12))
 	specs := []string{
 		"fp16:sum=v1,b=32", "fp16:sum=v2,b=16", "fp16:sum=pair,b=48", "fp16:sum=v2,b=64,scale=on",
 		"bf16:sum=v2,b=32", "bf16:sum=pair,b=16", "tf32:sum=v1,b=8", "tf32:sum=pair,b=24",
 	}
-	for _, shape := range [][3]int{{9, 13, 200}, {130, 70, 77}, {1, 1, 5}} {
-		m, n, k := shape[0], shape[1], shape[2]
+	matchModel(t, e, KernelMMA, model, specs, [][3]int{{9, 13, 200}, {130, 70, 77}, {1, 1, 5}}, 11)
+}
+
+// matchModel checks Multiply on kernel k against the model, bit for bit,
+// for every spec, shape and distribution.
+func matchModel(t *testing.T, e *Engine, k FusedKernel, model multiword.Engine, specs []string, shapes [][3]int, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for _, shape := range shapes {
+		m, n, kk := shape[0], shape[1], shape[2]
 		for dist := 0; dist < 3; dist++ {
-			a, b := fp32Data(rng, m*k, dist), fp32Data(rng, k*n, dist)
+			a, b := fp32Data(rng, m*kk, dist), fp32Data(rng, kk*n, dist)
 			for _, spec := range specs {
 				p := lookup(t, spec)
-				want, got := make([]float64, m*n), make([]float64, m*n)
-				if err := model.Multiply(p, m, n, k, a, b, want); err != nil {
+				want := make([]float64, m*n)
+				if err := model.Multiply(p, m, n, kk, a, b, want); err != nil {
 					t.Fatal(err)
 				}
-				if err := e.Multiply(p, m, n, k, a, b, got); err != nil {
-					t.Fatal(err)
-				}
-				diff := 0
-				for i := range want {
-					if math.Float64bits(want[i]) != math.Float64bits(got[i]) {
-						if diff == 0 {
-							t.Errorf("%s %d×%d×%d dist %d: C[%d] = %x, model %x", spec, m, n, k, dist, i,
-								math.Float32bits(float32(got[i])), math.Float32bits(float32(want[i])))
-						}
-						diff++
-					}
-				}
-				if diff > 0 {
-					t.Errorf("%s %d×%d×%d dist %d: %d of %d elements differ from model:h100", spec, m, n, k, dist, diff, m*n)
-				}
+				got := multiplyOn(t, e, k, p, m, n, kk, a, b)
+				sameBits(t, fmt.Sprintf("%s %d×%d×%d dist %d on %s, against the model", spec, m, n, kk, dist, k), want, got)
 			}
 		}
 	}

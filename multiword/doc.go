@@ -53,7 +53,7 @@ change the error only at order u_low^p), and the summation:
 Lookup builds the named variants of Table 2.1, the fp8 ones
 (fp16, double-fp16, bf16, double-bf16, triple-bf16, tf32, double-tf32 alias
 3xtf32, e4m3 and e5m2 with one to four words, fp32) and the fused GPU
-kernel's defaults, joint FABsum with the pair summation and blocks of 64
+kernels' defaults, joint FABsum with fp64 (v2) summation and blocks of 32
 (double-fp16-fabsum, scaled; triple-bf16-fabsum; 3xtf32-fabsum) with
 options:
 

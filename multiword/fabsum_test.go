@@ -100,11 +100,11 @@ func TestFABsumPairLookup(t *testing.T) {
 		{"double-fp16:sum=pair,b=64", format.Binary16, 2, 64, false, false, false, 0, "sum FABsum-pair b=64"},
 		{"double-fp16:sum=TwoSum,b=64", format.Binary16, 2, 64, false, false, false, 0, "sum FABsum-pair b=64"},
 		{"double-fp16:scale=on,shift=11,first=on,sum=pair,b=64", format.Binary16, 2, 64, true, false, true, 11, "sum FABsum-pair b=64 on A1B1 only, scaled, words ×2^11"},
-		{"double-fp16-fabsum", format.Binary16, 2, 64, false, true, true, 0, "sum FABsum-v2 b=64 joint, scaled"},
-		{"triple-bf16-fabsum", format.BFloat16, 3, 64, false, true, false, 0, "sum FABsum-v2 b=64 joint"},
-		{"3xtf32-fabsum", format.TF32, 2, 64, false, true, false, 0, "sum FABsum-v2 b=64 joint"},
+		{"double-fp16-fabsum", format.Binary16, 2, 32, false, true, true, 0, "sum FABsum-v2 b=32 joint, scaled"},
+		{"triple-bf16-fabsum", format.BFloat16, 3, 32, false, true, false, 0, "sum FABsum-v2 b=32 joint"},
+		{"3xtf32-fabsum", format.TF32, 2, 32, false, true, false, 0, "sum FABsum-v2 b=32 joint"},
 		{"3xTF32-fabsum:b=128", format.TF32, 2, 128, false, true, false, 0, "sum FABsum-v2 b=128 joint"},
-		{"double-fp16-fabsum:joint=off", format.Binary16, 2, 64, false, false, true, 0, "sum FABsum-v2 b=64, scaled"},
+		{"double-fp16-fabsum:joint=off", format.Binary16, 2, 32, false, false, true, 0, "sum FABsum-v2 b=32, scaled"},
 		{"double-fp16:sum=pair,b=32,joint=on", format.Binary16, 2, 32, false, true, false, 0, "sum FABsum-pair b=32 joint"},
 	} {
 		p, err := multiword.Lookup(tc.spec)
@@ -133,7 +133,7 @@ func TestFABsumPairLookup(t *testing.T) {
 	for _, v := range multiword.Variants() {
 		docs[v.Name] = v.Doc
 	}
-	if d := docs["double-fp16-fabsum"]; !strings.Contains(d, "blocks of 64") || !strings.Contains(d, "TwoSum") {
+	if d := docs["double-fp16-fabsum"]; !strings.Contains(d, "blocks of 32") || !strings.Contains(d, "fp64") {
 		t.Errorf("double-fp16-fabsum doc %q", d)
 	}
 	if _, err := multiword.Lookup("double-fp16:sum=triple"); err == nil || !strings.Contains(err.Error(), "pair") {

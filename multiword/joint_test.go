@@ -224,7 +224,7 @@ func TestJointCheck(t *testing.T) {
 	}
 	for spec, step := range map[string]int{"double-fp16-fabsum": 16, "triple-bf16-fabsum": 16, "3xtf32-fabsum": 8} {
 		p := lookupAll(t, spec)[0]
-		if p.JointStep() != step || !p.FABsumJoint || p.FABsumFirstOnly || p.WordShift != 0 || p.Block != 64 ||
+		if p.JointStep() != step || !p.FABsumJoint || p.FABsumFirstOnly || p.WordShift != 0 || p.Block != 32 ||
 			p.Sum != bound.FABsumV2 || !strings.Contains(p.String(), "joint") {
 			t.Errorf("%s: step %d, plan %v", spec, p.JointStep(), p)
 		}

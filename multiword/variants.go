@@ -31,11 +31,11 @@ func Variants() []Variant {
 		plain("tf32", format.TF32, 1, "TF32, one product"),
 		plain("double-tf32", format.TF32, 2, "two TF32 words, 3 products: 3xTF32"),
 		fused("double-fp16-fabsum", format.Binary16, 2, true,
-			"FABsum on double-fp16, rows/columns scaled by powers of two, the 3 products in blocks of %d sharing one accumulator (joint), each block added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+			"FABsum on double-fp16, rows/columns scaled by powers of two, the 3 products in blocks of %d sharing one accumulator (joint), each block added in fp64 (FABsum-v2; the fused GPU kernels' default)"),
 		fused("triple-bf16-fabsum", format.BFloat16, 3, false,
-			"FABsum on triple-bf16: the 6 products in blocks of %d sharing one accumulator (joint), each block added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+			"FABsum on triple-bf16: the 6 products in blocks of %d sharing one accumulator (joint), each block added in fp64 (FABsum-v2; the fused GPU kernels' default)"),
 		fused("3xtf32-fabsum", format.TF32, 2, false,
-			"FABsum on 3xTF32: the 3 products in blocks of %d sharing one accumulator (joint), each block added into a TwoSum fp32 pair (the fused GPU kernel's default)"),
+			"FABsum on 3xTF32: the 3 products in blocks of %d sharing one accumulator (joint), each block added in fp64 (FABsum-v2; the fused GPU kernels' default)"),
 	}
 	for _, f := range []format.Format{format.E4M3, format.E5M2} {
 		name := strings.ToLower(f.Name())
@@ -58,18 +58,20 @@ func plain(name string, low format.Format, p int, doc string) Variant {
 		Plan: Plan{Low: low, Words: p, Acc: format.Binary32, Out: format.Binary32}}
 }
 
-// The fused GPU kernel's FABsum defaults, in one place since measurements
-// move them: the block size trades speed for accuracy (b·u_high). On an
-// H100 (docs/perf/fused-h100.md) b = 64 is the largest block that keeps
-// double-fp16 below SGEMM's error at every n from 2^10 to 2^20 on all four
-// bench distributions; the pair matched fp64 (v2) to the bit there. (Those
-// runs blocked each product on its own, A_1B_1 alone for double-fp16 and
-// 3xTF32: the variants were not joint then.) v2 it is: on Hopper's wgmma
-// kernel it runs at v1's speed, while the pair's temporaries beside an
-// accumulator and a pair per output make ptxas spill (docs/perf/wgmma-h100.md).
+// The fused GPU kernels' FABsum defaults, in one place since measurements
+// move them: the block size trades speed for accuracy. A joint block chains
+// P·b products through one tensor-core accumulator, so b must be smaller
+// than for A_1B_1 alone: on an H100 (docs/perf/wgmma-h100.md) b = 64 left
+// double-fp16 at 1.29× SGEMM's error at n = 2^11 on (0,1], b = 32 keeps
+// double-fp16 (worst 0.63×) and triple-bf16 (0.75×) below SGEMM's error at
+// every n from 2^10 to 2^20 on all four bench distributions, for 1.5 % of
+// speed. v2: on Hopper's wgmma kernel it runs at v1's speed, while the
+// TwoSum pair's temporaries beside an accumulator and a pair per output
+// make ptxas spill (in the earlier per-product runs the pair matched v2 to
+// the bit).
 const (
 	fusedSum   = bound.FABsumV2
-	fusedBlock = 64
+	fusedBlock = 32
 )
 
 // fused is joint FABsum with the fused kernel's defaults: every product of

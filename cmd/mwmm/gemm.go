@@ -61,10 +61,12 @@ e.g. model:v100, model:a100, model:ieee: slow, keep m and n small), and gpu
 (an NVIDIA GPU, or gpu:I for device I: the words made on the device and each
 product a cuBLASLt call with fp16/bf16/tf32/fp8 inputs and fp32 accumulation;
 see 'mwmm info'). On gpu, FABsum plans (--fabsum, the -fabsum variants)
-run instead on the fused kernel, which splits, multiplies and adds the
+run instead on a fused kernel, which splits, multiplies and adds the
 block sums in one pass: for fp16, bf16 or tf32 words (up to three), b a
 multiple of the mma k-step, and A and B of binary32 values (float32 .npy
-files; --size draws float64). Other plans go through cuBLASLt.
+files; --size draws float64). On Hopper that is the wgmma kernel for
+one-word and joint=on plans with b a multiple of 32, elsewhere the
+mma.sync kernel. Other plans go through cuBLASLt.
 
 A variant takes options after a colon, as in double-fp16:sum=pair,b=64 or
 double-fp16:scale=on,sum=pair,b=64,joint=on (see the multiword package);

@@ -50,10 +50,10 @@ typedef unsigned long long u64;
 // starts with 168 (65536 / 384, rounded down to a multiple of 8), and
 // 128·PREGS + 256·CREGS must not exceed 384·168.
 #ifndef PREGS
-#define PREGS 56
+#define PREGS 64
 #endif
 #ifndef CREGS
-#define CREGS 224
+#define CREGS 216
 #endif
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -180,7 +180,9 @@ __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], floa
         for (int j = 0; j < 8; j++) {
             u32 u = __float_as_uint(v[j]);
             b[j] = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u; // 10 fraction bits, ties to even
-            v[j] = v[j] - __uint_as_float(b[j]);
+            if (w + 1 < NWORDS) { // the last word leaves no residual to compute
+                v[j] = v[j] - __uint_as_float(b[j]);
+            }
         }
         u32 p = row + w * WTILE + (2 * c8) * 128;
         asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]));
@@ -192,12 +194,18 @@ __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], floa
             float flo, fhi;
 #if WORD == 0
             asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h[q]) : "f"(v[2 * q + 1]), "f"(v[2 * q]));
+            if (w + 1 == NWORDS) {
+                continue;
+            }
             u16 l16, h16;
             asm("mov.b32 {%0, %1}, %2;" : "=h"(l16), "=h"(h16) : "r"(h[q]));
             asm("cvt.f32.f16 %0, %1;" : "=f"(flo) : "h"(l16));
             asm("cvt.f32.f16 %0, %1;" : "=f"(fhi) : "h"(h16));
 #else
             asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h[q]) : "f"(v[2 * q + 1]), "f"(v[2 * q]));
+            if (w + 1 == NWORDS) {
+                continue;
+            }
             flo = __uint_as_float(h[q] << 16);
             fhi = __uint_as_float(h[q] & 0xffff0000u);
 #endif
@@ -217,33 +225,39 @@ __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], floa
 // stores hit distinct banks. Otherwise the stage is 32 k-rows of 128 lines.
 template <int kContig>
 __device__ __forceinline__ void splitTile(const float* stage, u32 dst, const float* sc, int pw, int lane) {
+    // Two (line, 8 k) pieces at a time: both loads in flight before the
+    // stores, which the compiler may not move them past.
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        float v[8];
-        int r, c8;
-        float s;
-        if (kContig) {
-            r = pw * 8 + (lane >> 2) + 32 * i;
-            c8 = lane & 3;
-            const u32 line = smemAddr(stage + r * 32);
+    for (int i0 = 0; i0 < 4; i0 += 2) {
+        float v[2][8];
+        int r[2], c8[2];
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];"
-                             : "=f"(v[4 * h]), "=f"(v[4 * h + 1]), "=f"(v[4 * h + 2]), "=f"(v[4 * h + 3])
-                             : "r"(line + ((((2 * c8 + h) ^ (r & 7))) << 4))
-                             : "memory");
+        for (int h = 0; h < 2; h++) {
+            const int i = i0 + h;
+            if (kContig) {
+                r[h] = pw * 8 + (lane >> 2) + 32 * i;
+                c8[h] = lane & 3;
+                const u32 line = smemAddr(stage + r[h] * 32);
+#pragma unroll
+                for (int q = 0; q < 2; q++) {
+                    asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];"
+                                 : "=f"(v[h][4 * q]), "=f"(v[h][4 * q + 1]), "=f"(v[h][4 * q + 2]), "=f"(v[h][4 * q + 3])
+                                 : "r"(line + ((((2 * c8[h] + q) ^ (r[h] & 7))) << 4))
+                                 : "memory");
+                }
+            } else {
+                r[h] = pw * 32 + lane;
+                c8[h] = i;
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    v[h][j] = stage[(8 * c8[h] + j) * 128 + r[h]];
+                }
             }
-            s = sc[i];
-        } else {
-            r = pw * 32 + lane;
-            c8 = i;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                v[j] = stage[(8 * c8 + j) * 128 + r];
-            }
-            s = sc[0];
         }
-        split8(dst, r, c8, v, s);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            split8(dst, r[h], c8[h], v[h], kContig ? sc[i0 + h] : sc[0]);
+        }
     }
 }
 
