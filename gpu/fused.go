@@ -191,9 +191,11 @@ func extent(name string, l Layout, rows, cols, ld int, buf *Buffer) (int, error)
 	return ld, nil
 }
 
-// Fused computes C = A·B with the plan on the fused kernel (fused.cu):
-// fp32 tiles split into the plan's words in the kernel, mma.sync products,
-// FABsum promotion of A_1B_1 every p.Block elements. A row or column with
+// Fused computes C = A·B with the plan on a fused kernel, a.Kernel: fp32
+// tiles split into the plan's words in the kernel, tensor-core products
+// (wgmma.cu on Hopper for one-word and joint plans with 16-byte aligned
+// operands, else fused.cu's mma.sync), FABsum promotion every p.Block
+// elements (of A_1B_1 alone with FABsumFirstOnly). A row or column with
 // a NaN or Inf gives the IEEE result of the exact dot products, as
 // multiword.Engine specifies; one with an entry the words cannot hold
 // (possible only without p.Scale) is computed in fp64 too, so the kernel
@@ -241,9 +243,6 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		}
 		wg = true
 	case KernelMMA:
-		if (m+fusedBM-1)/fusedBM > 65535 {
-			return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
-		}
 	default:
 		return fmt.Errorf("gpu: unknown fused kernel %d", a.Kernel)
 	}
