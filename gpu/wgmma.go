@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
-	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -66,23 +65,21 @@ func wgmmaStages(p *multiword.Plan) (sf, sw, bytes int) {
 // wgmmaPlan reports why wgmma.cu cannot compute the plan, or nil: it keeps
 // one accumulator per output, so a multiword plan must be FABsumJoint.
 func wgmmaPlan(p *multiword.Plan) error {
-	_, kstep, ok := fusedWord(p.Low)
+	if err := fusedSupports(p); err != nil {
+		return err
+	}
 	switch {
-	case !ok || p.Words > 3 || p.Acc != format.Binary32 || p.Out != format.Binary32:
-		return fusedSupports(p)
 	case p.Words > 1 && !p.FABsumJoint:
 		return fmt.Errorf("gpu: the wgmma kernel keeps one accumulator per output; plan %q needs joint=on (FABsumJoint)", p.Name)
 	case p.Words > 1 && p.Sum == bound.Plain:
 		return fmt.Errorf("gpu: the wgmma kernel runs multiword plans with FABsum, plan %q is plain", p.Name)
 	case p.Sum != bound.Plain && p.Block%wgBK != 0:
 		return fmt.Errorf("gpu: the wgmma kernel's FABsum block b must be a multiple of %d, plan %q has %d", wgBK, p.Name, p.Block)
-	case p.Block%kstep != 0:
-		return fusedSupports(p)
 	}
 	if sf, _, _ := wgmmaStages(p); sf == 0 {
 		return fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages of each kind", p.Name, p.Words, p.Low.Name())
 	}
-	return fusedSupports(p)
+	return nil
 }
 
 // wgmmaOperands reports why the copy engine cannot read A or B: it needs

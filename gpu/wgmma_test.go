@@ -68,18 +68,8 @@ func TestWGMMAMatchesModel(t *testing.T) {
 		"bf16:sum=v2,b=32", "bf16:sum=pair,b=64", "tf32:sum=v1,b=32", "tf32:sum=pair,b=64",
 	}
 	matchModel(t, e, KernelWGMMA, model, specs, [][3]int{{9, 13, 200}, {130, 140, 77}, {1, 1, 5}}, 31)
-	rng := rand.New(rand.NewPCG(32, 33))
 	// Plain one-word products: one chain over all of k.
-	const m, n, k = 33, 164, 300
-	a, b := fp32Data(rng, m*k, 0), fp32Data(rng, k*n, 0)
-	for _, spec := range []string{"fp16", "bf16", "tf32"} {
-		p := lookup(t, spec)
-		want := make([]float64, m*n)
-		if err := model.Multiply(p, m, n, k, a, b, want); err != nil {
-			t.Fatal(err)
-		}
-		sameBits(t, spec+" plain against model:h100", want, fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0))
-	}
+	matchModelPlain(t, e, model, 33, 164, 300, 32)
 }
 
 // Joint multiword plans: the products of a block interleaved k-step by
