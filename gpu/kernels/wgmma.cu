@@ -15,13 +15,15 @@
 //       accumulator (the plan's FABsumJoint order; one word: the plain
 //       FABsum order); every BITEMS items (b = 32·BITEMS elements) the
 //       accumulator is promoted into the FABsum sum on the CUDA cores and
-//       the next block starts from zero (wgmma's scale-d = 0). While one
-//       consumer promotes, the other's MMAs keep the tensor cores busy.
+//       the next block starts from zero (wgmma's scale-d = 0). The two
+//       take turns to issue each item's MMAs (ping-pong), so that one
+//       promotes while the tensor cores run the other's.
 //   SUM 0 plain (one word only), 1 v1 fp32, 2 v2 fp64, 3 pair (TwoSum).
 // Every sum has a fixed order: same inputs, same bits.
 //
 // Configuration (NVRTC -D): WORD (0 binary16, 1 bfloat16, 2 tf32), NWORDS,
-// ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages).
+// ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages);
+// BITSN, PREGS, CREGS below.
 // NaN, Inf and out-of-range rows and columns are recomputed afterwards by
 // scan.cu's patch_specials, as for fused.cu. Compile with --fmad=false.
 
@@ -48,9 +50,13 @@ typedef unsigned long long u64;
 // Registers per thread after setmaxnreg: the producers need few, the
 // consumers hold an accumulator and a FABsum pair per output. The block
 // starts with 168 (65536 / 384, rounded down to a multiple of 8), and
-// 128·PREGS + 256·CREGS must not exceed 384·168.
+// 128·PREGS + 256·CREGS must not exceed 384·168 (72/216 uses it all).
+// BITSN: see promote4.
+#ifndef BITSN
+#define BITSN 1
+#endif
 #ifndef PREGS
-#define PREGS 64
+#define PREGS 72
 #endif
 #ifndef CREGS
 #define CREGS 216
@@ -164,6 +170,79 @@ struct Wide {
 #endif
 };
 
+// promote4 adds four block sums into their FABsum accumulators. v2
+// converts all four before it adds, so that the conversions overlap (one
+// at a time, ptxas kept two in flight). cvt.f64.f32 runs at 16 per clock
+// per SM, so for fp16 words the last BITSN of the four go through the
+// integer pipes instead: x's bits shifted right by 3, sign kept, are the
+// double x·2^-896, exactly, for every finite x (zero and subnormals too),
+// and one fma scales it back and adds it with one rounding, as add does.
+// Not for Inf and NaN, which fp16 products cannot make of an fp32 block
+// sum of finite words (NaN and Inf inputs are patched afterwards).
+#if WORD != 0
+#undef BITSN
+#define BITSN 0
+#endif
+// Operands: %0-%3 the sums, %4-%7 the block sums, %8-%11 their bits.
+#define PCVT(i, x) "cvt.f64.f32 t" #i ", %" #x ";\n"
+#define PADD(i) "add.rn.f64 %" #i ", %" #i ", t" #i ";\n"
+#define PBIT(i, u) "shr.s32 h, %" #u ", 3;\nand.b32 h, h, 0x8fffffff;\nshl.b32 l, %" #u ", 29;\nmov.b64 t" #i ", {l, h};\n"
+#define PFMA(i) "fma.rn.f64 %" #i ", t" #i ", 0d77F0000000000000, %" #i ";\n"
+__device__ __forceinline__ void promote4(Wide* w, const float* x) {
+#if SUM == 2
+    asm volatile("{\n.reg .f64 t0, t1, t2, t3;\n.reg .b32 h, l;\n"
+#if BITSN >= 4
+                 PBIT(0, 8)
+#else
+                 PCVT(0, 4)
+#endif
+#if BITSN >= 3
+                 PBIT(1, 9)
+#else
+                 PCVT(1, 5)
+#endif
+#if BITSN >= 2
+                 PBIT(2, 10)
+#else
+                 PCVT(2, 6)
+#endif
+#if BITSN >= 1
+                 PBIT(3, 11)
+#else
+                 PCVT(3, 7)
+#endif
+#if BITSN >= 4
+                 PFMA(0)
+#else
+                 PADD(0)
+#endif
+#if BITSN >= 3
+                 PFMA(1)
+#else
+                 PADD(1)
+#endif
+#if BITSN >= 2
+                 PFMA(2)
+#else
+                 PADD(2)
+#endif
+#if BITSN >= 1
+                 PFMA(3)
+#else
+                 PADD(3)
+#endif
+                 "}"
+                 : "+d"(w[0].v), "+d"(w[1].v), "+d"(w[2].v), "+d"(w[3].v)
+                 : "f"(x[0]), "f"(x[1]), "f"(x[2]), "f"(x[3]), "r"(__float_as_uint(x[0])),
+                   "r"(__float_as_uint(x[1])), "r"(__float_as_uint(x[2])), "r"(__float_as_uint(x[3])));
+#else
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        w[i].add(x[i]);
+    }
+#endif
+}
+
 // split8 scales eight consecutive-k values of one row, splits them into the
 // words and stores each word's 8·ESZ bytes at row r, chunk c8·ESZ/2 of its tile.
 __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], float s) {
@@ -221,8 +300,11 @@ __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], floa
 // splitTile splits one staged fp32 tile of 128 lines (rows of A, columns
 // of B) × 32 k into word tiles at dst. kContig: the stage holds 128-byte
 // lines of k, swizzled by the copy engine (16-byte chunk j of line r at
-// chunk j ^ (r mod 8)); lanes take (line, 8 k) so that a warp's loads and
-// stores hit distinct banks. Otherwise the stage is 32 k-rows of 128 lines.
+// chunk j ^ (r mod 8)). Lane l takes line l mod 8 and k 8·(l/8): each
+// quarter-warp of 16-byte accesses then reads 8 distinct chunks and writes
+// one 128-byte core-matrix row, without bank conflicts (lines l/4 and k
+// l mod 4 made the stores 4-way conflicted). Otherwise the stage is 32
+// k-rows of 128 lines.
 template <int kContig>
 __device__ __forceinline__ void splitTile(const float* stage, u32 dst, const float* sc, int pw, int lane) {
     // Two (line, 8 k) pieces at a time: both loads in flight before the
@@ -235,8 +317,8 @@ __device__ __forceinline__ void splitTile(const float* stage, u32 dst, const flo
         for (int h = 0; h < 2; h++) {
             const int i = i0 + h;
             if (kContig) {
-                r[h] = pw * 8 + (lane >> 2) + 32 * i;
-                c8[h] = lane & 3;
+                r[h] = pw * 8 + (lane & 7) + 32 * i;
+                c8[h] = lane >> 3;
                 const u32 line = smemAddr(stage + r[h] * 32);
 #pragma unroll
                 for (int q = 0; q < 2; q++) {
@@ -275,7 +357,7 @@ template <int kContig>
 __device__ __forceinline__ void lineScales(const int* e, int base, int lim, int pw, int lane, float* sc) {
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        int r = kContig ? base + pw * 8 + (lane >> 2) + 32 * i : base + pw * 32 + lane;
+        int r = kContig ? base + pw * 8 + (lane & 7) + 32 * i : base + pw * 32 + lane;
         sc[i] = (e && r < lim) ? pow2f(e[r]) : 1.0f;
     }
 }
@@ -313,24 +395,32 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 " STR(PREGS) ";");
         const int pw = tid >> 5;
-        // Thread 0 issues item `next` into fp32 stage next % SF.
-        auto issue = [&](int next) {
-            const int t = blockIdx.x + (next / ktiles) * gridDim.x, k0 = (next % ktiles) * BK;
-            int tm, tn;
-            tileCoords(t, tilesM, tilesN, tm, tn);
-            const int s = next % SF;
-            const u32 dA = stageF + s * STAGE_F32, dB = dA + STAGE_F32 / 2, bar = sfull + 8 * s;
+        // Thread 0 issues the items in order: item (tile it_, k-tile ik)
+        // into fp32 stage is. Stages, phases and tiles are counters, not
+        // quotients: a division by a runtime value is some 20 dependent
+        // instructions per item in both loops.
+        int it_ = 0, ik = 0, itm = 0, itn = 0;
+        auto issue = [&](int is) {
+            if (ik == 0) {
+                tileCoords(blockIdx.x + it_ * gridDim.x, tilesM, tilesN, itm, itn);
+            }
+            const int k0 = ik * BK;
+            const u32 dA = stageF + is * STAGE_F32, dB = dA + STAGE_F32 / 2, bar = sfull + 8 * is;
             mbarExpect(bar, STAGE_F32);
 #if AK
-            tmaLoad(dA, &tmA, k0, tm * BM, bar);
+            tmaLoad(dA, &tmA, k0, itm * BM, bar);
 #else
-            tmaLoad(dA, &tmA, tm * BM, k0, bar);
+            tmaLoad(dA, &tmA, itm * BM, k0, bar);
 #endif
 #if BKM
-            tmaLoad(dB, &tmB, k0, tn * BN, bar);
+            tmaLoad(dB, &tmB, k0, itn * BN, bar);
 #else
-            tmaLoad(dB, &tmB, tn * BN, k0, bar);
+            tmaLoad(dB, &tmB, itn * BN, k0, bar);
 #endif
+            if (++ik == ktiles) {
+                ik = 0;
+                it_++;
+            }
         };
         if (tid == 0) {
             for (int i = 0; i < SF && i < items; i++) {
@@ -338,17 +428,16 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
             }
         }
         float sa[4], sb[4];
+        int kt = 0, tl = 0, sf = 0, sfPhase = 0, sw = 0, swPhase = 0;
         for (int it = 0; it < items; it++) {
-            const int kt = it % ktiles;
             if (kt == 0) {
                 int tm, tn;
-                tileCoords(blockIdx.x + (it / ktiles) * gridDim.x, tilesM, tilesN, tm, tn);
+                tileCoords(blockIdx.x + tl * gridDim.x, tilesM, tilesN, tm, tn);
                 lineScales<AK>(ea, tm * BM, M, pw, lane, sa);
                 lineScales<BKM>(eb, tn * BN, N, pw, lane, sb);
             }
-            const int sf = it % SF, sw = it % SW;
-            mbarWait(sfull + 8 * sf, (it / SF) & 1);
-            mbarWait(wempty + 8 * sw, ((it / SW) & 1) ^ 1);
+            mbarWait(sfull + 8 * sf, sfPhase);
+            mbarWait(wempty + 8 * sw, swPhase ^ 1);
             const float* fa = (const float*)(smem + sf * STAGE_F32);
             const u32 wa = stageW + sw * STAGE_WORDS, wb = wa + NWORDS * WTILE;
             splitTile<AK>(fa, wa, sa, pw, lane);
@@ -359,12 +448,35 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
             // Every producer thread is done with fp32 stage sf: refill it.
             asm volatile("bar.sync 1, 128;" ::: "memory");
             if (tid == 0 && it + SF < items) {
-                issue(it + SF);
+                issue(sf); // item it + SF, into the stage just emptied
+            }
+            if (++kt == ktiles) {
+                kt = 0;
+                tl++;
+            }
+            if (++sf == SF) {
+                sf = 0;
+                sfPhase ^= 1;
+            }
+            if (++sw == SW) {
+                sw = 0;
+                swPhase ^= 1;
             }
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 " STR(CREGS) ";");
         const int c = wg - 1, warp = (tid >> 5) & 3;
+        // The consumers take turns to issue an item's MMAs (named barriers
+        // 2 and 3, ping-pong): warpgroup 0's then finish first, and it
+        // promotes while the tensor cores run warpgroup 1's, and so on.
+        // Issued at the same time, both finished together and both
+        // promoted together, competing for the 16 conversions per clock
+        // while the tensor cores idled.
+        // Warpgroup 1 grants the first turn and one after each item;
+        // warpgroup 0 takes the one left over after its last item.
+        if (c == 1) {
+            asm volatile("bar.arrive 2, 256;" ::: "memory");
+        }
         float d[64];
 #if SUM != 0
         Wide wide[64];
@@ -372,7 +484,7 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
         for (int j = 0; j < 64; j++) {
             d[j] = 0.0f;
         }
-        int it = 0;
+        int sw = 0, swPhase = 0;
         for (int tl = 0; tl < myTiles; tl++) {
             int tm, tn;
             tileCoords(blockIdx.x + tl * gridDim.x, tilesM, tilesN, tm, tn);
@@ -382,10 +494,14 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                 wide[j].zero();
             }
 #endif
-            int fresh = 1, pending = -1;
-            for (int kt = 0; kt < ktiles; kt++, it++) {
-                const int sw = it % SW;
-                mbarWait(wfull + 8 * sw, (it / SW) & 1);
+            int fresh = 1, pending = -1, inBlock = 0;
+            for (int kt = 0; kt < ktiles; kt++) {
+                mbarWait(wfull + 8 * sw, swPhase);
+                if (c == 0) {
+                    asm volatile("bar.sync 2, 256;" ::: "memory");
+                } else {
+                    asm volatile("bar.sync 3, 256;" ::: "memory");
+                }
                 const u32 wa = stageW + sw * STAGE_WORDS + c * (64 / 8) * KC * 128, wb = stageW + sw * STAGE_WORDS + NWORDS * WTILE;
                 wgmmaFence();
 #pragma unroll
@@ -407,13 +523,23 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                     }
                 }
                 wgmmaCommit();
+                // The other's turn.
+                if (c == 0) {
+                    asm volatile("bar.arrive 3, 256;" ::: "memory");
+                } else {
+                    asm volatile("bar.arrive 2, 256;" ::: "memory");
+                }
                 wgmmaWait1();
                 if (pending >= 0 && lane == 0) {
                     mbarArrive(wempty + 8 * pending);
                 }
                 pending = sw;
+                if (++sw == SW) {
+                    sw = 0;
+                    swPhase ^= 1;
+                }
 #if SUM != 0
-                const bool promote = (kt + 1) % bitems == 0 || kt + 1 == ktiles;
+                const bool promote = ++inBlock == bitems || kt + 1 == ktiles;
 #else
                 const bool promote = kt + 1 == ktiles;
 #endif
@@ -428,9 +554,10 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                     }
                     pending = -1;
 #if SUM != 0
+                    inBlock = 0;
 #pragma unroll
-                    for (int j = 0; j < 64; j++) {
-                        wide[j].add(d[j]);
+                    for (int j = 0; j < 64; j += 4) {
+                        promote4(&wide[j], &d[j]);
                     }
                     fresh = 1;
 #endif
@@ -457,6 +584,9 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                     C[(long long)col * ldc + row] = v;
                 }
             }
+        }
+        if (c == 0) {
+            asm volatile("bar.sync 2, 256;" ::: "memory"); // the turn left over
         }
     }
 }
