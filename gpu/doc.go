@@ -96,7 +96,8 @@
 //     an mbarrier pipeline; a producer warpgroup splits each tile once into
 //     shared memory; two consumer warpgroups multiply with wgmma, every
 //     product of a block in one accumulator (multiword's FABsumJoint),
-//     promoted every b elements; a persistent grid.
+//     promoted every b elements, taking turns so that one promotes while
+//     the tensor cores run the other's products; a persistent grid.
 //   - kernels/fused.cu (mma.sync, any GPU from sm_80): each block splits
 //     its tiles in registers; A_1B_1 and the cross products may have
 //     separate accumulators (Algorithm 4.4).
