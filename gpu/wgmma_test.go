@@ -205,3 +205,46 @@ func TestWGMMAStress(t *testing.T) {
 		sameBits(t, r.spec+" on "+r.kernel.String()+" rerun", r.c, c)
 	}
 }
+
+// promoteBits is wgmma.cu's promote4 conversion without cvt (BITSN): the
+// bits of x shifted right by 3, sign kept, as a double.
+func promoteBits(x float32) float64 {
+	u := math.Float32bits(x)
+	hi := uint32(int32(u)>>3) & 0x8fffffff
+	return math.Float64frombits(uint64(hi)<<32 | uint64(u<<29))
+}
+
+// TestPromoteBits checks the identity the kernel relies on: for every
+// finite float32 x, promoteBits(x) = x·2^-896 exactly, and one fma by
+// 2^896 adds x to a double with the rounding of v + float64(x). Every
+// exponent, both signs, zero, subnormals and the largest finite value.
+func TestPromoteBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	check := func(x float32) {
+		t.Helper()
+		y := promoteBits(x)
+		if want := math.Ldexp(float64(x), -896); y != want || math.Signbit(y) != math.Signbit(want) {
+			t.Fatalf("promoteBits(%g) = %g, want %g", x, y, want)
+		}
+		for i := 0; i < 4; i++ {
+			v := rng.NormFloat64() * math.Ldexp(1, rng.IntN(80)-40)
+			if i == 0 {
+				v = -float64(x) // exact cancellation: +0, as add gives
+			}
+			got, want := math.FMA(y, math.Ldexp(1, 896), v), v+float64(x)
+			if got != want || math.Signbit(got) != math.Signbit(want) {
+				t.Fatalf("fma(promoteBits(%g), 2^896, %g) = %g, want %g", x, v, got, want)
+			}
+		}
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+		math.MaxFloat32, -math.MaxFloat32, 1, -1} {
+		check(x)
+	}
+	for e := 0; e < 255; e++ {
+		for i := 0; i < 64; i++ {
+			u := uint32(e)<<23 | rng.Uint32N(1<<23) | rng.Uint32N(2)<<31
+			check(math.Float32frombits(u))
+		}
+	}
+}
