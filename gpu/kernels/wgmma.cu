@@ -138,11 +138,8 @@ __device__ __forceinline__ void wgmmaCommit() { asm volatile("wgmma.commit_group
 // name the accumulators, which would make the compiler copy them).
 struct Wide {
 #if SUM == 2
-    double v;
+    double v; // promote4 adds to it, four at a time
     __device__ void zero() { v = 0.0; }
-    __device__ void add(float x) {
-        asm volatile("{\n.reg .f64 t;\ncvt.f64.f32 t, %1;\nadd.rn.f64 %0, %0, t;\n}" : "+d"(v) : "f"(x));
-    }
     __device__ float value(int e) const { return (float)(v * pow2d(e)); }
 #elif SUM == 3
     float hi, lo;
@@ -471,9 +468,9 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
         // promotes while the tensor cores run warpgroup 1's, and so on.
         // Issued at the same time, both finished together and both
         // promoted together, competing for the 16 conversions per clock
-        // while the tensor cores idled.
-        // Warpgroup 1 grants the first turn and one after each item;
-        // warpgroup 0 takes the one left over after its last item.
+        // while the tensor cores idled. Warpgroup 1 grants the first turn
+        // and one after each item; warpgroup 0 takes the one left over
+        // after its last item.
         if (c == 1) {
             asm volatile("bar.arrive 2, 256;" ::: "memory");
         }
