@@ -270,7 +270,8 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	if err := zero.Launch(grid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
+	q := &launchQueue{d: e.d} // every launch below, in one trip to the device's thread
+	if err := q.launch(zero, grid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
 		return err
 	}
 	rowInfo := info.Ptr()
@@ -286,10 +287,10 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		limit = math.Float32bits(float32(min(p.Low.MaxFinite(), math.MaxFloat32)))
 	}
 	// A's rows and B's columns are the lines scanned.
-	if err := e.lineAmax(scan, a.A, ars, acs, m, k, limit, rowInfo, a.Stream); err != nil {
+	if err := lineAmax(q, scan, a.A, ars, acs, m, k, limit, rowInfo, a.Stream); err != nil {
 		return err
 	}
-	if err := e.lineAmax(scan, a.B, bcs, brs, n, k, limit, colInfo, a.Stream); err != nil {
+	if err := lineAmax(q, scan, a.B, bcs, brs, n, k, limit, colInfo, a.Stream); err != nil {
 		return err
 	}
 	var ea, eb uintptr
@@ -303,7 +304,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 			ptr   uintptr
 			lines int
 		}{{rowInfo, m}, {colInfo, n}} {
-			if err := exps.Launch([3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+			if err := q.launch(exps, [3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 				l.ptr, int32(l.lines), theta); err != nil {
 				return err
 			}
@@ -311,10 +312,13 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		ea, eb = rowInfo, colInfo
 	}
 	if wg {
-		if err := e.launchWGMMA(&p, &a, lda, ldb, ldc, ea, eb); err != nil {
+		if err := e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb); err != nil {
 			return err
 		}
-		return e.patchSpecials(scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo)
+		if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo); err != nil {
+			return err
+		}
+		return q.flush()
 	}
 	vec := func(b *Buffer, ld int) int32 {
 		if ld%4 == 0 && b.Ptr()%16 == 0 {
@@ -332,23 +336,26 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		firstOnly = 1
 	}
 	tiles := [3]uint32{uint32((n + fusedBN - 1) / fusedBN), uint32((m + fusedBM - 1) / fusedBM), 1}
-	if err := fn.Launch(tiles, [3]uint32{256, 1, 1}, uint32(fusedShared(&p, a.LayoutA, a.LayoutB)), a.Stream,
+	if err := q.launch(fn, tiles, [3]uint32{256, 1, 1}, uint32(fusedShared(&p, a.LayoutA, a.LayoutB)), a.Stream,
 		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(m), int32(n), int32(k),
 		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), firstOnly); err != nil {
 		return err
 	}
-	return e.patchSpecials(scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo)
+	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo); err != nil {
+		return err
+	}
+	return q.flush()
 }
 
-// patchSpecials recomputes in fp64 the rows and columns that the scan
-// flagged (NaN, Inf, out of the words' range).
-func (e *Engine) patchSpecials(scan *Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowInfo, colInfo uintptr) error {
+// patchSpecials queues the fp64 recomputation of the rows and columns
+// that the scan flagged (NaN, Inf, out of the words' range).
+func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowInfo, colInfo uintptr) error {
 	m, n, k := a.M, a.N, a.K
 	patch, err := scan.Function("patch_specials")
 	if err != nil {
 		return err
 	}
-	return patch.Launch([3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+	return q.launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
 		rowInfo+uintptr(4*m), colInfo+uintptr(4*n), rowInfo+uintptr(8*m), colInfo+uintptr(8*n))
 }
@@ -369,8 +376,8 @@ func b2i32(b bool) int32 {
 	return 0
 }
 
-// lineAmax launches line_amax over `lines` lines of `length` elements.
-func (e *Engine) lineAmax(scan *Module, x *Buffer, ls, es int64, lines, length int, limit uint32, info uintptr, stream *Stream) error {
+// lineAmax queues line_amax over `lines` lines of `length` elements.
+func lineAmax(q *launchQueue, scan *Module, x *Buffer, ls, es int64, lines, length int, limit uint32, info uintptr, stream *Stream) error {
 	fn, err := scan.Function("line_amax")
 	if err != nil {
 		return err
@@ -384,7 +391,7 @@ func (e *Engine) lineAmax(scan *Module, x *Buffer, ls, es int64, lines, length i
 		chunks := max(1, min(65535, (1<<20)/lines, length/64))
 		grid, block = [3]uint32{uint32((lines + 255) / 256), uint32(chunks), 1}, [3]uint32{256, 1, 1}
 	}
-	return fn.Launch(grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info)
+	return q.launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info)
 }
 
 // scanModule is scan.cu, compiled once.

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
@@ -194,9 +195,10 @@ func writeCache(file string, data []byte) {
 
 // A Function is a kernel of a Module.
 type Function struct {
-	m    *Module
-	name string
-	h    uintptr
+	m         *Module
+	name      string
+	h         uintptr
+	maxShared atomic.Int64 // the last SetMaxDynamicShared, so that a repeat costs no driver call
 }
 
 // Function returns the kernel name (its extern "C" name) of the module.
@@ -225,12 +227,16 @@ func (f *Function) Name() string { return f.name }
 // SetMaxDynamicShared allows launches with up to bytes of dynamic shared
 // memory; above 48 KiB a kernel must ask for it.
 func (f *Function) SetMaxDynamicShared(bytes int) error {
+	if f.maxShared.Load() == int64(bytes) {
+		return nil
+	}
 	err := f.m.d.call(func() error {
 		return cuda.FuncSetAttribute(f.h, cuda.FuncAttrMaxDynamicSharedSizeBytes, bytes)
 	})
 	if err != nil {
 		return fmt.Errorf("gpu: %s: %d bytes of dynamic shared memory: %w", f.name, bytes, err)
 	}
+	f.maxShared.Store(int64(bytes))
 	return nil
 }
 
@@ -242,48 +248,101 @@ func (f *Function) SetMaxDynamicShared(bytes int) error {
 // returns the launch's errors (a bad configuration); a fault while the
 // kernel runs surfaces at the next synchronizing call.
 func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
+	run, err := f.launcher(grid, block, sharedBytes, stream, args...)
+	if err != nil {
+		return err
+	}
+	if err := f.m.d.call(run); err != nil {
+		return f.launchError(grid, block, sharedBytes, err)
+	}
+	return nil
+}
+
+// launcher checks and packs the arguments of a launch and returns what
+// queues it, to run on the device's thread (Launch, or a launchQueue).
+func (f *Function) launcher(grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) (func() error, error) {
 	d := f.m.d
 	slots, bufs, maps, err := packArgs(d, args)
 	if err == nil && (slices.Contains(grid[:], 0) || slices.Contains(block[:], 0)) {
 		err = errors.New("grid and block sizes must be positive")
 	}
-	if err == nil {
-		err = d.call(func() error {
-			for i, b := range bufs {
-				if b != nil && !d.live(b.id) {
-					return fmt.Errorf("argument %d: the buffer was freed", i)
+	if err != nil {
+		return nil, f.launchError(grid, block, sharedBytes, err)
+	}
+	return func() error {
+		for i, b := range bufs {
+			if b != nil && !d.live(b.id) {
+				return fmt.Errorf("argument %d: the buffer was freed", i)
+			}
+		}
+		sh, err := stream.handle(d)
+		if err != nil {
+			return err
+		}
+		// void** kernelParams: a pointer to each argument's slot. Both
+		// arrays are pinned while the driver reads them; it copies the
+		// values before returning.
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		var params unsafe.Pointer
+		if len(slots) > 0 {
+			ptrs := make([]unsafe.Pointer, len(slots))
+			pin.Pin(&slots[0])
+			for i := range slots {
+				ptrs[i] = unsafe.Pointer(&slots[i])
+				if maps[i] != nil {
+					pin.Pin(maps[i])
+					ptrs[i] = maps[i].Bytes()
 				}
 			}
-			sh, err := stream.handle(d)
-			if err != nil {
+			pin.Pin(&ptrs[0])
+			params = unsafe.Pointer(&ptrs[0])
+		}
+		return cuda.LaunchKernel(f.h, grid, block, sharedBytes, sh, params)
+	}, nil
+}
+
+func (f *Function) launchError(grid, block [3]uint32, sharedBytes uint32, err error) error {
+	return fmt.Errorf("gpu: launching %s (grid %v, block %v, %d bytes shared): %w", f.name, grid, block, sharedBytes, err)
+}
+
+// A launchQueue gathers launches and other driver work for one trip to
+// the device's thread. Each trip costs tens of microseconds; a fused
+// product is seven launches, which at n = 2048 took longer to queue one
+// by one than the kernels took to run.
+type launchQueue struct {
+	d    *Device
+	runs []func() error
+}
+
+// launch adds fn's launch (as Function.Launch).
+func (q *launchQueue) launch(fn *Function, grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
+	run, err := fn.launcher(grid, block, sharedBytes, stream, args...)
+	if err != nil {
+		return err
+	}
+	q.runs = append(q.runs, func() error {
+		if err := run(); err != nil {
+			return fn.launchError(grid, block, sharedBytes, err)
+		}
+		return nil
+	})
+	return nil
+}
+
+// do adds f, run on the device's thread in its turn.
+func (q *launchQueue) do(f func() error) { q.runs = append(q.runs, f) }
+
+// flush runs what was queued, in order, stopping at the first error.
+func (q *launchQueue) flush() error {
+	return q.d.call(func() error {
+		for _, run := range q.runs {
+			if err := run(); err != nil {
 				return err
 			}
-			// void** kernelParams: a pointer to each argument's slot. Both
-			// arrays are pinned while the driver reads them; it copies the
-			// values before returning.
-			var pin runtime.Pinner
-			defer pin.Unpin()
-			var params unsafe.Pointer
-			if len(slots) > 0 {
-				ptrs := make([]unsafe.Pointer, len(slots))
-				pin.Pin(&slots[0])
-				for i := range slots {
-					ptrs[i] = unsafe.Pointer(&slots[i])
-					if maps[i] != nil {
-						pin.Pin(maps[i])
-						ptrs[i] = maps[i].Bytes()
-					}
-				}
-				pin.Pin(&ptrs[0])
-				params = unsafe.Pointer(&ptrs[0])
-			}
-			return cuda.LaunchKernel(f.h, grid, block, sharedBytes, sh, params)
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("gpu: launching %s (grid %v, block %v, %d bytes shared): %w", f.name, grid, block, sharedBytes, err)
-	}
-	return nil
+		}
+		return nil
+	})
 }
 
 // packArgs puts each kernel argument in its own 8-byte slot, in the bytes

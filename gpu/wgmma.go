@@ -136,36 +136,35 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout) (*Function, int, 
 
 // tensorMap describes a binary32 matrix for the copy engine in boxes of
 // 128 lines × 32 k: k-contiguous storage is read in 128-byte swizzled
-// lines, the other in k-rows of 128 elements.
-func tensorMap(buf *Buffer, l Layout, kContig bool, lines, k, ld int) (*cuda.TensorMap, error) {
+// lines, the other in k-rows of 128 elements. The map is encoded on the
+// device's thread (the driver wants the context current), in q's turn:
+// before the launch that reads it.
+func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld int) *cuda.TensorMap {
 	tm := new(cuda.TensorMap)
-	err := buf.d.call(func() error { // the driver wants the context current
+	q.do(func() error {
+		var err error
 		if kContig {
-			return cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(lines), uint64(k), uint64(4*ld), 128, wgBK, cuda.Swizzle128B)
+			err = cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(lines), uint64(k), uint64(4*ld), 128, wgBK, cuda.Swizzle128B)
+		} else {
+			err = cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(k), uint64(lines), uint64(4*ld), wgBK, 128, cuda.SwizzleNone)
 		}
-		return cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(k), uint64(lines), uint64(4*ld), wgBK, 128, cuda.SwizzleNone)
+		if err != nil {
+			return fmt.Errorf("gpu: describing %s for the copy engine: %w", l, err)
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: describing %s for the copy engine: %w", l, err)
-	}
-	return tm, nil
+	return tm
 }
 
-// launchWGMMA runs wgmma.cu on the scanned operands (ea, eb: the scale
+// launchWGMMA queues wgmma.cu on the scanned operands (ea, eb: the scale
 // exponents or 0).
-func (e *Engine) launchWGMMA(p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
+func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
 	fn, shared, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB)
 	if err != nil {
 		return err
 	}
-	tmA, err := tensorMap(a.A, a.LayoutA, a.LayoutA == RowMajor, a.M, a.K, lda)
-	if err != nil {
-		return err
-	}
-	tmB, err := tensorMap(a.B, a.LayoutB, a.LayoutB == ColMajor, a.N, a.K, ldb)
-	if err != nil {
-		return err
-	}
+	tmA := tensorMap(q, a.A, a.LayoutA, a.LayoutA == RowMajor, a.M, a.K, lda)
+	tmB := tensorMap(q, a.B, a.LayoutB, a.LayoutB == ColMajor, a.N, a.K, ldb)
 	bitems := int32(1 << 30)
 	if p.Sum != bound.Plain && p.Block > 0 {
 		bitems = int32(p.Block / wgBK)
@@ -175,6 +174,6 @@ func (e *Engine) launchWGMMA(p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int,
 		return errors.New("gpu: too many tiles for the wgmma kernel")
 	}
 	grid := uint32(min(tiles, e.d.Multiprocessors()))
-	return fn.Launch([3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
+	return q.launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
 		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems)
 }
