@@ -312,14 +312,22 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		ea, eb = rowInfo, colInfo
 	}
 	if wg {
-		if err := e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb); err != nil {
-			return err
-		}
-		if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo); err != nil {
-			return err
-		}
-		return q.flush()
+		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb)
+	} else {
+		err = launchMMA(q, fn, &p, &a, lda, ldb, ldc, ea, eb)
 	}
+	if err != nil {
+		return err
+	}
+	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo); err != nil {
+		return err
+	}
+	return q.flush()
+}
+
+// launchMMA queues fused.cu's kernel fn on the scanned operands (ea, eb:
+// the scale exponents or 0).
+func launchMMA(q *launchQueue, fn *Function, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
 	vec := func(b *Buffer, ld int) int32 {
 		if ld%4 == 0 && b.Ptr()%16 == 0 {
 			return 1
@@ -331,20 +339,10 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		_, kstep, _ := fusedWord(p.Low)
 		bsteps = p.Block / kstep
 	}
-	firstOnly := int32(0)
-	if p.FABsumFirstOnly {
-		firstOnly = 1
-	}
-	tiles := [3]uint32{uint32((n + fusedBN - 1) / fusedBN), uint32((m + fusedBM - 1) / fusedBM), 1}
-	if err := q.launch(fn, tiles, [3]uint32{256, 1, 1}, uint32(fusedShared(&p, a.LayoutA, a.LayoutB)), a.Stream,
-		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(m), int32(n), int32(k),
-		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), firstOnly); err != nil {
-		return err
-	}
-	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo); err != nil {
-		return err
-	}
-	return q.flush()
+	tiles := [3]uint32{uint32((a.N + fusedBN - 1) / fusedBN), uint32((a.M + fusedBM - 1) / fusedBM), 1}
+	return q.launch(fn, tiles, [3]uint32{256, 1, 1}, uint32(fusedShared(p, a.LayoutA, a.LayoutB)), a.Stream,
+		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K),
+		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), b2i32(p.FABsumFirstOnly))
 }
 
 // patchSpecials queues the fp64 recomputation of the rows and columns
