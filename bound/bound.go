@@ -135,6 +135,11 @@ type Multiword struct {
 	Sum Summation `json:"summation"`
 	B   float64   `json:"b,omitempty"`   // FABsum block size b (ignored for Plain)
 	U64 float64   `json:"u64,omitempty"` // unit roundoff of FABsum-v2's inter-block sums; 0 means 2^-53
+	// Group (FABsumV2, 0 or 1: none) adds each run of Group block sums in
+	// the high precision first, rounding to nearest, and only those
+	// group sums in binary64: a kernel then does one binary64 addition per
+	// Group blocks (see multiword.Plan.Group).
+	Group float64 `json:"group,omitempty"`
 
 	// Probabilistic replaces the dimension-dependent constants n, b and n/b
 	// by their square roots (paper section 4.3). This is a heuristic, not a
@@ -218,6 +223,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 //	Plain     γ_{n+p²-1}(u_high)                                   (2.5)
 //	FABsumV1  (1+γ_b(u_high))(1+γ_{n/b}(u_high))(1+γ_{p²-1}(u_high)) − 1
 //	FABsumV2  (1+γ_b(u_high))(1+γ_{n/b}(u_64))(1+γ_{p²}(u_high)) − 1
+//	grouped   (1+γ_b(u_high))(1+γ_{g−1}(u_high))(1+γ_{n/(bg)}(u_64))(1+γ_{p²}(u_high)) − 1
 //	pair      (1+γ_b(u_high))(1+u_high+γ_{n/b}(u_high)²)(1+γ_{p²}(u_high)) − 1
 //
 // A FABsum block of b products is one block-FMA dot product (γ_b); the
@@ -239,8 +245,14 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // and above v2's (n/b)·u_64 once n/b > u_64/u_high² (n/b > 2^-5 for
 // binary32: always).
 //
-// With Probabilistic, n, b and n/b are replaced by √n, √b and √(n/b); p²−1
-// stays.
+// FABsumV2 with Group g > 1 adds each group of g block sums in u_high (g−1
+// additions, the first block enters exactly) and the ⌈n/(bg)⌉ group sums
+// in u_64: to first order (b + g − 1)·u_high + n/(bg)·u_64, so a group
+// costs what g more products in a block would, and divides the binary64
+// additions by g.
+//
+// With Probabilistic, n, b, n/b, g−1 and n/(bg) are replaced by their
+// square roots; p²−1 stays.
 //
 // Bound returns an error for P < 1, N < 1, unit roundoffs outside (0, 1),
 // and, with FABsum, B < 1 or B > N.
@@ -322,6 +334,12 @@ func (m Multiword) check() error {
 	if !(m.B >= 1 && m.B <= m.N) {
 		return fmt.Errorf("bound: FABsum block size b = %g; need 1 ≤ b ≤ n = %g", m.B, m.N)
 	}
+	switch {
+	case m.Group != 0 && m.Sum != FABsumV2:
+		return fmt.Errorf("bound: groups of block sums (g = %g) are a FABsum-v2 option, not %s", m.Group, m.Sum)
+	case m.Group != 0 && !(m.Group >= 1 && !math.IsInf(m.Group, 0)):
+		return fmt.Errorf("bound: group g = %g; need g ≥ 1", m.Group)
+	}
 	if m.Sum == FABsumV2 && m.U64 != 0 {
 		return unit("u_64", m.U64)
 	}
@@ -363,6 +381,10 @@ func (m Multiword) accumulation() (float64, string) {
 		g := compose(Gamma(m.dim(m.B), uh), Gamma(m.dim(m.N/m.B), uh), Gamma(pp, uh))
 		return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+γ_{" + sq("n/b") + "}(u_high))(1+γ_{p²-1}(u_high)) − 1]"
 	case FABsumV2:
+		if m.Group > 1 {
+			g := compose(Gamma(m.dim(m.B), uh), Gamma(m.dim(m.Group-1), uh), Gamma(m.dim(m.N/(m.B*m.Group)), m.u64()), Gamma(pp+1, uh))
+			return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+γ_{" + sq("g−1") + "}(u_high))(1+γ_{" + sq("n/(bg)") + "}(u_64))(1+γ_{p²}(u_high)) − 1]"
+		}
 		g := compose(Gamma(m.dim(m.B), uh), Gamma(m.dim(m.N/m.B), m.u64()), Gamma(pp+1, uh))
 		return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+γ_{" + sq("n/b") + "}(u_64))(1+γ_{p²}(u_high)) − 1]"
 	case FABsumPair:
@@ -395,6 +417,14 @@ func (m Multiword) accumulationDominant() string {
 	case FABsumV1:
 		return "(" + b + " + " + nb + ") × " + uh
 	case FABsumV2:
+		if m.Group > 1 {
+			g := "n/" + numString(m.B*m.Group)
+			if m.Probabilistic {
+				g = "√(" + g + ")"
+				return "(" + b + " + √" + numString(m.Group-1) + ") × " + uh + " + " + g + " × " + powString(m.u64())
+			}
+			return numString(m.B+m.Group-1) + " × " + uh + " + " + g + " × " + powString(m.u64())
+		}
 		return b + " × " + uh + " + " + nb + " × " + powString(m.u64())
 	case FABsumPair:
 		// (n/b)² u_high², or (√(n/b))² = n/b when probabilistic; the final

@@ -288,6 +288,26 @@ func TestFABsum(t *testing.T) {
 	if r.Dominant != "256 × 2^-24 + n/256 × 2^-53" {
 		t.Errorf("v2 dominant %q", r.Dominant)
 	}
+	// Grouped v2, b = 32, g = 8: (1+γ_32)(1+γ_7)(1+γ_{n/256}(2^-53))(1+γ_4) − 1
+	// ≈ (32 + 7 + 4)·2^-24 + (n/256)·2^-53; g = 1 is plain v2.
+	g8 := v2
+	g8.B, g8.Group = 32, 8
+	rg, err := g8.Bound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc = (32+7+4)*uFP32 + n/256*0x1p-53
+	if want := 2*u*u + u*u*u*u + u*u*w + acc*(1+2*u)*w; relErr(rg.Total, want) > 1e-3 {
+		t.Errorf("v2, b = 32, g = 8: total %g, want ≈ %g", rg.Total, want)
+	}
+	if rg.Dominant != "39 × 2^-24 + n/256 × 2^-53" {
+		t.Errorf("grouped v2 dominant %q", rg.Dominant)
+	}
+	g1 := v2
+	g1.Group = 1
+	if r1, _ := g1.Bound(); r1.Total != r.Total {
+		t.Errorf("v2 with g = 1: %g, without groups %g", r1.Total, r.Total)
+	}
 	// v1 with b = 256: (b + n/b)u_high.
 	v1.B = 256
 	r1, _ := v1.Bound()
@@ -455,6 +475,8 @@ func TestErrors(t *testing.T) {
 		"v1, b = 0.5":  func(m *Multiword) { m.Sum, m.B = FABsumV1, 0.5 },
 		"v2, b > n":    func(m *Multiword) { m.Sum, m.B = FABsumV2, 101 },
 		"v2, u_64 = 2": func(m *Multiword) { m.Sum, m.B, m.U64 = FABsumV2, 10, 2 },
+		"v2, g = 0.5":  func(m *Multiword) { m.Sum, m.B, m.Group = FABsumV2, 10, 0.5 },
+		"v1, g = 8":    func(m *Multiword) { m.Sum, m.B, m.Group = FABsumV1, 10, 8 },
 		"summation 7":  func(m *Multiword) { m.Sum = 7 },
 		"summation 4":  func(m *Multiword) { m.Sum, m.B = FABsumPair+1, 10 },
 		"pair, b = 0":  func(m *Multiword) { m.Sum = FABsumPair },

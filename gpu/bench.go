@@ -31,9 +31,11 @@ func ParseMethod(spec string) (Method, error) {
 			m.Kernel = KernelMMA
 		case "wgmma":
 			m.Kernel = KernelWGMMA
+		case "wgmma-smem":
+			m.Kernel = KernelWGMMASmem
 		case "auto":
 		default:
-			return m, fmt.Errorf("gpu: %q: unknown kernel %q after @ (mma, wgmma or auto)", spec, k)
+			return m, fmt.Errorf("gpu: %q: unknown kernel %q after @ (mma, wgmma, wgmma-smem or auto)", spec, k)
 		}
 		m.Variant = v
 	}

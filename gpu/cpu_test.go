@@ -341,6 +341,7 @@ func TestParseMethod(t *testing.T) {
 		{"double-fp16-fabsum", "double-fp16-fabsum", KernelAuto},
 		{"double-fp16-fabsum@mma", "double-fp16-fabsum", KernelMMA},
 		{"fp16:sum=v2,b=64@wgmma", "fp16:sum=v2,b=64", KernelWGMMA},
+		{"3xtf32-fabsum@wgmma-smem", "3xtf32-fabsum", KernelWGMMASmem},
 		{"fp16@auto", "fp16", KernelAuto},
 	} {
 		m, err := ParseMethod(c.spec)

@@ -136,7 +136,7 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error
 	mod, err := e.d.Module("fused", "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
-		"-DJOINT="+b2i(p.FABsumJoint))
+		"-DJOINT="+b2i(p.FABsumJoint), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
 	if err != nil {
 		return nil, err
 	}
@@ -230,18 +230,24 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	wg := false
+	wg, presplit := false, false
 	switch a.Kernel {
 	case KernelAuto:
-		wg = e.WGMMASupports(p) == nil && wgmmaOperands(&a, lda, ldb) == nil
-	case KernelWGMMA:
+		wg = e.WGMMASupports(p) == nil
+		presplit = wg
+	case KernelWGMMA, KernelWGMMASmem:
 		if err := e.WGMMASupports(p); err != nil {
 			return err
 		}
-		if err := wgmmaOperands(&a, lda, ldb); err != nil {
-			return err
+		if a.Kernel == KernelWGMMASmem {
+			if err := wgmmaOperands(&a, lda, ldb); err != nil {
+				return err
+			}
+			if sf, _, _ := wgmmaStages(&p, false); sf == 0 {
+				return fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages of fp32 tiles and of words; use the presplit wgmma kernel", p.Name, p.Words, p.Low.Name())
+			}
 		}
-		wg = true
+		wg, presplit = true, a.Kernel == KernelWGMMA
 	case KernelMMA:
 	default:
 		return fmt.Errorf("gpu: unknown fused kernel %d", a.Kernel)
@@ -262,7 +268,11 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	// info: A's rows then B's columns, each [magnitude or exponent | flag],
 	// then the two any-flags.
 	infoWords := 2*m + 1 + 2*n + 1
-	info, err := e.scratch(a.Stream, 4*infoWords)
+	infoBytes, wordBytes := (4*infoWords+255)&^255, 0
+	if presplit {
+		wordBytes = wgmmaWordBytes(&p, m, k) + wgmmaWordBytes(&p, n, k)
+	}
+	info, err := e.scratch(a.Stream, infoBytes+wordBytes)
 	if err != nil {
 		return err
 	}
@@ -312,7 +322,11 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		ea, eb = rowInfo, colInfo
 	}
 	if wg {
-		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb)
+		var words uintptr
+		if presplit {
+			words = info.Ptr() + uintptr(infoBytes)
+		}
+		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words)
 	} else {
 		err = launchMMA(q, fn, &p, &a, lda, ldb, ldc, ea, eb)
 	}

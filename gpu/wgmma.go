@@ -19,8 +19,14 @@ const (
 	KernelAuto FusedKernel = iota
 	// KernelMMA is fused.cu: mma.sync, any GPU from sm_80.
 	KernelMMA
-	// KernelWGMMA is wgmma.cu (Hopper): an error where it cannot run.
+	// KernelWGMMA is wgmma.cu (Hopper) on words split ahead of it
+	// (wgmma_split, into the engine's scratch memory: 2 bytes per element
+	// and word of A and B, 4 for tf32): an error where it cannot run.
 	KernelWGMMA
+	// KernelWGMMASmem is wgmma.cu splitting the fp32 tiles in shared
+	// memory (its producer warpgroup), with no word buffers; A and B must
+	// be 16-byte aligned with leading dimensions divisible by 4.
+	KernelWGMMASmem
 )
 
 func (k FusedKernel) String() string {
@@ -29,6 +35,8 @@ func (k FusedKernel) String() string {
 		return "mma"
 	case KernelWGMMA:
 		return "wgmma"
+	case KernelWGMMASmem:
+		return "wgmma-smem"
 	}
 	return "auto"
 }
@@ -40,26 +48,46 @@ const (
 	wgMaxShared      = 227 * 1024 // sm_90's opt-in limit per block
 )
 
-// wgmmaStages chooses the pipeline depths: as many fp32 stages for the
-// copy engine as fit (up to 4: the loads' latency is what limits the
-// kernel) with at least 2 word stages beside them (up to 4), and returns
-// the dynamic shared memory they take. sf is 0 where not even 2 and 2 fit.
-func wgmmaStages(p *multiword.Plan) (sf, sw, bytes int) {
-	word, _, _ := fusedWord(p.Low)
-	esz := 2
-	if word == 2 {
-		esz = 4
+// wgmmaStages chooses the pipeline depths, and returns the dynamic shared
+// memory they take. Splitting in shared memory: as many fp32 stages for
+// the copy engine as fit (up to 4: the loads' latency is what limits the
+// kernel) with at least 2 word stages beside them (up to 4); sf is 0 where
+// not even 2 and 2 fit. On presplit words: up to 8 word stages, sf = 0.
+func wgmmaStages(p *multiword.Plan, presplit bool) (sf, sw, bytes int) {
+	words := 2 * wgmmaWordTile(p)
+	wide := 0
+	if p.Sum == bound.FABsumV2 && p.Group > 1 {
+		wide = 256 * 32 * 8 // wgmma.cu's WIDE_SMEM: fp64 sums of half the outputs
 	}
-	words := 2 * max(p.Words, 1) * 128 * wgBK * esz
+	if presplit {
+		sw = min(8, (wgMaxShared-1024-wide)/(words+16))
+		return 0, sw, 1024 + wide + sw*(words+16)
+	}
 	const f32 = 2 * 128 * wgBK * 4
 	for sf = 4; sf >= 2; sf-- {
-		fixed := 1024 + sf*f32 // alignment slack and fp32 stages
+		fixed := 1024 + sf*f32 + wide // alignment slack, fp32 stages, fp64 sums
 		sw = min(4, (wgMaxShared-fixed-8*(sf+8))/words)
 		if sw >= 2 {
 			return sf, sw, fixed + sw*words + 8*(sf+2*sw)
 		}
 	}
 	return 0, 0, 0
+}
+
+// wgmmaWordTile is the bytes of one 128-line × 32-k tile in all the plan's
+// words.
+func wgmmaWordTile(p *multiword.Plan) int {
+	word, _, _ := fusedWord(p.Low)
+	esz := 2
+	if word == 2 {
+		esz = 4
+	}
+	return max(p.Words, 1) * 128 * wgBK * esz
+}
+
+// wgmmaWordBytes is the size of wgmma_split's output for lines × k.
+func wgmmaWordBytes(p *multiword.Plan, lines, k int) int {
+	return ((lines + wgBM - 1) / wgBM) * ((k + wgBK - 1) / wgBK) * wgmmaWordTile(p)
 }
 
 // wgmmaPlan reports why wgmma.cu cannot compute the plan, or nil: it keeps
@@ -76,8 +104,8 @@ func wgmmaPlan(p *multiword.Plan) error {
 	case p.Sum != bound.Plain && p.Block%wgBK != 0:
 		return fmt.Errorf("gpu: the wgmma kernel's FABsum block b must be a multiple of %d, plan %q has %d", wgBK, p.Name, p.Block)
 	}
-	if sf, _, _ := wgmmaStages(p); sf == 0 {
-		return fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages of each kind", p.Name, p.Words, p.Low.Name())
+	if _, sw, _ := wgmmaStages(p, true); sw < 2 {
+		return fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages", p.Name, p.Words, p.Low.Name())
 	}
 	return nil
 }
@@ -107,31 +135,36 @@ func (e *Engine) WGMMASupports(p multiword.Plan) error {
 	return wgmmaPlan(&p)
 }
 
-// wgmmaModule compiles the kernel for a plan and layouts.
-func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout) (*Function, int, error) {
+// wgmmaModule compiles the kernel for a plan and layouts, and returns it
+// with its shared memory size and (presplit) wgmma_split.
+func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit bool) (gemm *Function, shared int, split *Function, err error) {
 	word, _, _ := fusedWord(p.Low)
 	all, err := fusedPairs(p)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	sf, sw, shared := wgmmaStages(p)
+	sf, sw, shared := wgmmaStages(p, presplit)
 	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
 	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
 	mod, err := e.d.Module("wgmma", "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
-		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw))
+		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	fn, err := mod.Function("wgmma_gemm")
-	if err != nil {
-		return nil, 0, err
+	if gemm, err = mod.Function("wgmma_gemm"); err != nil {
+		return nil, 0, nil, err
 	}
-	if err := fn.SetMaxDynamicShared(shared); err != nil {
-		return nil, 0, err
+	if err := gemm.SetMaxDynamicShared(shared); err != nil {
+		return nil, 0, nil, err
 	}
-	return fn, shared, nil
+	if presplit {
+		if split, err = mod.Function("wgmma_split"); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	return gemm, shared, split, nil
 }
 
 // tensorMap describes a binary32 matrix for the copy engine in boxes of
@@ -157,14 +190,36 @@ func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld
 }
 
 // launchWGMMA queues wgmma.cu on the scanned operands (ea, eb: the scale
-// exponents or 0).
-func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
-	fn, shared, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB)
+// exponents or 0). words, if not 0, is device memory for wgmma_split's
+// output for A then B (wgmmaWordBytes each): the kernel then runs on
+// presplit words.
+func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr) error {
+	presplit := words != 0
+	fn, shared, split, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB, presplit)
 	if err != nil {
 		return err
 	}
-	tmA := tensorMap(q, a.A, a.LayoutA, a.LayoutA == RowMajor, a.M, a.K, lda)
-	tmB := tensorMap(q, a.B, a.LayoutB, a.LayoutB == ColMajor, a.N, a.K, ldb)
+	tmA, tmB := new(cuda.TensorMap), new(cuda.TensorMap) // unused on presplit words
+	wordsA, wordsB := words, words
+	if presplit {
+		wordsB += uintptr(wgmmaWordBytes(p, a.M, a.K))
+		for _, o := range []struct {
+			buf      *Buffer
+			ld       int
+			kContig  bool
+			lines    int
+			e, words uintptr
+		}{{a.A, lda, a.LayoutA == RowMajor, a.M, ea, wordsA}, {a.B, ldb, a.LayoutB == ColMajor, a.N, eb, wordsB}} {
+			tiles := int64(wgmmaWordBytes(p, o.lines, a.K) / wgmmaWordTile(p))
+			if err := q.launch(split, [3]uint32{uint32(min(tiles, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
+				o.buf, int64(o.ld), b2i32(o.kContig), int32(o.lines), int32(a.K), o.e, o.words, tiles); err != nil {
+				return err
+			}
+		}
+	} else {
+		tmA = tensorMap(q, a.A, a.LayoutA, a.LayoutA == RowMajor, a.M, a.K, lda)
+		tmB = tensorMap(q, a.B, a.LayoutB, a.LayoutB == ColMajor, a.N, a.K, ldb)
+	}
 	bitems := int32(1 << 30)
 	if p.Sum != bound.Plain && p.Block > 0 {
 		bitems = int32(p.Block / wgBK)
@@ -175,5 +230,6 @@ func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, ld
 	}
 	grid := uint32(min(tiles, e.d.Multiprocessors()))
 	return q.launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
-		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems)
+		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems,
+		wordsA, wordsB)
 }

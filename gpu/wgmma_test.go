@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -66,8 +67,11 @@ func TestWGMMAMatchesModel(t *testing.T) {
 	specs := []string{
 		"fp16:sum=v1,b=32", "fp16:sum=v2,b=64,scale=on", "fp16:sum=pair,b=96",
 		"bf16:sum=v2,b=32", "bf16:sum=pair,b=64", "tf32:sum=v1,b=32", "tf32:sum=pair,b=64",
+		"fp16:sum=v2,b=32,group=3", "tf32:sum=v2,b=64,group=2",
 	}
-	matchModel(t, e, KernelWGMMA, model, specs, [][3]int{{9, 13, 200}, {130, 140, 77}, {1, 1, 5}}, 31)
+	for _, kernel := range []FusedKernel{KernelWGMMA, KernelWGMMASmem} {
+		matchModel(t, e, kernel, model, specs, [][3]int{{9, 13, 200}, {130, 140, 77}, {1, 1, 5}}, 31)
+	}
 	// Plain one-word products: one chain over all of k.
 	matchModelPlain(t, e, model, 33, 164, 300, 32)
 }
@@ -75,7 +79,8 @@ func TestWGMMAMatchesModel(t *testing.T) {
 // Joint multiword plans: the products of a block interleaved k-step by
 // k-step in one accumulator. The mma.sync kernel computes the same order
 // (JOINT), and so does the CPU model (multiword's FABsumJoint): three
-// independent implementations, the same bits.
+// independent implementations, the same bits; on the wgmma kernel both
+// with words split ahead (wgmma_split) and in shared memory.
 func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 	e := wgmmaEngine(t)
 	model, err := multiword.Open("model:h100")
@@ -84,7 +89,8 @@ func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(33, 34))
 	specs := []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum",
-		"double-fp16:scale=on,joint=on,sum=v1,b=32", "triple-bf16:joint=on,sum=v2,b=64,products=all"}
+		"double-fp16:scale=on,joint=on,sum=v1,b=32", "triple-bf16:joint=on,sum=v2,b=64,products=all",
+		"double-fp16-fabsum:group=8", "triple-bf16-fabsum:group=4", "3xtf32-fabsum:group=3"}
 	for _, shape := range [][3]int{{70, 150, 333}, {1, 3, 5}} {
 		m, n, k := shape[0], shape[1], shape[2]
 		for dist := 0; dist < 3; dist++ {
@@ -93,6 +99,12 @@ func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 				p := lookup(t, spec)
 				got := multiplyOn(t, e, KernelWGMMA, p, m, n, k, a, b)
 				sameBits(t, spec+" against the mma.sync kernel", multiplyOn(t, e, KernelMMA, p, m, n, k, a, b), got)
+				if sf, _, _ := wgmmaStages(&p, false); sf > 0 {
+					sameBits(t, spec+" split in shared memory", got, multiplyOn(t, e, KernelWGMMASmem, p, m, n, k, a, b))
+				} else if err := e.Fused(p, FusedArgs{M: 1, N: 1, K: 1, A: alloc(t, e.d, 16), B: alloc(t, e.d, 16), C: alloc(t, e.d, 16),
+					Kernel: KernelWGMMASmem}); err == nil {
+					t.Errorf("%s: split in shared memory without room for its stages", spec)
+				}
 				want := make([]float64, m*n)
 				if err := model.Multiply(p, m, n, k, a, b, want); err != nil {
 					t.Fatal(err)
@@ -103,8 +115,9 @@ func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 	}
 }
 
-// Layouts of A, B and C and leading dimensions (the copy engine needs them
-// divisible by 4) change no bit, and repeated runs give the same bits.
+// Layouts of A, B and C and leading dimensions change no bit, on presplit
+// words (any leading dimension) and split in shared memory (the copy
+// engine needs them divisible by 4), and repeated runs give the same bits.
 func TestWGMMALayoutsAndDeterminism(t *testing.T) {
 	e := wgmmaEngine(t)
 	rng := rand.New(rand.NewPCG(35, 36))
@@ -113,15 +126,23 @@ func TestWGMMALayoutsAndDeterminism(t *testing.T) {
 	for _, spec := range []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum"} {
 		p := lookup(t, spec)
 		ref := fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
-		for _, la := range []Layout{RowMajor, ColMajor} {
-			for _, lb := range []Layout{RowMajor, ColMajor} {
-				for _, pad := range []int{0, 4, 12} {
-					lc := Layout(pad / 4 % 2)
-					got := fusedHost(t, e, p, m, n, k, a, b, la, lb, lc, pad)
-					sameBits(t, spec+" A "+la.String()+" B "+lb.String()+" C "+lc.String(), ref, got)
+		for _, kernel := range []FusedKernel{KernelWGMMA, KernelWGMMASmem} {
+			e.kernel = kernel
+			pads := []int{0, 4, 12}
+			if kernel == KernelWGMMA {
+				pads = []int{0, 1, 3, 4}
+			}
+			for _, la := range []Layout{RowMajor, ColMajor} {
+				for _, lb := range []Layout{RowMajor, ColMajor} {
+					for i, pad := range pads {
+						lc := Layout(i % 2)
+						got := fusedHost(t, e, p, m, n, k, a, b, la, lb, lc, pad)
+						sameBits(t, fmt.Sprintf("%s on %s, A %s B %s C %s, pad %d", spec, kernel, la, lb, lc, pad), ref, got)
+					}
 				}
 			}
 		}
+		e.kernel = KernelWGMMA
 	}
 }
 
@@ -130,7 +151,8 @@ func TestWGMMAWithinBound(t *testing.T) {
 	e := wgmmaEngine(t)
 	rng := rand.New(rand.NewPCG(37, 38))
 	specs := []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum",
-		"double-fp16:scale=on,joint=on,sum=v1,b=128", "double-fp16:scale=on,joint=on,sum=v2,b=256", "fp16:sum=v2,b=1024"}
+		"double-fp16:scale=on,joint=on,sum=v1,b=128", "double-fp16:scale=on,joint=on,sum=v2,b=256", "fp16:sum=v2,b=1024",
+		"double-fp16-fabsum:group=8", "3xtf32-fabsum:group=8"}
 	for _, shape := range [][3]int{{64, 40, 3000}, {20, 24, 1 << 16}} {
 		m, n, k := shape[0], shape[1], shape[2]
 		for dist := 0; dist < 3; dist++ {
@@ -150,8 +172,8 @@ func TestWGMMARangeAndSpecials(t *testing.T) {
 	rangeAndSpecials(t, wgmmaEngine(t))
 }
 
-// Operands the copy engine cannot read are errors on KernelWGMMA, and the
-// automatic choice falls back to the mma.sync kernel for them.
+// Operands the copy engine cannot read are errors on KernelWGMMASmem; the
+// presplit kernel (KernelWGMMA, and the automatic choice) reads them.
 func TestWGMMAOperands(t *testing.T) {
 	e := wgmmaEngine(t)
 	rng := rand.New(rand.NewPCG(39, 40))
@@ -159,16 +181,18 @@ func TestWGMMAOperands(t *testing.T) {
 	a, b := fp32Data(rng, m*k, 0), fp32Data(rng, k*n, 0)
 	p := lookup(t, "double-fp16-fabsum")
 	buf := alloc(t, e.d, 4*4096)
-	if err := e.Fused(p, FusedArgs{M: m, N: n, K: k, A: buf, LdA: k + 1, B: buf, C: buf, Kernel: KernelWGMMA}); err == nil {
-		t.Error("lda = k+1 (not divisible by 4) accepted by the wgmma kernel")
+	if err := e.Fused(p, FusedArgs{M: m, N: n, K: k, A: buf, LdA: k + 1, B: buf, C: buf, Kernel: KernelWGMMASmem}); err == nil {
+		t.Error("lda = k+1 (not divisible by 4) accepted by the wgmma kernel's copy engine")
 	}
 	if err := e.Fused(lookup(t, "double-fp16:scale=on,shift=11,first=on,sum=pair,b=64"),
 		FusedArgs{M: m, N: n, K: k, A: buf, B: buf, C: buf, Kernel: KernelWGMMA}); err == nil {
 		t.Error("a first=on plan accepted by the wgmma kernel")
 	}
-	useKernel(t, e, KernelAuto)
 	want := multiplyOn(t, e, KernelMMA, p, m, n, k, a, b)
-	sameBits(t, "auto, lda = k+1", want, fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 1))
+	for _, kernel := range []FusedKernel{KernelAuto, KernelWGMMA} {
+		useKernel(t, e, kernel)
+		sameBits(t, kernel.String()+", lda = k+1", want, fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 1))
+	}
 }
 
 // Many calls back to back — shapes from 1×1×1 to more tiles than
@@ -178,7 +202,8 @@ func TestWGMMAOperands(t *testing.T) {
 func TestWGMMAStress(t *testing.T) {
 	e := wgmmaEngine(t)
 	rng := rand.New(rand.NewPCG(41, 42))
-	specs := []string{"double-fp16-fabsum", "3xtf32-fabsum", "fp16:sum=v1,b=32", "triple-bf16-fabsum", "bf16:sum=pair,b=64"}
+	specs := []string{"double-fp16-fabsum", "3xtf32-fabsum", "fp16:sum=v1,b=32", "triple-bf16-fabsum", "bf16:sum=pair,b=64",
+		"double-fp16-fabsum:group=8", "triple-bf16-fabsum:group=3"}
 	type run struct {
 		spec    string
 		kernel  FusedKernel
@@ -187,7 +212,7 @@ func TestWGMMAStress(t *testing.T) {
 	}
 	var runs []run
 	for i := 0; i < 40; i++ {
-		r := run{spec: specs[i%len(specs)], kernel: []FusedKernel{KernelWGMMA, KernelAuto, KernelMMA}[i%3],
+		r := run{spec: specs[i%len(specs)], kernel: []FusedKernel{KernelWGMMA, KernelAuto, KernelMMA, KernelWGMMASmem}[i%4],
 			m: 1 + rng.IntN(400), n: 1 + rng.IntN(400), k: 1 + rng.IntN(1500)}
 		switch i {
 		case 7:

@@ -144,10 +144,10 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 		kept[pr] = true
 		var own float64
 		if p.FABsumJoint {
-			own = jointSteps(bsz, p.jointStep(), len(pairs), steps)*unitLog + nb*math.Log1p(p.addU(uAcc, u64, nb))
+			own = jointSteps(bsz, p.jointStep(), len(pairs), steps)*unitLog + p.interBlock(uAcc, u64, nb)
 		} else if p.fabsum(pr) {
 			// The first block is the one that meets the most later additions.
-			own = steps(bsz)*unitLog + nb*math.Log1p(p.addU(uAcc, u64, nb))
+			own = steps(bsz)*unitLog + p.interBlock(uAcc, u64, nb)
 		} else {
 			own = steps(k) * unitLog
 		}
@@ -168,6 +168,18 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 	}}
 	r.Total = split + dropped + acc
 	return r, nil
+}
+
+// interBlock is the log of the factor that FABsum's additions after a
+// block apply to its result, nb blocks per pair of words: nb additions
+// with addU, or with Group g (v2) up to g−1 in Acc and one per group in
+// binary64.
+func (p *Plan) interBlock(uAcc, u64, nb float64) float64 {
+	if p.Sum == bound.FABsumV2 && p.Group > 1 {
+		g := float64(p.Group)
+		return min(g-1, nb-1)*math.Log1p(uAcc) + math.Ceil(nb/g)*math.Log1p(u64)
+	}
+	return nb * math.Log1p(p.addU(uAcc, u64, nb))
 }
 
 // addU is the unit roundoff of FABsum's inter-block additions, nb of them

@@ -117,8 +117,34 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	}
 	d := make([]float64, m*n)
 	bsz := p.block(k)
+	// mid holds v2's group sums (Plan.Group) as Acc values; inGroup counts
+	// the block results in them.
+	var mid []float64
+	inGroup := 0
+	if p.Sum == fabsumV2 && p.Group > 1 {
+		mid = make([]float64, m*n)
+	}
+	flush := func() {
+		if inGroup > 0 {
+			for x, v := range mid {
+				acc[x] += v
+				mid[x] = 0
+			}
+			inGroup = 0
+		}
+	}
 	// promote adds the block result in d, times s, to C with Sum.
 	promote := func(s float64) {
+		if mid != nil {
+			for x, v := range d {
+				mid[x] = p.Acc.Round(mid[x]+v*s, accMode)
+			}
+			if inGroup++; inGroup == p.Group {
+				flush()
+			}
+			wide = true
+			return
+		}
 		if lo != nil {
 			for x, v := range d {
 				acc[x], lo[x] = twoSumAdd(&p.Acc, acc[x], lo[x], v*s)
@@ -192,6 +218,7 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 		}
 	}
 
+	flush() // a last, shorter group
 	if wide && lo != nil {
 		for x, v := range acc {
 			acc[x] = p.Acc.Round(v+lo[x], accMode)

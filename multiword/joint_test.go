@@ -22,6 +22,7 @@ func jointPlans(t *testing.T) []multiword.Plan {
 				ps = append(ps, lookupAll(t, base+",joint=on,sum="+sum+",b="+b)...)
 			}
 		}
+		ps = append(ps, lookupAll(t, base+",joint=on,sum=v2,b=32,group=8", base+",joint=on,sum=v2,b=32,group=3")...)
 	}
 	return ps
 }

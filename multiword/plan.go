@@ -54,6 +54,15 @@ type Plan struct {
 	Sum   bound.Summation
 	Block int
 
+	// Group (FABsumV2 only; 0 or 1: none) first adds each run of Group
+	// consecutive block results in Acc, rounding to nearest, and adds only
+	// those group sums in binary64 (the last group may be shorter). A GPU
+	// kernel then does one binary64 addition per Group blocks instead of
+	// one per block: on Hopper those additions compete with the tensor
+	// cores (docs/perf/wgmma-h100.md). It needs one product per block
+	// result: one word or FABsumJoint.
+	Group int
+
 	// FABsumFirstOnly applies Sum to the leading product A_1B_1 only and
 	// accumulates the others plainly, as Algorithm 4.4 does.
 	FABsumFirstOnly bool
@@ -154,6 +163,16 @@ func (p *Plan) Check() error {
 	}
 	if p.Sum > bound.FABsumPair {
 		return fmt.Errorf("multiword: plan %q: unknown summation %d", p.Name, p.Sum)
+	}
+	if p.Group > 1 || p.Group < 0 {
+		switch {
+		case p.Group < 0:
+			return fmt.Errorf("multiword: plan %q: group %d < 0", p.Name, p.Group)
+		case p.Sum != bound.FABsumV2:
+			return fmt.Errorf("multiword: plan %q: groups of block sums (group=%d) are a FABsum-v2 option (sum=v2), not %s", p.Name, p.Group, p.Sum)
+		case p.Words > 1 && !p.FABsumJoint:
+			return fmt.Errorf("multiword: plan %q: groups of block sums (group=%d) need one result per block: one word or joint=on", p.Name, p.Group)
+		}
 	}
 	if p.Theta < 0 || math.IsNaN(p.Theta) || math.IsInf(p.Theta, 0) {
 		return fmt.Errorf("multiword: plan %q: theta %g is not a positive number", p.Name, p.Theta)

@@ -209,12 +209,26 @@ __device__ __forceinline__ void ldsmT(u32* r, u32 addr) {
 }
 #endif
 
+// GROUP (v2, one result per block): block sums are added into an fp32
+// group sum, which goes into the fp64 sum every GROUP blocks (flush).
+#ifndef GROUP
+#define GROUP 1
+#endif
+
 // The FABsum accumulator of one element.
 struct Wide {
 #if SUM == 2
     double v;
+#if GROUP > 1
+    float mid;
+    __device__ void zero() { v = 0.0, mid = 0.0f; }
+    __device__ void add(float x) { mid = mid + x; }
+    __device__ void flush() { v = v + (double)mid, mid = 0.0f; }
+#else
     __device__ void zero() { v = 0.0; }
     __device__ void add(float x) { v = v + (double)x; }
+    __device__ void flush() {}
+#endif
 #elif SUM == 3
     float hi, lo;
     __device__ void zero() { hi = lo = 0.0f; }
@@ -233,6 +247,9 @@ struct Wide {
     float v;
     __device__ void zero() { v = 0.0f; }
     __device__ void add(float x) { v = v + x; }
+#endif
+#if SUM != 2
+    __device__ void flush() {}
 #endif
     // value returns the sum times 2^e, rounded once to binary32.
     __device__ float value(int e) const {
@@ -362,7 +379,8 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
 #endif
             }
     const float unshift = pow2f(-shift_e);
-    int steps = 0; // mma steps since the last promotion
+    int steps = 0;   // mma steps since the last promotion
+    int inGroup = 0; // blocks in the group sums (GROUP)
 
     loadTile(0);
     storeTile(0);
@@ -474,6 +492,17 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                             wide[i][j][e].add(acc1[i][j][e]);
                             acc1[i][j][e] = 0.0f;
                         }
+                if (++inGroup == GROUP) {
+                    inGroup = 0;
+#pragma unroll
+                    for (int i = 0; i < MT; i++)
+#pragma unroll
+                        for (int j = 0; j < NT; j++)
+#pragma unroll
+                            for (int e = 0; e < 4; e++) {
+                                wide[i][j][e].flush();
+                            }
+                }
             }
 #endif
         }
@@ -512,6 +541,7 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                 if (steps != 0) {
                     w.add(acc1[i][j][e]);
                 }
+                w.flush(); // a last, shorter group (adds +0 to a sum that is never −0 if none)
                 float v = w.value(ex);
 #endif
                 if (c_rowmajor) {

@@ -45,6 +45,13 @@ typedef unsigned long long u64;
 #define KC (BK * ESZ / 16)        // 16-byte chunks per row of a word tile
 #define WTILE (128 * BK * ESZ)    // bytes of one word of a 128-row tile
 #define STAGE_F32 (2 * 128 * BK * 4)
+#ifndef PRESPLIT
+#define PRESPLIT 0
+#endif
+#if PRESPLIT
+#undef SF
+#define SF 0
+#endif
 #define STAGE_WORDS (2 * NWORDS * WTILE)
 
 // Registers per thread after setmaxnreg: the producers need few, the
@@ -55,11 +62,31 @@ typedef unsigned long long u64;
 #ifndef BITSN
 #define BITSN 1
 #endif
+// With PRESPLIT the producer only issues copies: 40 and 232 (CUTLASS's
+// split for two consumer warpgroups).
 #ifndef PREGS
-#define PREGS 72
+#define PREGS (PRESPLIT ? 40 : 72)
 #endif
 #ifndef CREGS
-#define CREGS 216
+#define CREGS (PRESPLIT ? 232 : 216)
+#endif
+// GROUP (v2 only): the block sums go into an fp32 sum of GROUP blocks
+// (rounded to nearest, on the fp32 pipes), and only that sum into the fp64
+// one: fp64 additions, which wait behind the other consumer's wgmma on
+// Hopper, drop GROUP-fold. Registers cannot hold the accumulator, the
+// group sum and the fp64 sum of 64 outputs (256), so the fp64 sums of
+// outputs WREG..63 live in shared memory (64 KB for the block).
+#ifndef GROUP
+#define GROUP 1
+#endif
+#if SUM == 2 && GROUP > 1
+#define GROUPED 1
+#define WREG 32
+#define WIDE_SMEM (256 * (64 - WREG) * 8)
+#else
+#define GROUPED 0
+#define WREG 64
+#define WIDE_SMEM 0
 #endif
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -93,6 +120,12 @@ __device__ __forceinline__ void mbarWait(u32 bar, u32 parity) {
                  "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                  "@!p bra WAIT;\n}" ::"r"(bar),
                  "r"(parity)
+                 : "memory");
+}
+// bulkLoad copies bytes (a multiple of 16) from global src to shared dst.
+__device__ __forceinline__ void bulkLoad(u32 dst, const void* src, u32 bytes, u32 bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"((u64)src), "r"(bytes), "r"(bar)
                  : "memory");
 }
 __device__ __forceinline__ void tmaLoad(u32 dst, const TMap* map, int x, int y, u32 bar) {
@@ -240,10 +273,14 @@ __device__ __forceinline__ void promote4(Wide* w, const float* x) {
 #endif
 }
 
-// split8 scales eight consecutive-k values of one row, splits them into the
-// words and stores each word's 8·ESZ bytes at row r, chunk c8·ESZ/2 of its tile.
-__device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], float s) {
-    const u32 row = tile + ((r >> 3) * KC) * 128 + (r & 7) * 16;
+// split8 scales eight consecutive-k values of one line, splits them into
+// the words and hands each word's 8·ESZ bytes, as 16-byte pieces, to
+// st(offset in the tile, four words): line r, chunk c8·ESZ/2 of the
+// canonical layout. The same code splits in shared memory (splitTile) and
+// ahead of the kernel (wgmma_split), so both give the same words.
+template <class Store>
+__device__ __forceinline__ void split8(Store st, int r, int c8, float v[8], float s) {
+    const u32 row = ((r >> 3) * KC) * 128 + (r & 7) * 16;
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         v[j] *= s;
@@ -260,9 +297,9 @@ __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], floa
                 v[j] = v[j] - __uint_as_float(b[j]);
             }
         }
-        u32 p = row + w * WTILE + (2 * c8) * 128;
-        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]));
-        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p + 128), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+        const u32 p = row + w * WTILE + (2 * c8) * 128;
+        st(p, b[0], b[1], b[2], b[3]);
+        st(p + 128, b[4], b[5], b[6], b[7]);
 #else
         u32 h[4];
 #pragma unroll
@@ -288,8 +325,7 @@ __device__ __forceinline__ void split8(u32 tile, int r, int c8, float v[8], floa
             v[2 * q] -= flo; // exact: the residual of a rounding
             v[2 * q + 1] -= fhi;
         }
-        u32 p = row + w * WTILE + c8 * 128;
-        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(p), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+        st(row + w * WTILE + c8 * 128, h[0], h[1], h[2], h[3]);
 #endif
     }
 }
@@ -335,7 +371,9 @@ __device__ __forceinline__ void splitTile(const float* stage, u32 dst, const flo
         }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            split8(dst, r[h], c8[h], v[h], kContig ? sc[i0 + h] : sc[0]);
+            split8([&](u32 off, u32 x, u32 y, u32 z, u32 w) {
+                asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(dst + off), "r"(x), "r"(y), "r"(z), "r"(w));
+            }, r[h], c8[h], v[h], kContig ? sc[i0 + h] : sc[0]);
         }
     }
 }
@@ -361,14 +399,18 @@ __device__ __forceinline__ void lineScales(const int* e, int base, int lim, int 
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, float* C, long long ldc,
-           int c_rowmajor, int M, int N, int K, const int* __restrict__ ea, const int* __restrict__ eb, int bitems) {
+           int c_rowmajor, int M, int N, int K, const int* __restrict__ ea, const int* __restrict__ eb, int bitems,
+           const char* __restrict__ wordsA, const char* __restrict__ wordsB) {
     extern __shared__ char smemRaw[];
     // The copy engine's 128-byte swizzle needs 1024-byte aligned stages.
     char* smem = smemRaw + ((1024 - (smemAddr(smemRaw) & 1023)) & 1023);
     const u32 sbase = smemAddr(smem);
+#if !PRESPLIT
     const u32 stageF = sbase;                       // SF × (A, B) fp32
+#endif
     const u32 stageW = sbase + SF * STAGE_F32;      // SW × (A words, B words)
-    const u32 bars = stageW + SW * STAGE_WORDS;     // sfull[SF], wfull[SW], wempty[SW]
+    const u32 wideS = stageW + SW * STAGE_WORDS;    // GROUPED: fp64 sums of outputs WREG..63
+    const u32 bars = wideS + WIDE_SMEM;             // sfull[SF], wfull[SW], wempty[SW]
     const u32 sfull = bars, wfull = bars + 8 * SF, wempty = wfull + 8 * SW;
 
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
@@ -379,7 +421,7 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
             mbarInit(sfull + 8 * s, 1);
         }
         for (int s = 0; s < SW; s++) {
-            mbarInit(wfull + 8 * s, 128);
+            mbarInit(wfull + 8 * s, PRESPLIT ? 1 : 128);
             mbarInit(wempty + 8 * s, 8);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -391,6 +433,33 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
 
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 " STR(PREGS) ";");
+#if PRESPLIT
+        // The words are in global memory, tile after tile (wgmma_split):
+        // thread 0 copies an item's A and B words into the next free word
+        // stage with two bulk copies.
+        if (tid == 0) {
+            int kt = 0, tl = 0, tm = 0, tn = 0, sw = 0, swPhase = 0;
+            const u32 wbytes = NWORDS * WTILE;
+            for (int it = 0; it < items; it++) {
+                if (kt == 0) {
+                    tileCoords(blockIdx.x + tl * gridDim.x, tilesM, tilesN, tm, tn);
+                }
+                mbarWait(wempty + 8 * sw, swPhase ^ 1);
+                const u32 wa = stageW + sw * STAGE_WORDS, bar = wfull + 8 * sw;
+                mbarExpect(bar, STAGE_WORDS);
+                bulkLoad(wa, wordsA + ((long long)tm * ktiles + kt) * wbytes, wbytes, bar);
+                bulkLoad(wa + wbytes, wordsB + ((long long)tn * ktiles + kt) * wbytes, wbytes, bar);
+                if (++kt == ktiles) {
+                    kt = 0;
+                    tl++;
+                }
+                if (++sw == SW) {
+                    sw = 0;
+                    swPhase ^= 1;
+                }
+            }
+        }
+#else
         const int pw = tid >> 5;
         // Thread 0 issues the items in order: item (tile it_, k-tile ik)
         // into fp32 stage is. Stages, phases and tiles are counters, not
@@ -460,6 +529,7 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                 swPhase ^= 1;
             }
         }
+#endif
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 " STR(CREGS) ";");
         const int c = wg - 1, warp = (tid >> 5) & 3;
@@ -476,7 +546,11 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
         }
         float d[64];
 #if SUM != 0
-        Wide wide[64];
+        Wide wide[WREG];
+#endif
+#if GROUPED
+        float mid[64]; // the group's fp32 sums
+        const u32 wideMine = wideS + (tid - 128) * 8; // + (j − WREG)·2048: output j's fp64 sum
 #endif
         for (int j = 0; j < 64; j++) {
             d[j] = 0.0f;
@@ -487,9 +561,19 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
             tileCoords(blockIdx.x + tl * gridDim.x, tilesM, tilesN, tm, tn);
 #if SUM != 0
 #pragma unroll
-            for (int j = 0; j < 64; j++) {
+            for (int j = 0; j < WREG; j++) {
                 wide[j].zero();
             }
+#endif
+#if GROUPED
+#pragma unroll
+            for (int j = 0; j < 64; j++) {
+                mid[j] = 0.0f;
+                if (j >= WREG) {
+                    asm volatile("st.shared.f64 [%0], %1;" ::"r"(wideMine + (j - WREG) * 2048), "d"(0.0) : "memory");
+                }
+            }
+            int inGroup = 0;
 #endif
             int fresh = 1, pending = -1, inBlock = 0;
             for (int kt = 0; kt < ktiles; kt++) {
@@ -550,7 +634,35 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                         mbarArrive(wempty + 8 * pending);
                     }
                     pending = -1;
-#if SUM != 0
+#if GROUPED
+                    inBlock = 0;
+#pragma unroll
+                    for (int j = 0; j < 64; j++) {
+                        asm volatile("add.rn.f32 %0, %0, %1;" : "+f"(mid[j]) : "f"(d[j]));
+                    }
+                    fresh = 1;
+                    if (++inGroup == GROUP || kt + 1 == ktiles) {
+                        inGroup = 0;
+#pragma unroll
+                        for (int j = 0; j < WREG; j += 4) {
+                            promote4(&wide[j], &mid[j]);
+                        }
+#pragma unroll
+                        for (int j = WREG; j < 64; j++) {
+                            asm volatile("{\n.reg .f64 s, x;\n"
+                                         "ld.shared.f64 s, [%0];\n"
+                                         "cvt.f64.f32 x, %1;\n"
+                                         "add.rn.f64 s, s, x;\n"
+                                         "st.shared.f64 [%0], s;\n}" ::"r"(wideMine + (j - WREG) * 2048),
+                                         "f"(mid[j])
+                                         : "memory");
+                        }
+#pragma unroll
+                        for (int j = 0; j < 64; j++) {
+                            mid[j] = 0.0f;
+                        }
+                    }
+#elif SUM != 0
                     inBlock = 0;
 #pragma unroll
                     for (int j = 0; j < 64; j += 4) {
@@ -570,7 +682,16 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                     continue;
                 }
                 const int ex = -((ea ? ea[row] : 0) + (eb ? eb[col] : 0));
-#if SUM != 0
+#if GROUPED
+                float v;
+                if (j < WREG) {
+                    v = wide[j].value(ex);
+                } else {
+                    double w;
+                    asm volatile("ld.shared.f64 %0, [%1];" : "=d"(w) : "r"(wideMine + (j - WREG) * 2048) : "memory");
+                    v = (float)(w * pow2d(ex));
+                }
+#elif SUM != 0
                 const float v = wide[j].value(ex);
 #else
                 const float v = (float)((double)d[j] * pow2d(ex));
@@ -584,6 +705,43 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
         }
         if (c == 0) {
             asm volatile("bar.sync 2, 256;" ::: "memory"); // the turn left over
+        }
+    }
+}
+
+// wgmma_split splits ahead of the kernel (PRESPLIT): X holds `lines`
+// lines (rows of A, columns of B) of K elements, element (line l, k) at
+// l·ld + k if kContig, else at k·ld + l. Each 128-line × 32-k tile t (line
+// tile lt, k-tile kt) becomes its NWORDS word tiles, in the layout the
+// kernel's shared memory wants, at out + (lt·ktiles + kt)·NWORDS·WTILE;
+// lines and k past the matrix are zeros, as the copy engine gives. A block
+// of 128 threads splits one tile as splitTile does (same lanes, so the
+// 16-byte stores of a quarter-warp fill one 128-byte row).
+extern "C" __global__ void __launch_bounds__(128)
+wgmma_split(const float* __restrict__ X, long long ld, int kContig, int lines, int K,
+            const int* __restrict__ e, char* __restrict__ out, long long tiles) {
+    const int lane = threadIdx.x & 31, pw = threadIdx.x >> 5;
+    const int ktiles = (K + BK - 1) / BK;
+    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int lt = (int)(t / ktiles), kt = (int)(t % ktiles);
+        char* tile = out + t * (NWORDS * WTILE);
+        auto st = [&](u32 off, u32 x, u32 y, u32 z, u32 w) {
+            asm volatile("st.global.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(tile + off), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+        };
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int r = kContig ? pw * 8 + (lane & 7) + 32 * i : pw * 32 + lane;
+            const int c8 = kContig ? lane >> 3 : i;
+            const int l = lt * BM + r, k0 = kt * BK + 8 * c8;
+            float v[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                v[j] = 0.0f;
+                if (l < lines && k0 + j < K) {
+                    v[j] = kContig ? X[(long long)l * ld + k0 + j] : X[(long long)(k0 + j) * ld + l];
+                }
+            }
+            split8(st, r, c8, v, (e && l < lines) ? pow2f(e[l]) : 1.0f);
         }
     }
 }
