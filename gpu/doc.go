@@ -86,26 +86,29 @@
 //
 // # The fused FABsum kernels
 //
-// Engine.Fused multiplies fp32 matrices in any layout with a FABsum plan
-// in one kernel, with the words split inside it. Two small passes
-// (kernels/scan.cu) find the row and column scalings and the rows with
-// NaN, Inf or out-of-range entries, which are recomputed in fp64. Two
-// kernels do the products:
+// Engine.Fused multiplies fp32 matrices in any layout with a FABsum plan.
+// Two small passes (kernels/scan.cu) find the row and column scalings and
+// the rows with NaN, Inf or out-of-range entries, which are recomputed in
+// fp64. Two kernels do the products:
 //
-//   - kernels/wgmma.cu (Hopper): the copy engine stages fp32 tiles through
-//     an mbarrier pipeline; a producer warpgroup splits each tile once into
-//     shared memory; two consumer warpgroups multiply with wgmma, every
-//     product of a block in one accumulator (multiword's FABsumJoint),
-//     promoted every b elements, taking turns so that one promotes while
-//     the tensor cores run the other's products; a persistent grid.
+//   - kernels/wgmma.cu (Hopper): wgmma_split first splits A and B into
+//     words, tile by tile, in the layout the GEMM's shared memory wants
+//     (in the engine's scratch memory: 2 bytes per element and word); the
+//     GEMM's producer thread copies word tiles with the bulk copy engine
+//     through an mbarrier pipeline; two consumer warpgroups multiply with
+//     wgmma, every product of a block in one accumulator (multiword's
+//     FABsumJoint), promoted every b elements (through an fp32 group sum
+//     with Plan.Group), taking turns so that one promotes while the tensor
+//     cores run the other's products; a persistent grid. KernelWGMMASmem
+//     splits fp32 tiles in shared memory instead (a producer warpgroup; no
+//     word buffers, slower).
 //   - kernels/fused.cu (mma.sync, any GPU from sm_80): each block splits
 //     its tiles in registers; A_1B_1 and the cross products may have
 //     separate accumulators (Algorithm 4.4).
 //
 // FusedArgs.Kernel chooses; KernelAuto takes wgmma where it runs the plan
-// and the operands (WGMMASupports; 16-byte aligned A and B with leading
-// dimensions divisible by 4). The engine routes FABsum plans on binary32
-// data there:
+// (WGMMASupports: sm_90, one word or joint, b a multiple of 32). The
+// engine routes FABsum plans on binary32 data there:
 //
 //	p, _ := multiword.Lookup("double-fp16-fabsum")
 //	err := e.Fused(p, gpu.FusedArgs{M: m, N: n, K: k, A: a, B: b, C: c,

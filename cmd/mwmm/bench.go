@@ -44,11 +44,12 @@ hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and
 the multiword variants: those of Algorithm 4.1 of
 multiword-matmul-tensor-cores.txt (split kernel, then one cuBLASLt product
 per pair of words with fp32 accumulation) and those with FABsum, which a
-fused kernel runs: on Hopper (sm_90) the wgmma kernel (words split in
-shared memory by a producer warpgroup, warpgroup MMAs, every product of a
-block in one accumulator: joint=on), elsewhere — and for plans it does not
-run, such as Algorithm 4.4's first=on — the mma.sync kernel. A variant
-ending in @mma or @wgmma names the kernel (double-fp16-fabsum@mma).
+fused kernel runs: on Hopper (sm_90) the wgmma kernel (words split once
+ahead of it, warpgroup MMAs, every product of a block in one accumulator:
+joint=on), elsewhere — and for plans it does not run, such as Algorithm
+4.4's first=on — the mma.sync kernel. A variant ending in @mma, @wgmma or
+@wgmma-smem (the wgmma kernel splitting fp32 tiles in shared memory) names
+the kernel (double-fp16-fabsum@mma).
 
 Methods (all by default):
   ` + wrapList(names, 74, "\n  ") + `

@@ -105,7 +105,7 @@ mwmm bound --low tf32 -p 2 -n 8192 --json`,
 type boundOptions struct {
 	low, high, modeLow, modeHigh string
 	p                            int
-	n, b, theta, fabsum          string
+	n, b, group, theta, fabsum   string
 	all, prob, narrow, table     bool
 	json                         bool
 }
@@ -122,6 +122,7 @@ func boundFlags() (*flag.FlagSet, *boundOptions) {
 	fs.BoolVar(&o.all, "all", false, "compute all p² products (eq. 2.5), not only those with i+j ≤ p+1")
 	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision), v2 (in fp64) or pair (in a TwoSum pair of the high precision)")
 	fs.StringVar(&o.b, "b", "256", "the FABsum block size `B` (with --fabsum v1, v2 or pair)")
+	fs.StringVar(&o.group, "group", "", "with --fabsum v2: add each `G` block sums in the high precision before one binary64 addition (the GPU kernels' group=G)")
 	fs.BoolVar(&o.prob, "prob", false, "the probabilistic bound: n, b and n/b replaced by their square roots (a heuristic)")
 	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
 	fs.BoolVar(&o.narrow, "narrow", false, "the normwise bound of the scaled narrow-range algorithm (Mary and Mikaitis)")
@@ -253,6 +254,14 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			return usagef("-b %s is larger than n = %s: a block holds at most n products", o.b, numText(n))
 		}
 	}
+	if set["group"] {
+		if sum != bound.FABsumV2 {
+			return usagef("--group goes with --fabsum v2")
+		}
+		if m.Group, err = parseCount("--group", o.group); err != nil {
+			return err
+		}
+	}
 	r, err := m.Bound()
 	if err != nil {
 		return usage(err)
@@ -330,6 +339,10 @@ func writeMultiword(w io.Writer, low, high format.Format, modeLow, modeHigh form
 		sum = fmt.Sprintf("FABsum-v1: blocks of b = %s products in the unit, block sums in %s (u_high)", numText(m.B), high.Name())
 	case bound.FABsumV2:
 		sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, block sums in binary64 (u_64 = 2^-53)", numText(m.B))
+		if m.Group > 1 {
+			sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, groups of %s block sums in %s (u_high), group sums in binary64 (u_64 = 2^-53)",
+				numText(m.B), numText(m.Group), high.Name())
+		}
 	case bound.FABsumPair:
 		sum = fmt.Sprintf("FABsum-pair: blocks of b = %s products in the unit, block sums added into a pair (hi, lo) of %s by TwoSum (u_high)", numText(m.B), high.Name())
 	default:

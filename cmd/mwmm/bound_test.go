@@ -65,6 +65,10 @@ func TestBoundMultiword(t *testing.T) {
 		{[]string{"--low", "fp16", "-p", "2", "-n", "1e6", "--mode-high", "rz", "--fabsum", "v2", "-b", "256"},
 			bound.Multiword{ULow: fp16, UHigh: fp32rz, P: 2, N: 1e6, Sum: bound.FABsumV2, B: 256},
 			[]string{"FABsum-v2", "b = 256", "256 × 2^-23 + n/256 × 2^-53"}},
+		// groups of 8 block sums in fp32 before fp64 (the GPU defaults' group=8)
+		{[]string{"-n", "1e6", "--fabsum", "v2", "-b", "32", "--group", "8"},
+			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumV2, B: 32, Group: 8},
+			[]string{"groups of 8 block sums in binary32", ": 39 × 2^-24 + n/256 × 2^-53\n"}},
 		// --fabsum without -b: b = 256.
 		{[]string{"-n", "65536", "--fabsum", "v1"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 65536, Sum: bound.FABsumV1, B: 256},
@@ -260,6 +264,8 @@ func TestBoundErrors(t *testing.T) {
 		{"-n", "1e6", "--fabsum", "v1", "-b", "2e6"},
 		{"-n", "1e6", "--fabsum", "v2", "-b", "0"},
 		{"-n", "1e6", "--fabsum", "v2", "-b", "x"},
+		{"-n", "1e6", "--fabsum", "v1", "--group", "8"},
+		{"-n", "1e6", "--fabsum", "v2", "--group", "0"},
 		{"-n", "1e6", "-b", "128"}, // -b without FABsum
 		{"-n", "1e6", "--fabsum", "pair", "-b", "2e6"},
 		{"--narrow", "-n", "4", "--fabsum", "pair"},

@@ -1,11 +1,17 @@
-// wgmma.cu: the Hopper (sm_90a) multiword GEMM with in-kernel splitting
-// and FABsum: warpgroup MMAs (wgmma) on words that a producer warpgroup
-// splits once per tile in shared memory, fp32 tiles staged by the bulk
-// tensor copy engine (TMA) through an mbarrier pipeline, a persistent grid.
+// wgmma.cu: the Hopper (sm_90a) multiword GEMM with FABsum: warpgroup MMAs
+// (wgmma) on words staged through an mbarrier pipeline, a persistent grid.
+// The words are split once per tile, either ahead of the kernel
+// (PRESPLIT: wgmma_split below writes word tiles in the layout shared
+// memory wants, and the producer's thread 0 copies them with the bulk copy
+// engine) or in shared memory (a producer warpgroup splits fp32 tiles that
+// the tensor copy engine, TMA, stages). Splitting ahead measured 2.35×
+// SGEMM against 2.16× (docs/perf/wgmma-h100.md): the split no longer takes
+// the consumers' issue slots.
 //
 // C = A·B from fp32 A (m×k) and B (k×n), 128×128 outputs per tile, 32 k
 // per pipeline item. Block of 384 threads, three warpgroups:
-//   WG0 producer: thread 0 keeps SF fp32 stages of A and B in flight (TMA,
+//   WG0 producer (PRESPLIT: thread 0 copies word tiles into SW stages).
+//       Otherwise thread 0 keeps SF fp32 stages of A and B in flight (TMA,
 //       zeros outside the matrices); all 128 threads split each staged
 //       tile into NWORDS words (rows of A and columns of B scaled by 2^ea,
 //       2^eb first) and write them, K-major in the canonical 8×16-byte core
@@ -18,12 +24,13 @@
 //       the next block starts from zero (wgmma's scale-d = 0). The two
 //       take turns to issue each item's MMAs (ping-pong), so that one
 //       promotes while the tensor cores run the other's.
-//   SUM 0 plain (one word only), 1 v1 fp32, 2 v2 fp64, 3 pair (TwoSum).
+//   SUM 0 plain (one word only), 1 v1 fp32, 2 v2 fp64 (with GROUP > 1
+//   through an fp32 sum of GROUP blocks), 3 pair (TwoSum).
 // Every sum has a fixed order: same inputs, same bits.
 //
 // Configuration (NVRTC -D): WORD (0 binary16, 1 bfloat16, 2 tf32), NWORDS,
-// ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages);
-// BITSN, PREGS, CREGS below.
+// ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages),
+// PRESPLIT, GROUP; BITSN, PREGS, CREGS below.
 // NaN, Inf and out-of-range rows and columns are recomputed afterwards by
 // scan.cu's patch_specials, as for fused.cu. Compile with --fmad=false.
 
