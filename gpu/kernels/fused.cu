@@ -477,6 +477,10 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
 #if SUM != 0
             if (++steps == bsteps) {
                 steps = 0;
+                const bool flush = ++inGroup == GROUP; // the group's sums go to fp64
+                if (flush) {
+                    inGroup = 0;
+                }
 #pragma unroll
                 for (int i = 0; i < MT; i++)
 #pragma unroll
@@ -491,18 +495,10 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
 #endif
                             wide[i][j][e].add(acc1[i][j][e]);
                             acc1[i][j][e] = 0.0f;
-                        }
-                if (++inGroup == GROUP) {
-                    inGroup = 0;
-#pragma unroll
-                    for (int i = 0; i < MT; i++)
-#pragma unroll
-                        for (int j = 0; j < NT; j++)
-#pragma unroll
-                            for (int e = 0; e < 4; e++) {
+                            if (flush) {
                                 wide[i][j][e].flush();
                             }
-                }
+                        }
             }
 #endif
         }
