@@ -192,10 +192,10 @@ func extent(name string, l Layout, rows, cols, ld int, buf *Buffer) (int, error)
 }
 
 // Fused computes C = A·B with the plan on a fused kernel, a.Kernel: fp32
-// tiles split into the plan's words in the kernel, tensor-core products
-// (wgmma.cu on Hopper for one-word and joint plans with 16-byte aligned
-// operands, else fused.cu's mma.sync), FABsum promotion every p.Block
-// elements (of A_1B_1 alone with FABsumFirstOnly). A row or column with
+// data split into the plan's words (on Hopper once, ahead of the GEMM, for
+// one-word and joint plans: wgmma.cu; else inside fused.cu's mma.sync
+// kernel), tensor-core products, FABsum promotion every p.Block elements
+// (of A_1B_1 alone with FABsumFirstOnly; through group sums with p.Group). A row or column with
 // a NaN or Inf gives the IEEE result of the exact dot products, as
 // multiword.Engine specifies; one with an entry the words cannot hold
 // (possible only without p.Scale) is computed in fp64 too, so the kernel

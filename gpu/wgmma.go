@@ -123,8 +123,8 @@ func wgmmaOperands(a *FusedArgs, lda, ldb int) error {
 }
 
 // WGMMASupports reports why the wgmma kernel cannot run plan p on this
-// engine's GPU, or nil (operands aside: they must also be 16-byte aligned
-// with leading dimensions divisible by 4).
+// engine's GPU, or nil. Any operands will do; KernelWGMMASmem also needs
+// them 16-byte aligned with leading dimensions divisible by 4.
 func (e *Engine) WGMMASupports(p multiword.Plan) error {
 	if maj, min := e.d.ComputeCapability(); maj != 9 || min != 0 {
 		return fmt.Errorf("gpu: the wgmma kernel runs on sm_90 (Hopper), not %s", e.d.Arch())
