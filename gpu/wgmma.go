@@ -85,9 +85,12 @@ func wgmmaWordTile(p *multiword.Plan) int {
 	return max(p.Words, 1) * 128 * wgBK * esz
 }
 
+// wgmmaTiles is the number of 128-line × 32-k tiles of lines × k.
+func wgmmaTiles(lines, k int) int { return ((lines + wgBM - 1) / wgBM) * ((k + wgBK - 1) / wgBK) }
+
 // wgmmaWordBytes is the size of wgmma_split's output for lines × k.
 func wgmmaWordBytes(p *multiword.Plan, lines, k int) int {
-	return ((lines + wgBM - 1) / wgBM) * ((k + wgBK - 1) / wgBK) * wgmmaWordTile(p)
+	return wgmmaTiles(lines, k) * wgmmaWordTile(p)
 }
 
 // wgmmaPlan reports why wgmma.cu cannot compute the plan, or nil: it keeps
@@ -210,7 +213,7 @@ func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, ld
 			lines    int
 			e, words uintptr
 		}{{a.A, lda, a.LayoutA == RowMajor, a.M, ea, wordsA}, {a.B, ldb, a.LayoutB == ColMajor, a.N, eb, wordsB}} {
-			tiles := int64(wgmmaWordBytes(p, o.lines, a.K) / wgmmaWordTile(p))
+			tiles := int64(wgmmaTiles(o.lines, a.K))
 			if err := q.launch(split, [3]uint32{uint32(min(tiles, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
 				o.buf, int64(o.ld), b2i32(o.kContig), int32(o.lines), int32(a.K), o.e, o.words, tiles); err != nil {
 				return err

@@ -337,6 +337,15 @@ __device__ __forceinline__ void split8(Store st, int r, int c8, float v[8], floa
     }
 }
 
+// A thread splits 4 pieces (one line, 8 consecutive k) of each 128-line ×
+// 32-k tile: piece i of lane `lane` of warp pw is line pieceLine, k-chunk
+// pieceK8 (see splitTile for why). lineScales, splitTile and wgmma_split
+// must agree on it.
+__device__ __forceinline__ int pieceLine(int kContig, int pw, int lane, int i) {
+    return kContig ? pw * 8 + (lane & 7) + 32 * i : pw * 32 + lane;
+}
+__device__ __forceinline__ int pieceK8(int kContig, int lane, int i) { return kContig ? lane >> 3 : i; }
+
 // splitTile splits one staged fp32 tile of 128 lines (rows of A, columns
 // of B) × 32 k into word tiles at dst. kContig: the stage holds 128-byte
 // lines of k, swizzled by the copy engine (16-byte chunk j of line r at
@@ -356,9 +365,9 @@ __device__ __forceinline__ void splitTile(const float* stage, u32 dst, const flo
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int i = i0 + h;
+            r[h] = pieceLine(kContig, pw, lane, i);
+            c8[h] = pieceK8(kContig, lane, i);
             if (kContig) {
-                r[h] = pw * 8 + (lane & 7) + 32 * i;
-                c8[h] = lane >> 3;
                 const u32 line = smemAddr(stage + r[h] * 32);
 #pragma unroll
                 for (int q = 0; q < 2; q++) {
@@ -368,8 +377,6 @@ __device__ __forceinline__ void splitTile(const float* stage, u32 dst, const flo
                                  : "memory");
                 }
             } else {
-                r[h] = pw * 32 + lane;
-                c8[h] = i;
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     v[h][j] = stage[(8 * c8[h] + j) * 128 + r[h]];
@@ -399,7 +406,7 @@ template <int kContig>
 __device__ __forceinline__ void lineScales(const int* e, int base, int lim, int pw, int lane, float* sc) {
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        int r = kContig ? base + pw * 8 + (lane & 7) + 32 * i : base + pw * 32 + lane;
+        const int r = base + pieceLine(kContig, pw, lane, i);
         sc[i] = (e && r < lim) ? pow2f(e[r]) : 1.0f;
     }
 }
@@ -737,8 +744,7 @@ wgmma_split(const float* __restrict__ X, long long ld, int kContig, int lines, i
         };
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const int r = kContig ? pw * 8 + (lane & 7) + 32 * i : pw * 32 + lane;
-            const int c8 = kContig ? lane >> 3 : i;
+            const int r = pieceLine(kContig, pw, lane, i), c8 = pieceK8(kContig, lane, i);
             const int l = lt * BM + r, k0 = kt * BK + 8 * c8;
             float v[8];
 #pragma unroll
