@@ -64,9 +64,11 @@ that fails (a variant that no kernel of this build runs) is listed with
 its error after the tables and in the CSV; the others are measured.
 
 Speed: square n×n fp32 matrices uniform in (0,1], for each n of --sizes:
-the median of --reps runs after two warm-ups, timed with CUDA events;
-effective TFLOP/s = 2n³/t with the split and without it (the split of an
-Algorithm 4.1 variant is its own kernel; the fused kernel has none); the
+the median of --reps runs after two warm-ups, queued back to back as a
+library's calls on a stream are and timed with CUDA events (the device's
+work, not the host's trips between calls); effective TFLOP/s = 2n³/t with
+the split and without it (the split of an Algorithm 4.1 variant is its
+own kernel; the fused kernel's passes are all counted in both); the
 speed-up is over sgemm measured in the same run. Each method runs on its
 own (fresh operands of the same seed), so that one failure costs only its
 own row.
