@@ -46,6 +46,10 @@ func (k FusedKernel) String() string {
 const (
 	wgBM, wgBN, wgBK = 128, 128, 32
 	wgMaxShared      = 227 * 1024 // sm_90's opt-in limit per block
+	// wgGroupRegs of a consumer thread's 64 outputs keep their grouped
+	// FABsum-v2 fp64 sums in registers, the rest in shared memory
+	// (wgmma.cu's GROUP_WREG; docs/perf/wgmma-h100.md has 32 to 48).
+	wgGroupRegs = 40
 )
 
 // wgmmaStages chooses the pipeline depths, and returns the dynamic shared
@@ -57,7 +61,7 @@ func wgmmaStages(p *multiword.Plan, presplit bool) (sf, sw, bytes int) {
 	words := 2 * wgmmaWordTile(p)
 	wide := 0
 	if p.Sum == bound.FABsumV2 && p.Group > 1 {
-		wide = 256 * 32 * 8 // wgmma.cu's WIDE_SMEM: fp64 sums of half the outputs
+		wide = 256 * (64 - wgGroupRegs) * 8 // wgmma.cu's WIDE_SMEM: the fp64 sums not in registers
 	}
 	if presplit {
 		sw = min(8, (wgMaxShared-1024-wide)/(words+16))
@@ -152,7 +156,8 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit bool) (g
 	mod, err := e.d.Module("wgmma", "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
-		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
+		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)),
+		"-DGROUP_WREG="+strconv.Itoa(wgGroupRegs))
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -67,7 +67,7 @@ typedef unsigned long long u64;
 // 128·PREGS + 256·CREGS must not exceed 384·168 (72/216 uses it all).
 // BITSN: see promote4.
 #ifndef BITSN
-#define BITSN 1
+#define BITSN 2
 #endif
 // With PRESPLIT the producer only issues copies: 40 and 232 (CUTLASS's
 // split for two consumer warpgroups).
@@ -82,13 +82,20 @@ typedef unsigned long long u64;
 // one: fp64 additions, which wait behind the other consumer's wgmma on
 // Hopper, drop GROUP-fold. Registers cannot hold the accumulator, the
 // group sum and the fp64 sum of 64 outputs (256), so the fp64 sums of
-// outputs WREG..63 live in shared memory (64 KB for the block).
+// outputs GROUP_WREG..63 live in shared memory (48 KB for the block with
+// the 40 that gpu/wgmma.go passes; 44 and 48 still run without spills but
+// measured no faster, 32 measured 4-7 % slower at n = 16384: each flush
+// moves them through shared memory, which the other consumer's wgmma
+// reads).
 #ifndef GROUP
 #define GROUP 1
 #endif
+#ifndef GROUP_WREG
+#define GROUP_WREG 40
+#endif
 #if SUM == 2 && GROUP > 1
 #define GROUPED 1
-#define WREG 32
+#define WREG GROUP_WREG
 #define WIDE_SMEM (256 * (64 - WREG) * 8)
 #else
 #define GROUPED 0
@@ -215,7 +222,10 @@ struct Wide {
 // double x·2^-896, exactly, for every finite x (zero and subnormals too),
 // and one fma scales it back and adds it with one rounding, as add does.
 // Not for Inf and NaN, which fp16 products cannot make of an fp32 block
-// sum of finite words (NaN and Inf inputs are patched afterwards).
+// (or group) sum of finite words (NaN and Inf inputs are patched
+// afterwards). Two of four measured best with groups of 8 (1 and 4: up to
+// 3 % slower at n = 16384, 3 no faster); the flushes of the sums in shared
+// memory take the same path.
 #if WORD != 0
 #undef BITSN
 #define BITSN 0
@@ -662,14 +672,17 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                             promote4(&wide[j], &mid[j]);
                         }
 #pragma unroll
-                        for (int j = WREG; j < 64; j++) {
-                            asm volatile("{\n.reg .f64 s, x;\n"
-                                         "ld.shared.f64 s, [%0];\n"
-                                         "cvt.f64.f32 x, %1;\n"
-                                         "add.rn.f64 s, s, x;\n"
-                                         "st.shared.f64 [%0], s;\n}" ::"r"(wideMine + (j - WREG) * 2048),
-                                         "f"(mid[j])
-                                         : "memory");
+                        for (int j = WREG; j < 64; j += 4) {
+                            Wide w[4];
+#pragma unroll
+                            for (int q = 0; q < 4; q++) {
+                                asm volatile("ld.shared.f64 %0, [%1];" : "=d"(w[q].v) : "r"(wideMine + (j + q - WREG) * 2048) : "memory");
+                            }
+                            promote4(w, &mid[j]);
+#pragma unroll
+                            for (int q = 0; q < 4; q++) {
+                                asm volatile("st.shared.f64 [%0], %1;" ::"r"(wideMine + (j + q - WREG) * 2048), "d"(w[q].v) : "memory");
+                            }
                         }
 #pragma unroll
                         for (int j = 0; j < 64; j++) {
