@@ -298,13 +298,21 @@ func TFLOPs(n int, t time.Duration) float64 {
 	return 2 * math.Pow(float64(n), 3) / t.Seconds() / 1e12
 }
 
+// benchWarmup is the device time a method runs before it is timed (at
+// least two runs, at most benchMaxWarmups more): an idle H100 clocks down,
+// and ten n = 2048 products (2 ms) timed from idle ran up to 25 % slower.
+const (
+	benchWarmup     = 50 * time.Millisecond
+	benchMaxWarmups = 1000
+)
+
 // Time measures each method on square n×n fp32 matrices uniform in (0,1]:
-// reps timed runs (device events) after two warm-ups, medians. The runs
-// of a method are queued back to back and waited for once, as a library's
-// calls on a stream are: the events time the device's work, not the
-// host's trips between calls (about 20 µs each, a tenth of an n = 2048
-// product, when every run waited for the one before). after is called
-// after each method (for progress).
+// reps timed runs (device events) after warm-ups (benchWarmup), medians.
+// The timed runs of a method are queued back to back and waited for once,
+// as a library's calls on a stream are: the events time the device's
+// work, not the host's trips between calls (about 20 µs each, a tenth of
+// an n = 2048 product, when every run waited for the one before). after
+// is called after each method (for progress).
 func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -319,9 +327,8 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 		return nil, err
 	}
 	defer stream.Close()
-	const warmups = 2
-	// evs[r]: run r's start, end of its split, end.
-	evs := make([][3]*Event, warmups+reps)
+	// evs[r]: timed run r's start, end of its split, end.
+	evs := make([][3]*Event, reps)
 	for r := range evs {
 		for i := range evs[r] {
 			if evs[r][i], err = e.d.NewEvent(); err != nil {
@@ -330,16 +337,40 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 			defer evs[r][i].Close()
 		}
 	}
+	once := func(meth Method, ev [3]*Event) error {
+		if err := ev[0].Record(stream); err != nil {
+			return err
+		}
+		if err := e.run(meth, o, stream, ev[1]); err != nil {
+			return fmt.Errorf("%s at n=%d: %w", meth.Name, n, err)
+		}
+		return ev[2].Record(stream)
+	}
 	var out []Timing
 	for _, meth := range methods {
-		for _, ev := range evs {
-			if err := ev[0].Record(stream); err != nil {
+		// Two runs waited for (compiling, first touches; the second's
+		// time sizes the warm-up), then warm-up runs worth benchWarmup
+		// of device time, so that the clocks have risen from idle
+		// before the timed runs.
+		var est time.Duration
+		for i := 0; i < 2; i++ {
+			if err := once(meth, evs[0]); err != nil {
 				return nil, err
 			}
-			if err := e.run(meth, o, stream, ev[1]); err != nil {
+			if err := evs[0][2].Sync(); err != nil {
+				return nil, err
+			}
+			if est, err = Elapsed(evs[0][0], evs[0][2]); err != nil {
+				return nil, err
+			}
+		}
+		for i := 0; i < min(benchMaxWarmups, int(benchWarmup/max(est, time.Microsecond))); i++ {
+			if err := e.run(meth, o, stream, nil); err != nil {
 				return nil, fmt.Errorf("%s at n=%d: %w", meth.Name, n, err)
 			}
-			if err := ev[2].Record(stream); err != nil {
+		}
+		for _, ev := range evs {
+			if err := once(meth, ev); err != nil {
 				return nil, err
 			}
 		}
@@ -347,7 +378,7 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 			return nil, err
 		}
 		var totals, prods []time.Duration
-		for _, ev := range evs[warmups:] {
+		for _, ev := range evs {
 			t, err := Elapsed(ev[0], ev[2])
 			if err != nil {
 				return nil, err

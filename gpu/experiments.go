@@ -55,7 +55,7 @@ func init() {
 		Cites: fasi + ", Figure 4.1",
 		Shows: "on V100 and A100, fp16 tensor cores run far above fp32; double-fp16 (Algorithm 4.1, three fp16 products) reaches 30 and 76 " +
 			"effective Tflop/s, 2.2× and 7.3× fp32, about a third of fp16",
-		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); median of 10 timed runs after 2 warm-ups " +
+		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); median of 10 timed runs after 50 ms of warm-up runs " +
 			"(CUDA events); effective Tflop/s = 2n³/t with the split included (the note column: without it); baselines through cuBLASLt: " +
 			"sgemm (pedantic fp32), sgemm-tf32, hgemm, bgemm (inputs converted beforehand), dgemm",
 		Requires:    "gpu",
@@ -186,7 +186,7 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 		Title: "throughput of " + what + " on this GPU",
 		Cites: fasi + ", " + figure + " (left)",
 		Shows: shows,
-		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); median of 10 timed runs after 2 warm-ups " +
+		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); median of 10 timed runs after 50 ms of warm-up runs " +
 			"(CUDA events); effective Tflop/s = 2n³/t with any split kernel included (the note column: without it). Curves: " + specs +
 			". The error (right panel) is experiment " + name + "-error",
 		Requires:    "gpu",

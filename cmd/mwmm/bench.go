@@ -64,9 +64,10 @@ that fails (a variant that no kernel of this build runs) is listed with
 its error after the tables and in the CSV; the others are measured.
 
 Speed: square n×n fp32 matrices uniform in (0,1], for each n of --sizes:
-the median of --reps runs after two warm-ups, queued back to back as a
-library's calls on a stream are and timed with CUDA events (the device's
-work, not the host's trips between calls); effective TFLOP/s = 2n³/t with
+the median of --reps runs after warm-ups (50 ms of device time, so that
+the clocks rise from idle), queued back to back as a library's calls on
+a stream are and timed with CUDA events (the device's work, not the
+host's trips between calls); effective TFLOP/s = 2n³/t with
 the split and without it (the split of an Algorithm 4.1 variant is its
 own kernel; the fused kernel's passes are all counted in both); the
 speed-up is over sgemm measured in the same run. Each method runs on its
@@ -111,7 +112,7 @@ type benchOptions struct {
 func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs := newFlagSet("bench")
 	fs.StringVar(&o.sizes, "sizes", "4096,8192,16384", "square sizes n to time, comma-separated")
-	fs.IntVar(&o.reps, "reps", 10, "timed runs per method and size (after 2 warm-ups); the median is reported")
+	fs.IntVar(&o.reps, "reps", 10, "timed runs per method and size (after 50 ms of warm-up runs); the median is reported")
 	fs.StringVar(&o.accuracy, "accuracy", "10..20", "accuracy sweep n = 2^lo..2^hi, or 0 to skip")
 	fs.StringVar(&o.methods, "methods", "all", "methods to measure: names of the list above or variant specs, comma-separated (sgemm is always added)")
 	fs.StringVar(&o.dists, "dists", "all", "distributions of the accuracy sweep: indices 0-3 or names, comma-separated")
