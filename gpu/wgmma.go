@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -46,11 +47,19 @@ func (k FusedKernel) String() string {
 const (
 	wgBM, wgBN, wgBK = 128, 128, 32
 	wgMaxShared      = 227 * 1024 // sm_90's opt-in limit per block
-	// wgGroupRegs of a consumer thread's 64 outputs keep their grouped
-	// FABsum-v2 fp64 sums in registers, the rest in shared memory
-	// (wgmma.cu's GROUP_WREG; docs/perf/wgmma-h100.md has 32 to 48).
-	wgGroupRegs = 40
 )
+
+// wgmmaGroupRegs is how many of a consumer thread's 64 outputs keep their
+// grouped FABsum-v2 fp64 sums in registers, the rest in shared memory
+// (wgmma.cu's GROUP_WREG; docs/perf/wgmma-h100.md has 32 to 48): 40 for
+// binary16 words; 48 for the larger stages of three bfloat16 or two tf32
+// words, so that one more stage fits.
+func wgmmaGroupRegs(p *multiword.Plan) int {
+	if p.Low == format.Binary16 {
+		return 40
+	}
+	return 48
+}
 
 // wgmmaStages chooses the pipeline depths, and returns the dynamic shared
 // memory they take. Splitting in shared memory: as many fp32 stages for
@@ -61,7 +70,7 @@ func wgmmaStages(p *multiword.Plan, presplit bool) (sf, sw, bytes int) {
 	words := 2 * wgmmaWordTile(p)
 	wide := 0
 	if p.Sum == bound.FABsumV2 && p.Group > 1 {
-		wide = 256 * (64 - wgGroupRegs) * 8 // wgmma.cu's WIDE_SMEM: the fp64 sums not in registers
+		wide = 256 * (64 - wgmmaGroupRegs(p)) * 8 // wgmma.cu's WIDE_SMEM: the fp64 sums not in registers
 	}
 	if presplit {
 		sw = min(8, (wgMaxShared-1024-wide)/(words+16))
@@ -157,7 +166,7 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit bool) (g
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
 		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)),
-		"-DGROUP_WREG="+strconv.Itoa(wgGroupRegs))
+		"-DGROUP_WREG="+strconv.Itoa(wgmmaGroupRegs(p)))
 	if err != nil {
 		return nil, 0, nil, err
 	}

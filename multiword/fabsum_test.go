@@ -102,8 +102,8 @@ func TestFABsumPairLookup(t *testing.T) {
 		{"double-fp16:scale=on,shift=11,first=on,sum=pair,b=64", format.Binary16, 2, 64, true, false, true, 11, "sum FABsum-pair b=64 on A1B1 only, scaled, words ×2^11"},
 		{"double-fp16-fabsum", format.Binary16, 2, 32, false, true, true, 0, "sum FABsum-v2 b=32 group=8 joint, scaled"},
 		{"triple-bf16-fabsum", format.BFloat16, 3, 32, false, true, false, 0, "sum FABsum-v2 b=32 group=8 joint"},
-		{"3xtf32-fabsum", format.TF32, 2, 32, false, true, false, 0, "sum FABsum-v2 b=32 joint"},
-		{"3xTF32-fabsum:b=128", format.TF32, 2, 128, false, true, false, 0, "sum FABsum-v2 b=128 joint"},
+		{"3xtf32-fabsum", format.TF32, 2, 32, false, true, false, 0, "sum FABsum-v2 b=32 group=8 joint"},
+		{"3xTF32-fabsum:b=128", format.TF32, 2, 128, false, true, false, 0, "sum FABsum-v2 b=128 group=8 joint"},
 		{"double-fp16-fabsum:joint=off", format.Binary16, 2, 32, false, false, true, 0, "sum FABsum-v2 b=32, scaled"},
 		{"double-fp16:sum=pair,b=32,joint=on", format.Binary16, 2, 32, false, true, false, 0, "sum FABsum-pair b=32 joint"},
 	} {

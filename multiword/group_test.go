@@ -83,7 +83,7 @@ func TestGroupCheck(t *testing.T) {
 		t.Errorf("group=8: %v", p)
 	}
 	// The defaults' group goes with their v2 joint sum.
-	for spec, want := range map[string]int{"double-fp16-fabsum": 8, "triple-bf16-fabsum": 8, "3xtf32-fabsum": 0,
+	for spec, want := range map[string]int{"double-fp16-fabsum": 8, "triple-bf16-fabsum": 8, "3xtf32-fabsum": 8,
 		"double-fp16-fabsum:sum=v1": 0, "double-fp16-fabsum:joint=off": 0, "triple-bf16-fabsum:b=64": 8} {
 		if p := lookupAll(t, spec)[0]; p.Group != want {
 			t.Errorf("%s: group %d, want %d", spec, p.Group, want)
