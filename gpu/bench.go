@@ -300,7 +300,7 @@ func TFLOPs(n int, t time.Duration) float64 {
 
 // benchWarmup is the device time a method runs before it is timed (at
 // least two runs, at most benchMaxWarmups more): an idle H100 clocks down,
-// and ten n = 2048 products (2 ms) timed from idle ran up to 25 % slower.
+// and ten n = 2048 products (2 ms) timed from idle ran up to 30 % slower.
 const (
 	benchWarmup     = 50 * time.Millisecond
 	benchMaxWarmups = 1000

@@ -82,11 +82,12 @@ typedef unsigned long long u64;
 // one: fp64 additions, which wait behind the other consumer's wgmma on
 // Hopper, drop GROUP-fold. Registers cannot hold the accumulator, the
 // group sum and the fp64 sum of 64 outputs (256), so the fp64 sums of
-// outputs GROUP_WREG..63 live in shared memory (48 KB for the block with
-// the 40 that gpu/wgmma.go passes; 44 and 48 still run without spills but
-// measured no faster, 32 measured 4-7 % slower at n = 16384: each flush
-// moves them through shared memory, which the other consumer's wgmma
-// reads).
+// outputs GROUP_WREG..63 live in shared memory. gpu/wgmma.go passes 40
+// for binary16 words (48 KB for the block; with fp16, 44 and 48 measured no
+// faster and 32 4-7 % slower at n = 16384: each flush moves these sums
+// through shared memory, which the other consumer's wgmma reads) and 48
+// for the larger word stages of bfloat16 and tf32 (32 KB: one more stage
+// fits). All compile without spills.
 #ifndef GROUP
 #define GROUP 1
 #endif
