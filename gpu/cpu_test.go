@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/multiword"
 )
 
 func TestArch(t *testing.T) {
@@ -351,5 +352,37 @@ func TestParseMethod(t *testing.T) {
 	}
 	if _, err := ParseMethod("fp16@tensor"); err == nil || !strings.Contains(err.Error(), "unknown kernel") {
 		t.Errorf("ParseMethod(fp16@tensor): %v, want an unknown-kernel error", err)
+	}
+}
+
+// The kernels run a joint plan by products only on blocks inside one
+// 32-element stage (the wgmma kernel: exactly one pipeline item) and say
+// so for other blocks; by steps, any multiple of the k-step (wgmma: of 32).
+func TestJointOrderSupport(t *testing.T) {
+	for _, tc := range []struct {
+		spec        string
+		mma, wgmma  bool
+		errContains string
+	}{
+		{"double-fp16-fabsum", true, true, ""},
+		{"3xtf32-fabsum:b=16", true, false, "multiple of 32"},
+		{"double-fp16-fabsum:b=64,joint=products", false, false, "joint=products on blocks"},
+		{"triple-bf16-fabsum:b=48,joint=products", false, false, "joint=products on blocks"},
+		{"double-fp16-fabsum:b=64", true, true, ""},         // by steps
+		{"fp16:sum=v2,b=64,joint=products", true, true, ""}, // one word: one order
+	} {
+		p, err := multiword.Lookup(tc.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		errMMA, errWG := fusedSupports(&p), wgmmaPlan(&p)
+		if (errMMA == nil) != tc.mma || (errWG == nil) != tc.wgmma {
+			t.Errorf("%s: mma.sync kernel %v, wgmma kernel %v", tc.spec, errMMA, errWG)
+		}
+		for _, err := range []error{errMMA, errWG} {
+			if err != nil && !strings.Contains(err.Error(), tc.errContains) {
+				t.Errorf("%s: %v, want it to say %q", tc.spec, err, tc.errContains)
+			}
+		}
 	}
 }

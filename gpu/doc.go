@@ -97,7 +97,7 @@
 //     GEMM's producer thread copies word tiles with the bulk copy engine
 //     through an mbarrier pipeline; two consumer warpgroups multiply with
 //     wgmma, every product of a block in one accumulator (multiword's
-//     FABsumJoint), promoted every b elements (through an fp32 group sum
+//     FABsumJoint, by k-steps or by products), promoted every b elements (through an fp32 group sum
 //     with Plan.Group), taking turns so that one promotes while the tensor
 //     cores run the other's products; a persistent grid. KernelWGMMASmem
 //     splits fp32 tiles in shared memory instead (a producer warpgroup; no

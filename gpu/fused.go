@@ -98,7 +98,17 @@ func fusedSupports(p *multiword.Plan) error {
 	if _, err := fusedPairs(p); err != nil {
 		return err
 	}
+	if jointProducts(p) && (p.Block <= 0 || 32%p.Block != 0) {
+		return fmt.Errorf("gpu: the fused kernels run joint=products on blocks within one 32-element stage (b = 32 or a divisor), plan %q has b=%d", p.Name, p.Block)
+	}
 	return nil
+}
+
+// jointProducts reports whether the kernels form the plan's products one
+// after another over each block (JPROD) rather than k-step by k-step; with
+// one word the two orders are the same.
+func jointProducts(p *multiword.Plan) bool {
+	return p.FABsumJoint && p.JointOrder == multiword.JointProducts && p.Words > 1
 }
 
 // fusedPairs returns ALLPAIRS for the plan's products, which must be the
@@ -136,7 +146,7 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error
 	mod, err := e.d.Module("fused", "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
-		"-DJOINT="+b2i(p.FABsumJoint), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
+		"-DJOINT="+b2i(p.FABsumJoint), "-DJPROD="+b2i(jointProducts(p)), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
 	if err != nil {
 		return nil, err
 	}

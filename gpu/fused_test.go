@@ -69,6 +69,10 @@ func TestFusedMatchesModel(t *testing.T) {
 	specs := []string{
 		"fp16:sum=v1,b=32", "fp16:sum=v2,b=16", "fp16:sum=pair,b=48", "fp16:sum=v2,b=64,scale=on",
 		"bf16:sum=v2,b=32", "bf16:sum=pair,b=16", "tf32:sum=v1,b=8", "tf32:sum=pair,b=24",
+		// Joint multiword blocks, each product over the block in turn,
+		// on blocks shorter than a stage too.
+		"double-fp16:scale=on,joint=products,sum=v2,b=16,group=3", "double-tf32:joint=products,sum=pair,b=8",
+		"double-tf32:joint=products,sum=v2,b=16", "triple-bf16:joint=products,sum=v1,b=32,products=all",
 	}
 	matchModel(t, e, KernelMMA, model, specs, [][3]int{{9, 13, 200}, {130, 70, 77}, {1, 1, 5}}, 11)
 }

@@ -166,7 +166,7 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit bool) (g
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
 		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)),
-		"-DGROUP_WREG="+strconv.Itoa(wgmmaGroupRegs(p)))
+		"-DGROUP_WREG="+strconv.Itoa(wgmmaGroupRegs(p)), "-DJPROD="+b2i(jointProducts(p)))
 	if err != nil {
 		return nil, 0, nil, err
 	}

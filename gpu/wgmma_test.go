@@ -76,9 +76,11 @@ func TestWGMMAMatchesModel(t *testing.T) {
 	matchModelPlain(t, e, model, 33, 164, 300, 32)
 }
 
-// Joint multiword plans: the products of a block interleaved k-step by
-// k-step in one accumulator. The mma.sync kernel computes the same order
-// (JOINT), and so does the CPU model (multiword's FABsumJoint): three
+// Joint multiword plans: the products of a block in one accumulator, in
+// either order (each product over the block in turn: joint=products, the
+// variants' default; or interleaved k-step by k-step: joint=steps). The
+// mma.sync kernel computes the same order (JOINT, JPROD), and so does the
+// CPU model (multiword's FABsumJoint, JointOrder): three
 // independent implementations, the same bits; on the wgmma kernel both
 // with words split ahead (wgmma_split) and in shared memory.
 func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
@@ -90,7 +92,9 @@ func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	specs := []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum",
 		"double-fp16:scale=on,joint=on,sum=v1,b=32", "triple-bf16:joint=on,sum=v2,b=64,products=all",
-		"double-fp16-fabsum:group=8", "triple-bf16-fabsum:group=4", "3xtf32-fabsum:group=3"}
+		"double-fp16-fabsum:group=8", "triple-bf16-fabsum:group=4", "3xtf32-fabsum:group=3",
+		"double-fp16-fabsum:joint=steps", "triple-bf16-fabsum:joint=steps,group=3", "3xtf32-fabsum:joint=steps",
+		"triple-bf16:joint=products,sum=v2,b=32,products=all", "double-fp16:scale=on,joint=products,sum=pair,b=32"}
 	for _, shape := range [][3]int{{70, 150, 333}, {1, 3, 5}} {
 		m, n, k := shape[0], shape[1], shape[2]
 		for dist := 0; dist < 3; dist++ {

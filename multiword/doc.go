@@ -46,16 +46,16 @@ change the error only at order u_low^p), and the summation:
 	           arithmetic, which GPUs run much faster than binary64
 	Alg. 4.4   FABsum for A_1B_1 only (FABsumFirstOnly), plain for the rest
 	joint      FABsum with all products of a block in one accumulator,
-	           interleaved k-step by k-step, one promotion per block
-	           (FABsumJoint; no word shift), as a GPU kernel with one
-	           accumulator per output runs it
+	           interleaved k-step by k-step or each over the block in turn
+	           (JointOrder), one promotion per block (FABsumJoint; no word
+	           shift), as a GPU kernel with one accumulator per output runs it
 
 Lookup builds the named variants of Table 2.1, the fp8 ones
 (fp16, double-fp16, bf16, double-bf16, triple-bf16, tf32, double-tf32 alias
 3xtf32, e4m3 and e5m2 with one to four words, fp32) and the fused GPU
-kernels' defaults, joint FABsum with fp64 (v2) summation and blocks of 32
-(double-fp16-fabsum, scaled; triple-bf16-fabsum; 3xtf32-fabsum) with
-options:
+kernels' defaults, joint FABsum by products with fp64 (v2) summation,
+blocks of 32 and groups (double-fp16-fabsum, scaled; triple-bf16-fabsum;
+3xtf32-fabsum) with options:
 
 	plan, err := multiword.Lookup("double-fp16:sum=v2,b=256,first=on")
 	plan, err = multiword.Lookup("double-fp16:scale=on,sum=pair,b=64,joint=on")

@@ -167,16 +167,30 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 		// One accumulator per block: the products take turns, one k-step
 		// of the block FMA each, as a kernel with one accumulator per
 		// output issues them. WordShift is 0, so every product's scale is 1.
+		// With JointProducts, each product over the block's steps in turn.
 		step := p.jointStep()
 		pairs := p.pairs()
+		call := func(pr Pair, l0, kb, ks int) error {
+			kc, l := min(step, kb-ks), l0+ks
+			return e.gemm(p, m, n, kc, aw[pr.I][l:], k, bw[pr.J][l*n:], n, d)
+		}
 		for l0 := 0; l0 < k; l0 += bsz {
 			kb := min(bsz, k-l0)
 			clear(d)
-			for ks := 0; ks < kb; ks += step {
-				kc, l := min(step, kb-ks), l0+ks
+			if p.JointOrder == JointProducts {
 				for _, pr := range pairs {
-					if err := e.gemm(p, m, n, kc, aw[pr.I][l:], k, bw[pr.J][l*n:], n, d); err != nil {
-						return err
+					for ks := 0; ks < kb; ks += step {
+						if err := call(pr, l0, kb, ks); err != nil {
+							return err
+						}
+					}
+				}
+			} else {
+				for ks := 0; ks < kb; ks += step {
+					for _, pr := range pairs {
+						if err := call(pr, l0, kb, ks); err != nil {
+							return err
+						}
 					}
 				}
 			}

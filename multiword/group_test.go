@@ -79,12 +79,12 @@ func TestGroupCheck(t *testing.T) {
 			t.Fatalf("group=1: C[%d] = %g, v2 gives %g", i, c1[i], c0[i])
 		}
 	}
-	if p := lookupAll(t, "3xtf32-fabsum:group=8")[0]; p.Group != 8 || !strings.HasSuffix(p.String(), "FABsum-v2 b=32 group=8 joint") {
+	if p := lookupAll(t, "3xtf32-fabsum:group=8")[0]; p.Group != 8 || !strings.HasSuffix(p.String(), "FABsum-v2 b=32 group=8 joint by products") {
 		t.Errorf("group=8: %v", p)
 	}
 	// The defaults' group goes with their v2 joint sum.
-	for spec, want := range map[string]int{"double-fp16-fabsum": 8, "triple-bf16-fabsum": 8, "3xtf32-fabsum": 8,
-		"double-fp16-fabsum:sum=v1": 0, "double-fp16-fabsum:joint=off": 0, "triple-bf16-fabsum:b=64": 8} {
+	for spec, want := range map[string]int{"double-fp16-fabsum": 16, "triple-bf16-fabsum": 16, "3xtf32-fabsum": 8,
+		"double-fp16-fabsum:sum=v1": 0, "double-fp16-fabsum:joint=off": 0, "triple-bf16-fabsum:b=64": 16} {
 		if p := lookupAll(t, spec)[0]; p.Group != want {
 			t.Errorf("%s: group %d, want %d", spec, p.Group, want)
 		}

@@ -2,6 +2,7 @@ package multiword_test
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ func jointPlans(t *testing.T) []multiword.Plan {
 				ps = append(ps, lookupAll(t, base+",joint=on,sum="+sum+",b="+b)...)
 			}
 		}
-		ps = append(ps, lookupAll(t, base+",joint=on,sum=v2,b=32,group=8", base+",joint=on,sum=v2,b=32,group=3")...)
+		ps = append(ps, lookupAll(t, base+",joint=on,sum=v2,b=32,group=8", base+",joint=on,sum=v2,b=32,group=3",
+			base+",joint=products,sum=v2,b=32,group=16", base+",joint=products,sum=pair,b=64")...)
 	}
 	return ps
 }
@@ -128,15 +130,18 @@ func TestJointOneWord(t *testing.T) {
 
 // The reference engine runs a joint plan as Plan.FABsumJoint says: for
 // each block, for each k-step, every product in plan order into one
-// binary32 accumulator, then one promotion per block. Written out here
-// for v1 and v2 (no scaling, shift 0), the bits must match.
+// binary32 accumulator (JointProducts: for each product, every k-step),
+// then one promotion per block. Written out here for v1 and v2 (no
+// scaling, shift 0), the bits must match.
 func TestJointSchedule(t *testing.T) {
 	rng := rand.New(rand.NewPCG(55, 56))
 	const m, n = 2, 3
 	f32 := format.Binary32
 	r32 := func(x float64) float64 { return f32.Round(x, format.NearestEven) }
 	for _, spec := range []string{"triple-bf16:sum=v1,b=32,joint=on", "double-tf32:sum=v2,b=64,joint=on",
-		"double-fp16:sum=v2,b=40,joint=on,products=all,order=largest"} {
+		"double-fp16:sum=v2,b=40,joint=on,products=all,order=largest",
+		"triple-bf16:sum=v1,b=32,joint=products", "double-tf32:sum=v2,b=64,joint=products",
+		"double-fp16:sum=v2,b=40,joint=products,products=all,order=largest"} {
 		p := lookupAll(t, spec)[0]
 		step := p.JointStep()
 		for _, k := range []int{13, 100} {
@@ -152,15 +157,31 @@ func TestJointSchedule(t *testing.T) {
 				for j := 0; j < n; j++ {
 					acc := 0.0
 					for l0 := 0; l0 < k; l0 += p.Block {
-						d := 0.0
+						type call struct {
+							ks int
+							pr multiword.Pair
+						}
+						var calls []call
 						for ks := l0; ks < min(l0+p.Block, k); ks += step {
 							for _, pr := range pairs {
-								s := d
-								for l := ks; l < min(ks+step, l0+p.Block, k); l++ {
-									s += aw[pr.I][i*k+l] * bw[pr.J][l*n+j]
-								}
-								d = r32(s)
+								calls = append(calls, call{ks, pr})
 							}
+						}
+						if p.JointOrder == multiword.JointProducts {
+							calls = calls[:0]
+							for _, pr := range pairs {
+								for ks := l0; ks < min(l0+p.Block, k); ks += step {
+									calls = append(calls, call{ks, pr})
+								}
+							}
+						}
+						d := 0.0
+						for _, c := range calls {
+							s := d
+							for l := c.ks; l < min(c.ks+step, l0+p.Block, k); l++ {
+								s += aw[c.pr.I][i*k+l] * bw[c.pr.J][l*n+j]
+							}
+							d = r32(s)
 						}
 						if acc += d; p.Sum == bound.FABsumV1 {
 							acc = r32(acc)
@@ -215,7 +236,7 @@ func TestJointCheck(t *testing.T) {
 		}
 	}
 	for _, spec := range []string{"double-fp16-fabsum:first=on", "double-fp16-fabsum:shift=u", "double-fp16-fabsum:sum=plain",
-		"double-fp16:joint=on", "double-fp16:joint=maybe"} {
+		"double-fp16:joint=on", "double-fp16:joint=maybe", "double-fp16:joint=products"} {
 		if _, err := multiword.Lookup(spec); err == nil {
 			t.Errorf("%s accepted", spec)
 		}
@@ -233,6 +254,84 @@ func TestJointCheck(t *testing.T) {
 	for _, v := range multiword.Variants() {
 		if strings.HasSuffix(v.Name, "-fabsum") && !strings.Contains(v.Doc, "joint") {
 			t.Errorf("%s: doc %q does not say joint", v.Name, v.Doc)
+		}
+	}
+}
+
+// The order by products is the variants' default where the kernels run
+// it (blocks within a 32-element stage) and gives way to steps elsewhere
+// unless asked for; with at most one k-step per block the two orders are
+// the same calls, the same bits; and on H100's truncating adders it loses
+// less than the order by k-steps, which is why it is the default.
+func TestJointProducts(t *testing.T) {
+	for spec, want := range map[string]multiword.JointOrder{
+		"3xtf32-fabsum": multiword.JointProducts, "3xtf32-fabsum:b=16": multiword.JointProducts,
+		"3xtf32-fabsum:b=64": multiword.JointSteps, "3xtf32-fabsum:b=64,joint=products": multiword.JointProducts,
+		"double-fp16-fabsum:joint=steps": multiword.JointSteps, "double-fp16:sum=v2,b=32,joint=on": multiword.JointSteps,
+		"double-fp16:sum=v2,b=32,joint=products": multiword.JointProducts,
+	} {
+		if p := lookupAll(t, spec)[0]; p.JointOrder != want || !p.FABsumJoint {
+			t.Errorf("%s: joint %v, order %v, want %v", spec, p.FABsumJoint, p.JointOrder, want)
+		}
+	}
+	bad := lookupAll(t, "3xtf32-fabsum")[0]
+	bad.JointOrder = 7
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "joint order") {
+		t.Errorf("order 7: Check() = %v", err)
+	}
+
+	h100, err := multiword.Open("model:h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(57, 58))
+	for _, spec := range []string{"double-fp16-fabsum:b=16", "3xtf32-fabsum:b=8"} {
+		steps, prods := lookupAll(t, spec+",joint=steps")[0], lookupAll(t, spec+",joint=products")[0]
+		const m, n, k = 3, 4, 77
+		a, b := distributions[0].matrix(rng, m*k), distributions[0].matrix(rng, k*n)
+		cs, cp := make([]float64, m*n), make([]float64, m*n)
+		if err := h100.Multiply(steps, m, n, k, a, b, cs); err != nil {
+			t.Fatal(err)
+		}
+		if err := h100.Multiply(prods, m, n, k, a, b, cp); err != nil {
+			t.Fatal(err)
+		}
+		for x := range cs {
+			if math.Float64bits(cs[x]) != math.Float64bits(cp[x]) {
+				t.Errorf("%s: C[%d] = %g by products, %g by steps", spec, x, cp[x], cs[x])
+			}
+		}
+	}
+
+	// Mean componentwise error against the exact product on (0,1], where
+	// truncation errors add up: by products it measured 0.56× (3xTF32) and
+	// 0.73× (double-fp16) of by steps.
+	const m, n, k = 16, 16, 2048
+	a, b := distributions[0].matrix(rng, m*k), distributions[0].matrix(rng, k*n)
+	meanErr := func(p multiword.Plan) float64 {
+		c := make([]float64, m*n)
+		if err := h100.Multiply(p, m, n, k, a, b, c); err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				exact, abs := new(big.Float).SetPrec(200), 0.0
+				for l := 0; l < k; l++ {
+					exact.Add(exact, new(big.Float).SetPrec(200).Mul(big.NewFloat(a[i*k+l]), big.NewFloat(b[l*n+j])))
+					abs += math.Abs(a[i*k+l] * b[l*n+j])
+				}
+				e, _ := new(big.Float).Sub(exact, big.NewFloat(c[i*n+j])).Float64()
+				sum += math.Abs(e) / abs
+			}
+		}
+		return sum / (m * n)
+	}
+	for _, spec := range []string{"3xtf32-fabsum", "double-fp16-fabsum"} {
+		es, ep := meanErr(lookupAll(t, spec+":joint=steps")[0]), meanErr(lookupAll(t, spec+":joint=products")[0])
+		t.Logf("%s: mean error by steps %.3g, by products %.3g", spec, es, ep)
+		if !(ep < 0.85*es) {
+			t.Errorf("%s: mean error by products %.3g, by steps %.3g: want below 0.85×", spec, ep, es)
 		}
 	}
 }

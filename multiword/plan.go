@@ -75,8 +75,12 @@ type Plan struct {
 	// running accumulator as addend — and the block's single result is
 	// promoted once with Sum. It needs WordShift 0 (the products must share
 	// one scale) and is what a GPU kernel with one accumulator per output
-	// does (gpu's wgmma kernel).
+	// does (gpu's wgmma kernel). JointOrder can run each product over the
+	// whole block instead.
 	FABsumJoint bool
+
+	// JointOrder is the order of a joint block's calls (FABsumJoint only).
+	JointOrder JointOrder
 
 	// Scale turns on the narrow-range scaling of Mary and Mikaitis: rows of
 	// A and columns of B are multiplied by powers of two λ_i, μ_j so that
@@ -180,6 +184,9 @@ func (p *Plan) Check() error {
 	if p.WordShift < 0 || p.WordShift > 200 {
 		return fmt.Errorf("multiword: plan %q: word shift %d outside [0, 200]", p.Name, p.WordShift)
 	}
+	if p.JointOrder > JointProducts {
+		return fmt.Errorf("multiword: plan %q: unknown joint order %d", p.Name, p.JointOrder)
+	}
 	if p.FABsumJoint {
 		switch {
 		case p.Sum == bound.Plain:
@@ -191,6 +198,30 @@ func (p *Plan) Check() error {
 		}
 	}
 	return nil
+}
+
+// JointOrder orders the block-FMA calls of a joint block (FABsumJoint):
+// the same calls, the same chain length and bound, in another order.
+type JointOrder uint8
+
+const (
+	// JointSteps interleaves the products k-step by k-step: for each step
+	// of the block, every product in plan order.
+	JointSteps JointOrder = iota
+	// JointProducts runs each product, in plan order (smallest first),
+	// over all the block's k-steps before the next. The small products
+	// then meet an accumulator that holds only small products, and the
+	// largest one's steps come last: with truncating adders (H100) the
+	// block loses about a third of what JointSteps loses for 3 products
+	// (docs/multiword.md).
+	JointProducts
+)
+
+func (o JointOrder) String() string {
+	if o == JointProducts {
+		return "products"
+	}
+	return "steps"
 }
 
 // jointStep is the k of one instruction of the block FMA for the plan's

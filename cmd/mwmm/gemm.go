@@ -36,9 +36,12 @@ added into a binary32 pair (hi, lo) by Knuth's TwoSum, nearly v2's accuracy
 at binary32 speed); --first applies FABsum to A_1·B_1 only (Algorithm 4.4),
 which is as accurate for n up to about 4·10^6. The -fabsum variants are
 joint (the option joint=on): the P products of a block share one
-accumulator, k-step by k-step, and are promoted once per block, as a GPU
-kernel with one accumulator per output computes them; the bound is then
-FABsum's with b → P·b. joint=on needs shift=0 and excludes first=on.
+accumulator and are promoted once per block, as a GPU kernel with one
+accumulator per output computes them; the bound is then FABsum's with
+b → P·b. joint=products (their default) runs each product over the block
+in turn, smallest first, and joint=steps interleaves them k-step by k-step:
+the same bound, but the order by products loses less on tensor cores,
+whose adders truncate. joint needs shift=0 and excludes first=on.
 
 The fp8 variants (e4m3, e5m2, double-/triple-/quadruple-) use the narrow-
 range algorithm of Mary and Mikaitis: rows of A and columns of B are scaled
@@ -65,8 +68,9 @@ run instead on a fused kernel, which splits, multiplies and adds the
 block sums in one pass: for fp16, bf16 or tf32 words (up to three), b a
 multiple of the mma k-step, and A and B of binary32 values (float32 .npy
 files; --size draws float64). On Hopper that is the wgmma kernel for
-one-word and joint=on plans with b a multiple of 32, elsewhere the
-mma.sync kernel. Other plans go through cuBLASLt.
+one-word and joint plans with b a multiple of 32 (b = 32 by products),
+elsewhere the mma.sync kernel (by products: b dividing 32). Other plans go
+through cuBLASLt.
 
 A variant takes options after a colon, as in double-fp16:sum=pair,b=64 or
 double-fp16:scale=on,sum=pair,b=64,joint=on (see the multiword package);

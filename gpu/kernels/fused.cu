@@ -27,6 +27,9 @@
 //   SUM       as above
 //   JOINT     1: every product goes into the A_1B_1 accumulator (the plan's
 //             FABsumJoint order; no word shift)
+//   JPROD     1 (JOINT): each product over the block in turn (multiword's
+//             JointProducts; blocks of at most one stage), 0: k-step by
+//             k-step
 // Inputs are not checked for NaN, Inf or overflow of the words' range:
 // the rows and columns that hold them are recomputed afterwards in fp64
 // (scan.cu's patch_specials), which keeps the split to a few instructions.
@@ -53,6 +56,9 @@ typedef unsigned short u16;
 #endif
 #define PADMN 8
 #define KSTEPS (BKT / KSTEP)
+#ifndef JPROD
+#define JPROD 0
+#endif
 
 // Shared-memory tiles, in elements of one word: padded so that fragment
 // loads hit 32 distinct banks.
@@ -391,69 +397,112 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
         }
         const u32 sA = sbase + (kt & 1) * STAGE_BYTES;
         const u32 sB = sA + NWORDS * A_ELEMS * ESZ;
+        // The fragments of word w of A and of B for k-step ks.
+        auto loadA = [&](int w, int ks, u32 (&af)[MT][4]) {
+            const u32 wa = sA + w * A_ELEMS * ESZ;
 #pragma unroll
-        for (int ks = 0; ks < KSTEPS; ks++) {
-            u32 af[NWORDS][MT][4], bf[NWORDS][NT][2];
-#pragma unroll
-            for (int w = 0; w < NWORDS; w++) {
-                const u32 wa = sA + w * A_ELEMS * ESZ;
-                const u32 wb = sB + w * B_ELEMS * ESZ;
+            for (int mt = 0; mt < MT; mt++) {
+                const int m0 = wm * 32 + mt * 16, k0 = ks * KSTEP;
 #if ESZ == 2
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    int m0 = wm * 32 + mt * 16, k0 = ks * KSTEP;
 #if AK
-                    ldsm(af[w][mt], wa + ((m0 + (lane & 15)) * A_LD + k0 + (lane >> 4) * 8) * ESZ);
+                ldsm(af[mt], wa + ((m0 + (lane & 15)) * A_LD + k0 + (lane >> 4) * 8) * ESZ);
 #else
-                    ldsmT(af[w][mt], wa + ((k0 + (lane & 7) + (lane >> 4) * 8) * A_LD + m0 + ((lane >> 3) & 1) * 8) * ESZ);
+                ldsmT(af[mt], wa + ((k0 + (lane & 7) + (lane >> 4) * 8) * A_LD + m0 + ((lane >> 3) & 1) * 8) * ESZ);
 #endif
-                }
-#pragma unroll
-                for (int np = 0; np < NT / 2; np++) {
-                    int n0 = wn * 32 + np * 16, k0 = ks * KSTEP;
-                    u32 r[4];
-#if BKM
-                    ldsm(r, wb + ((n0 + (lane & 7) + (lane >> 4) * 8) * B_LD + k0 + ((lane >> 3) & 1) * 8) * ESZ);
-#else
-                    ldsmT(r, wb + ((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * B_LD + n0 + (lane >> 4) * 8) * ESZ);
-#endif
-                    bf[w][2 * np][0] = r[0];
-                    bf[w][2 * np][1] = r[1];
-                    bf[w][2 * np + 1][0] = r[2];
-                    bf[w][2 * np + 1][1] = r[3];
-                }
 #else
                 const u32* ua = (const u32*)(smem + (wa - sbase));
-                const u32* ub = (const u32*)(smem + (wb - sbase));
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    int m0 = wm * 32 + mt * 16, k0 = ks * KSTEP;
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        int row = m0 + g + (q & 1) * 8, col = k0 + t + (q >> 1) * 4;
+                for (int q = 0; q < 4; q++) {
+                    const int row = m0 + g + (q & 1) * 8, col = k0 + t + (q >> 1) * 4;
 #if AK
-                        af[w][mt][q] = ua[row * A_LD + col];
+                    af[mt][q] = ua[row * A_LD + col];
 #else
-                        af[w][mt][q] = ua[col * A_LD + row];
+                    af[mt][q] = ua[col * A_LD + row];
 #endif
-                    }
-                }
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-                    int n0 = wn * 32 + nt * 8, k0 = ks * KSTEP;
-#pragma unroll
-                    for (int q = 0; q < 2; q++) {
-#if BKM
-                        bf[w][nt][q] = ub[(n0 + g) * B_LD + k0 + t + q * 4];
-#else
-                        bf[w][nt][q] = ub[(k0 + t + q * 4) * B_LD + n0 + g];
-#endif
-                    }
                 }
 #endif
             }
-            // Products smallest first: by decreasing i+j, A_iB_j before
-            // A_jB_i for i > j (multiword.Triangle and AllPairs).
+        };
+        auto loadB = [&](int w, int ks, u32 (&bf)[NT][2]) {
+            const u32 wb = sB + w * B_ELEMS * ESZ;
+#if ESZ == 2
+#pragma unroll
+            for (int np = 0; np < NT / 2; np++) {
+                const int n0 = wn * 32 + np * 16, k0 = ks * KSTEP;
+                u32 r[4];
+#if BKM
+                ldsm(r, wb + ((n0 + (lane & 7) + (lane >> 4) * 8) * B_LD + k0 + ((lane >> 3) & 1) * 8) * ESZ);
+#else
+                ldsmT(r, wb + ((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * B_LD + n0 + (lane >> 4) * 8) * ESZ);
+#endif
+                bf[2 * np][0] = r[0];
+                bf[2 * np][1] = r[1];
+                bf[2 * np + 1][0] = r[2];
+                bf[2 * np + 1][1] = r[3];
+            }
+#else
+            const u32* ub = (const u32*)(smem + (wb - sbase));
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                const int n0 = wn * 32 + nt * 8, k0 = ks * KSTEP;
+#pragma unroll
+                for (int q = 0; q < 2; q++) {
+#if BKM
+                    bf[nt][q] = ub[(n0 + g) * B_LD + k0 + t + q * 4];
+#else
+                    bf[nt][q] = ub[(k0 + t + q * 4) * B_LD + n0 + g];
+#endif
+                }
+            }
+#endif
+        };
+        // mmas adds A_iB_j (s = i+j) of one k-step to its accumulator.
+        auto mmas = [&](int s, const u32 (&af)[MT][4], const u32 (&bf)[NT][2]) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++) {
+#if NWORDS > 1 && !JOINT
+                    mma(s == 0 ? acc1[mt][nt] : accx[mt][nt], af[mt], bf[nt]);
+#else
+                    mma(acc1[mt][nt], af[mt], bf[nt]);
+#endif
+                }
+        };
+#if SUM != 0
+        // promote ends a block: its sums go into the FABsum accumulators.
+        auto promote = [&]() {
+            const bool flush = ++inGroup == GROUP; // the group's sums go to fp64
+            if (flush) {
+                inGroup = 0;
+            }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int j = 0; j < NT; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+#if NWORDS > 1 && !JOINT
+                        if (!first_only) {
+                            wide[i][j][e].add(accx[i][j][e] * unshift);
+                            accx[i][j][e] = 0.0f;
+                        }
+#endif
+                        wide[i][j][e].add(acc1[i][j][e]);
+                        acc1[i][j][e] = 0.0f;
+                        if (flush) {
+                            wide[i][j][e].flush();
+                        }
+                    }
+        };
+#endif
+        // Products smallest first: by decreasing i+j, A_iB_j before A_jB_i
+        // for i > j (multiword.Triangle and AllPairs).
+#if JPROD
+        // Each product over the block's k-steps in turn (multiword's
+        // JointProducts): bsteps divides KSTEPS (the host checks), so no
+        // block spans two stages.
+        for (int b0 = 0; b0 < KSTEPS; b0 += bsteps) {
 #pragma unroll
             for (int s = 2 * (NWORDS - 1); s >= 0; s--) {
 #pragma unroll
@@ -462,46 +511,46 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                     if (j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
                         continue;
                     }
-#pragma unroll
-                    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                        for (int nt = 0; nt < NT; nt++) {
-#if NWORDS > 1 && !JOINT
-                            mma(s == 0 ? acc1[mt][nt] : accx[mt][nt], af[i][mt], bf[j][nt]);
-#else
-                            mma(acc1[mt][nt], af[i][mt], bf[j][nt]);
+                    for (int ks = b0; ks < b0 + bsteps; ks++) {
+                        u32 af[MT][4], bf[NT][2];
+                        loadA(i, ks, af);
+                        loadB(j, ks, bf);
+                        mmas(s, af, bf);
+                    }
+                }
+            }
+#if SUM != 0
+            promote();
 #endif
-                        }
+        }
+#else
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ks++) {
+            u32 af[NWORDS][MT][4], bf[NWORDS][NT][2];
+#pragma unroll
+            for (int w = 0; w < NWORDS; w++) {
+                loadA(w, ks, af[w]);
+                loadB(w, ks, bf[w]);
+            }
+#pragma unroll
+            for (int s = 2 * (NWORDS - 1); s >= 0; s--) {
+#pragma unroll
+                for (int i = NWORDS - 1; i >= 0; i--) {
+                    const int j = s - i;
+                    if (j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
+                        continue;
+                    }
+                    mmas(s, af[i], bf[j]);
                 }
             }
 #if SUM != 0
             if (++steps == bsteps) {
                 steps = 0;
-                const bool flush = ++inGroup == GROUP; // the group's sums go to fp64
-                if (flush) {
-                    inGroup = 0;
-                }
-#pragma unroll
-                for (int i = 0; i < MT; i++)
-#pragma unroll
-                    for (int j = 0; j < NT; j++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-#if NWORDS > 1 && !JOINT
-                            if (!first_only) {
-                                wide[i][j][e].add(accx[i][j][e] * unshift);
-                                accx[i][j][e] = 0.0f;
-                            }
-#endif
-                            wide[i][j][e].add(acc1[i][j][e]);
-                            acc1[i][j][e] = 0.0f;
-                            if (flush) {
-                                wide[i][j][e].flush();
-                            }
-                        }
+                promote();
             }
 #endif
         }
+#endif
         if (kt + 1 < ktiles) {
             storeTile((kt + 1) & 1);
         }

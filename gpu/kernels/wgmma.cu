@@ -16,10 +16,11 @@
 //       tile into NWORDS words (rows of A and columns of B scaled by 2^ea,
 //       2^eb first) and write them, K-major in the canonical 8×16-byte core
 //       matrices wgmma reads, into one of SW word stages.
-//   WG1, WG2 consumers: rows 0-63 and 64-127 of the tile. Per k-step every
-//       product A_iB_j, smallest first, goes into ONE tensor-core
-//       accumulator (the plan's FABsumJoint order; one word: the plain
-//       FABsum order); every BITEMS items (b = 32·BITEMS elements) the
+//   WG1, WG2 consumers: rows 0-63 and 64-127 of the tile. Every product
+//       A_iB_j, smallest first, goes into ONE tensor-core accumulator, per
+//       k-step or (JPROD) each over the item in turn (the plan's
+//       FABsumJoint order; one word: the plain FABsum order); every BITEMS
+//       items (b = 32·BITEMS elements) the
 //       accumulator is promoted into the FABsum sum on the CUDA cores and
 //       the next block starts from zero (wgmma's scale-d = 0). The two
 //       take turns to issue each item's MMAs (ping-pong), so that one
@@ -30,7 +31,8 @@
 //
 // Configuration (NVRTC -D): WORD (0 binary16, 1 bfloat16, 2 tf32), NWORDS,
 // ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages),
-// PRESPLIT, GROUP; BITSN, PREGS, CREGS below.
+// PRESPLIT, GROUP, JPROD (products in turn over the block, which must be
+// one item); BITSN, PREGS, CREGS below.
 // NaN, Inf and out-of-range rows and columns are recomputed afterwards by
 // scan.cu's patch_specials, as for fused.cu. Compile with --fmad=false.
 
@@ -90,6 +92,9 @@ typedef unsigned long long u64;
 // fits). All compile without spills.
 #ifndef GROUP
 #define GROUP 1
+#endif
+#ifndef JPROD
+#define JPROD 0
 #endif
 #ifndef GROUP_WREG
 #define GROUP_WREG 40
@@ -610,23 +615,22 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                 }
                 const u32 wa = stageW + sw * STAGE_WORDS + c * (64 / 8) * KC * 128, wb = stageW + sw * STAGE_WORDS + NWORDS * WTILE;
                 wgmmaFence();
+                // Products smallest first: by decreasing i+j, A_iB_j before
+                // A_jB_i for i > j (multiword.Triangle, AllPairs); JPROD:
+                // each over the item's k-steps in turn (multiword's
+                // JointProducts; the item is the block), else the products
+                // take turns k-step by k-step (JointSteps).
 #pragma unroll
-                for (int ks = 0; ks < KSTEPS; ks++) {
-                    // Products smallest first: by decreasing i+j, A_iB_j
-                    // before A_jB_i for i > j (multiword.Triangle, AllPairs).
-#pragma unroll
-                    for (int s = 2 * (NWORDS - 1); s >= 0; s--) {
-#pragma unroll
-                        for (int i = NWORDS - 1; i >= 0; i--) {
-                            const int j = s - i;
-                            if (j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
-                                continue;
-                            }
-                            const u32 off = ks * (KSTEP * ESZ / 16) * 128;
-                            wgmma(d, descriptor(wa + i * WTILE + off), descriptor(wb + j * WTILE + off), !fresh);
-                            fresh = 0;
-                        }
+                for (int x = 0; x < KSTEPS * NWORDS * NWORDS * 2; x++) {
+                    const int ks = JPROD ? x % KSTEPS : x / (NWORDS * NWORDS * 2);
+                    const int q = JPROD ? x / KSTEPS : x % (NWORDS * NWORDS * 2);
+                    const int s = 2 * (NWORDS - 1) - q / NWORDS, i = NWORDS - 1 - q % NWORDS, j = s - i;
+                    if (s < 0 || j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
+                        continue;
                     }
+                    const u32 off = ks * (KSTEP * ESZ / 16) * 128;
+                    wgmma(d, descriptor(wa + i * WTILE + off), descriptor(wb + j * WTILE + off), !fresh);
+                    fresh = 0;
                 }
                 wgmmaCommit();
                 // The other's turn.
