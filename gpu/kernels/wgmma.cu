@@ -706,32 +706,54 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
             }
             // Epilogue: element j of this thread is row 16·warp + lane/4
             // (+8 for j mod 4 ≥ 2), column 8·(j/4) + 2·(lane mod 4) + j mod 2.
-#pragma unroll
-            for (int j = 0; j < 64; j++) {
-                const int row = tm * BM + c * 64 + warp * 16 + (lane >> 2) + ((j >> 1) & 1) * 8;
-                const int col = tn * BN + (j >> 2) * 8 + 2 * (lane & 3) + (j & 1);
-                if (row >= M || col >= N) {
-                    continue;
-                }
-                const int ex = -((ea ? ea[row] : 0) + (eb ? eb[col] : 0));
+            // Columns in pairs: one 8-byte store where C is row-major and
+            // 8-byte aligned, so that a row's 8 columns fill one 32-byte
+            // sector (two 4-byte stores used half of each, ncu says).
+            auto value = [&](int j, int ex) -> float {
 #if GROUPED
-                float v;
                 if (j < WREG) {
-                    v = wide[j].value(ex);
-                } else {
-                    double w;
-                    asm volatile("ld.shared.f64 %0, [%1];" : "=d"(w) : "r"(wideMine + (j - WREG) * 2048) : "memory");
-                    v = (float)(w * pow2d(ex));
+                    return wide[j].value(ex);
                 }
+                double w;
+                asm volatile("ld.shared.f64 %0, [%1];" : "=d"(w) : "r"(wideMine + (j - WREG) * 2048) : "memory");
+                return (float)(w * pow2d(ex));
 #elif SUM != 0
-                const float v = wide[j].value(ex);
+                return wide[j].value(ex);
 #else
-                const float v = (float)((double)d[j] * pow2d(ex));
+                return (float)((double)d[j] * pow2d(ex));
 #endif
-                if (c_rowmajor) {
-                    C[(long long)row * ldc + col] = v;
-                } else {
-                    C[(long long)col * ldc + row] = v;
+            };
+            const int row0 = tm * BM + c * 64 + warp * 16 + (lane >> 2), col0 = tn * BN + 2 * (lane & 3);
+            const bool pairs = c_rowmajor && (ldc & 1) == 0 && ((u64)C & 7) == 0;
+            int er[2];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                er[h] = (ea && row0 + 8 * h < M) ? ea[row0 + 8 * h] : 0;
+            }
+#pragma unroll
+            for (int g = 0; g < 16; g++) {
+                const int col = col0 + 8 * g;
+                const int ec0 = (eb && col < N) ? eb[col] : 0, ec1 = (eb && col + 1 < N) ? eb[col + 1] : 0;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int row = row0 + 8 * h, j = 4 * g + 2 * h;
+                    if (row >= M || col >= N) {
+                        continue;
+                    }
+                    const float v0 = value(j, -(er[h] + ec0)), v1 = value(j + 1, -(er[h] + ec1));
+                    if (pairs && col + 1 < N) {
+                        asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(C + (long long)row * ldc + col), "f"(v0), "f"(v1) : "memory");
+                    } else if (c_rowmajor) {
+                        C[(long long)row * ldc + col] = v0;
+                        if (col + 1 < N) {
+                            C[(long long)row * ldc + col + 1] = v1;
+                        }
+                    } else {
+                        C[(long long)col * ldc + row] = v0;
+                        if (col + 1 < N) {
+                            C[(long long)(col + 1) * ldc + row] = v1;
+                        }
+                    }
                 }
             }
         }
