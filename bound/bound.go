@@ -135,10 +135,10 @@ type Multiword struct {
 	Sum Summation `json:"summation"`
 	B   float64   `json:"b,omitempty"`   // FABsum block size b (ignored for Plain)
 	U64 float64   `json:"u64,omitempty"` // unit roundoff of FABsum-v2's inter-block sums; 0 means 2^-53
-	// Group (FABsumV2, 0 or 1: none) adds each run of Group block sums in
-	// the high precision first, rounding to nearest, and only those
-	// group sums in binary64: a kernel then does one binary64 addition per
-	// Group blocks (see multiword.Plan.Group).
+	// Group (FABsumV2 and FABsumPair, 0 or 1: none) adds each run of Group
+	// block sums in the high precision first, rounding to nearest, and only
+	// those group sums in binary64 (into the pair): a kernel then does one
+	// binary64 addition (TwoSum) per Group blocks (see multiword.Plan.Group).
 	Group float64 `json:"group,omitempty"`
 
 	// Probabilistic replaces the dimension-dependent constants n, b and n/b
@@ -249,7 +249,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // additions, the first block enters exactly) and the ⌈n/(bg)⌉ group sums
 // in u_64: to first order (b + g − 1)·u_high + n/(bg)·u_64, so a group
 // costs what g more products in a block would, and divides the binary64
-// additions by g.
+// additions by g. FABsumPair with Group g adds the group sums into the
+// pair: (1+γ_b)(1+γ_{g−1})(1 + u_high + γ_{n/(bg)}²)(1+γ_{p²}) − 1.
 //
 // With Probabilistic, n, b, n/b, g−1 and n/(bg) are replaced by their
 // square roots; p²−1 stays.
@@ -335,8 +336,8 @@ func (m Multiword) check() error {
 		return fmt.Errorf("bound: FABsum block size b = %g; need 1 ≤ b ≤ n = %g", m.B, m.N)
 	}
 	switch {
-	case m.Group != 0 && m.Sum != FABsumV2:
-		return fmt.Errorf("bound: groups of block sums (g = %g) are a FABsum-v2 option, not %s", m.Group, m.Sum)
+	case m.Group != 0 && m.Sum != FABsumV2 && m.Sum != FABsumPair:
+		return fmt.Errorf("bound: groups of block sums (g = %g) are a FABsum-v2 or pair option, not %s", m.Group, m.Sum)
 	case m.Group != 0 && !(m.Group >= 1 && !math.IsInf(m.Group, 0)):
 		return fmt.Errorf("bound: group g = %g; need g ≥ 1", m.Group)
 	}
@@ -388,6 +389,11 @@ func (m Multiword) accumulation() (float64, string) {
 		g := compose(Gamma(m.dim(m.B), uh), Gamma(m.dim(m.N/m.B), m.u64()), Gamma(pp+1, uh))
 		return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+γ_{" + sq("n/b") + "}(u_64))(1+γ_{p²}(u_high)) − 1]"
 	case FABsumPair:
+		if m.Group > 1 {
+			gng := Gamma(m.dim(m.N/(m.B*m.Group)), uh)
+			g := compose(Gamma(m.dim(m.B), uh), Gamma(m.dim(m.Group-1), uh), uh+gng*gng, Gamma(pp+1, uh))
+			return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+γ_{" + sq("g−1") + "}(u_high))(1+u_high+γ_{" + sq("n/(bg)") + "}(u_high)²)(1+γ_{p²}(u_high)) − 1]"
+		}
 		gnb := Gamma(m.dim(m.N/m.B), uh)
 		g := compose(Gamma(m.dim(m.B), uh), uh+gnb*gnb, Gamma(pp+1, uh))
 		return g, "[(1+γ_{" + sq("b") + "}(u_high))(1+u_high+γ_{" + sq("n/b") + "}(u_high)²)(1+γ_{p²}(u_high)) − 1]"
@@ -429,11 +435,19 @@ func (m Multiword) accumulationDominant() string {
 	case FABsumPair:
 		// (n/b)² u_high², or (√(n/b))² = n/b when probabilistic; the final
 		// rounding u_high is left out, as v2's is.
-		sq := "(n/" + numString(m.B) + ")²"
-		if m.Probabilistic {
-			sq = "n/" + numString(m.B)
+		bg, gb := m.B, b
+		if m.Group > 1 {
+			bg = m.B * m.Group
+			gb = numString(m.B + m.Group - 1)
+			if m.Probabilistic {
+				gb = "(" + b + " + √" + numString(m.Group-1) + ")"
+			}
 		}
-		return b + " × " + uh + " + " + sq + " × " + powString(m.UHigh*m.UHigh)
+		sq := "(n/" + numString(bg) + ")²"
+		if m.Probabilistic {
+			sq = "n/" + numString(bg)
+		}
+		return gb + " × " + uh + " + " + sq + " × " + powString(m.UHigh*m.UHigh)
 	}
 	return n + " × " + uh
 }

@@ -303,6 +303,21 @@ func TestFABsum(t *testing.T) {
 	if rg.Dominant != "39 × 2^-24 + n/256 × 2^-53" {
 		t.Errorf("grouped v2 dominant %q", rg.Dominant)
 	}
+	// Grouped pair, b = 32, g = 8: (1+γ_32)(1+γ_7)(1+u+γ_{n/256}²)(1+γ_4) − 1.
+	gp := g8
+	gp.Sum = FABsumPair
+	rp, err := gp.Bound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gnb := Gamma(n/256, uFP32)
+	acc = (32+7+4+1)*uFP32 + gnb*gnb
+	if want := 2*u*u + u*u*u*u + u*u*w + acc*(1+2*u)*w; relErr(rp.Total, want) > 1e-3 {
+		t.Errorf("pair, b = 32, g = 8: total %g, want ≈ %g", rp.Total, want)
+	}
+	if rp.Dominant != "39 × 2^-24 + (n/256)² × 2^-48" {
+		t.Errorf("grouped pair dominant %q", rp.Dominant)
+	}
 	g1 := v2
 	g1.Group = 1
 	if r1, _ := g1.Bound(); r1.Total != r.Total {

@@ -73,6 +73,7 @@ func TestFusedMatchesModel(t *testing.T) {
 		// on blocks shorter than a stage too.
 		"double-fp16:scale=on,joint=products,sum=v2,b=16,group=3", "double-tf32:joint=products,sum=pair,b=8",
 		"double-tf32:joint=products,sum=v2,b=16", "triple-bf16:joint=products,sum=v1,b=32,products=all",
+		"bf16:sum=pair,b=16,group=3", "double-fp16:scale=on,joint=products,sum=pair,b=32,group=5",
 	}
 	matchModel(t, e, KernelMMA, model, specs, [][3]int{{9, 13, 200}, {130, 70, 77}, {1, 1, 5}}, 11)
 }

@@ -55,7 +55,10 @@ const (
 // binary16 words; 48 for the larger stages of three bfloat16 or two tf32
 // words, so that one more stage fits.
 func wgmmaGroupRegs(p *multiword.Plan) int {
-	if p.Low == format.Binary16 {
+	switch {
+	case p.Sum == bound.FABsumPair:
+		return 32 // TwoSum's temporaries: with 40, ptxas spilled
+	case p.Low == format.Binary16:
 		return 40
 	}
 	return 48
@@ -69,7 +72,7 @@ func wgmmaGroupRegs(p *multiword.Plan) int {
 func wgmmaStages(p *multiword.Plan, presplit bool) (sf, sw, bytes int) {
 	words := 2 * wgmmaWordTile(p)
 	wide := 0
-	if p.Sum == bound.FABsumV2 && p.Group > 1 {
+	if (p.Sum == bound.FABsumV2 || p.Sum == bound.FABsumPair) && p.Group > 1 {
 		wide = 256 * (64 - wgmmaGroupRegs(p)) * 8 // wgmma.cu's WIDE_SMEM: the fp64 sums not in registers
 	}
 	if presplit {

@@ -67,7 +67,7 @@ func TestWGMMAMatchesModel(t *testing.T) {
 	specs := []string{
 		"fp16:sum=v1,b=32", "fp16:sum=v2,b=64,scale=on", "fp16:sum=pair,b=96",
 		"bf16:sum=v2,b=32", "bf16:sum=pair,b=64", "tf32:sum=v1,b=32", "tf32:sum=pair,b=64",
-		"fp16:sum=v2,b=32,group=3", "tf32:sum=v2,b=64,group=2",
+		"fp16:sum=v2,b=32,group=3", "tf32:sum=v2,b=64,group=2", "fp16:sum=pair,b=32,group=4",
 	}
 	for _, kernel := range []FusedKernel{KernelWGMMA, KernelWGMMASmem} {
 		matchModel(t, e, kernel, model, specs, [][3]int{{9, 13, 200}, {130, 140, 77}, {1, 1, 5}}, 31)
@@ -94,7 +94,8 @@ func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 		"double-fp16:scale=on,joint=on,sum=v1,b=32", "triple-bf16:joint=on,sum=v2,b=64,products=all",
 		"double-fp16-fabsum:group=8", "triple-bf16-fabsum:group=4", "3xtf32-fabsum:group=3",
 		"double-fp16-fabsum:joint=steps", "triple-bf16-fabsum:joint=steps,group=3", "3xtf32-fabsum:joint=steps",
-		"triple-bf16:joint=products,sum=v2,b=32,products=all", "double-fp16:scale=on,joint=products,sum=pair,b=32"}
+		"triple-bf16:joint=products,sum=v2,b=32,products=all", "double-fp16:scale=on,joint=products,sum=pair,b=32",
+		"double-fp16-fabsum:sum=pair,group=16", "triple-bf16-fabsum:sum=pair,group=3", "3xtf32-fabsum:sum=pair,group=8"}
 	for _, shape := range [][3]int{{70, 150, 333}, {1, 3, 5}} {
 		m, n, k := shape[0], shape[1], shape[2]
 		for dist := 0; dist < 3; dist++ {

@@ -175,9 +175,10 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 // with addU, or with Group g (v2) up to g−1 in Acc and one per group in
 // binary64.
 func (p *Plan) interBlock(uAcc, u64, nb float64) float64 {
-	if p.Sum == bound.FABsumV2 && p.Group > 1 {
+	if p.Group > 1 {
 		g := float64(p.Group)
-		return min(g-1, nb-1)*math.Log1p(uAcc) + math.Ceil(nb/g)*math.Log1p(u64)
+		ng := math.Ceil(nb / g) // the group sums, added with Sum
+		return min(g-1, nb-1)*math.Log1p(uAcc) + ng*math.Log1p(p.addU(uAcc, u64, ng))
 	}
 	return nb * math.Log1p(p.addU(uAcc, u64, nb))
 }

@@ -117,17 +117,21 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	}
 	d := make([]float64, m*n)
 	bsz := p.block(k)
-	// mid holds v2's group sums (Plan.Group) as Acc values; inGroup counts
-	// the block results in them.
+	// mid holds the group sums (Plan.Group; v2 and pair) as Acc values;
+	// inGroup counts the block results in them.
 	var mid []float64
 	inGroup := 0
-	if p.Sum == fabsumV2 && p.Group > 1 {
+	if (p.Sum == fabsumV2 || p.Sum == fabsumPair) && p.Group > 1 {
 		mid = make([]float64, m*n)
 	}
 	flush := func() {
 		if inGroup > 0 {
 			for x, v := range mid {
-				acc[x] += v
+				if lo != nil {
+					acc[x], lo[x] = twoSumAdd(&p.Acc, acc[x], lo[x], v)
+				} else {
+					acc[x] += v
+				}
 				mid[x] = 0
 			}
 			inGroup = 0

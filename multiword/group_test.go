@@ -13,8 +13,9 @@ import (
 // Grouped FABsum-v2 (Plan.Group) against an oracle built from its
 // definition: each block's result computed alone (a one-block plan returns
 // it unchanged), the results of each group of g added in float32 with
-// round to nearest, the group sums in float64, C rounded to float32 once.
-// k leaves a shorter last block and a shorter last group.
+// round to nearest, the group sums in float64 (pair: into a float32 pair
+// by Knuth's TwoSum, C = hi + lo), C rounded to float32 once. k leaves a
+// shorter last block and a shorter last group.
 func TestGroupedV2Oracle(t *testing.T) {
 	h100, err := multiword.Open("model:h100")
 	if err != nil {
@@ -28,7 +29,11 @@ func TestGroupedV2Oracle(t *testing.T) {
 		{"double-fp16:joint=on,sum=v2,b=32", 32, 3},
 		{"triple-bf16:joint=on,sum=v2,b=32", 32, 8},
 		{"fp16:sum=v2,b=16", 16, 4},
+		{"double-fp16:joint=products,sum=pair,b=32", 32, 16},
+		{"3xtf32:joint=on,sum=pair,b=32", 32, 3},
+		{"bf16:sum=pair,b=16", 16, 5},
 	} {
+		pair := strings.Contains(tc.spec, "pair")
 		p := lookupAll(t, fmt.Sprintf("%s,group=%d", tc.spec, tc.g))[0]
 		block := lookupAll(t, tc.spec)[0]
 		block.Block = 0 // one block: the block FMA's result, unchanged
@@ -40,7 +45,7 @@ func TestGroupedV2Oracle(t *testing.T) {
 					t.Fatal(err)
 				}
 				var wide float64
-				var mid float32
+				var mid, hi, lo float32
 				for l0, i := 0, 0; l0 < k; l0, i = l0+tc.b, i+1 {
 					kb := min(tc.b, k-l0)
 					x := []float64{0}
@@ -49,9 +54,19 @@ func TestGroupedV2Oracle(t *testing.T) {
 					}
 					mid += float32(x[0])
 					if i%tc.g == tc.g-1 || l0+kb == k {
-						wide += float64(mid)
+						if pair {
+							s := hi + mid
+							bb := s - hi
+							e := (hi - (s - bb)) + (mid - bb)
+							hi, lo = s, lo+e
+						} else {
+							wide += float64(mid)
+						}
 						mid = 0
 					}
+				}
+				if pair {
+					wide = float64(hi + lo)
 				}
 				if want := float64(float32(wide)); math.Float64bits(got[0]) != math.Float64bits(want) {
 					t.Errorf("%s k=%d %s: C = %x, oracle %x", tc.spec, k, d.name, math.Float32bits(float32(got[0])), math.Float32bits(float32(want)))
@@ -89,7 +104,7 @@ func TestGroupCheck(t *testing.T) {
 			t.Errorf("%s: group %d, want %d", spec, p.Group, want)
 		}
 	}
-	for _, spec := range []string{"double-fp16-fabsum:sum=v1,group=4", "double-fp16-fabsum:sum=pair,group=4",
+	for _, spec := range []string{"double-fp16-fabsum:sum=v1,group=4",
 		"double-fp16-fabsum:joint=off,group=4", "double-fp16-fabsum:group=-2", "double-fp16-fabsum:group=x"} {
 		if _, err := multiword.Lookup(spec); err == nil {
 			t.Errorf("%s accepted", spec)

@@ -24,7 +24,8 @@ func jointPlans(t *testing.T) []multiword.Plan {
 			}
 		}
 		ps = append(ps, lookupAll(t, base+",joint=on,sum=v2,b=32,group=8", base+",joint=on,sum=v2,b=32,group=3",
-			base+",joint=products,sum=v2,b=32,group=16", base+",joint=products,sum=pair,b=64")...)
+			base+",joint=products,sum=v2,b=32,group=16", base+",joint=products,sum=pair,b=64",
+			base+",joint=products,sum=pair,b=32,group=16")...)
 	}
 	return ps
 }

@@ -54,13 +54,14 @@ type Plan struct {
 	Sum   bound.Summation
 	Block int
 
-	// Group (FABsumV2 only; 0 or 1: none) first adds each run of Group
-	// consecutive block results in Acc, rounding to nearest, and adds only
-	// those group sums in binary64 (the last group may be shorter). A GPU
-	// kernel then does one binary64 addition per Group blocks instead of
-	// one per block: on Hopper those additions compete with the tensor
-	// cores (docs/perf/wgmma-h100.md). It needs one product per block
-	// result: one word or FABsumJoint.
+	// Group (FABsumV2 and FABsumPair; 0 or 1: none) first adds each run of
+	// Group consecutive block results in Acc, rounding to nearest, and adds
+	// only those group sums with Sum, in binary64 or into the TwoSum pair
+	// (the last group may be shorter). A GPU kernel then does one binary64
+	// addition (or TwoSum) per Group blocks instead of one per block: on
+	// Hopper binary64 additions compete with the tensor cores
+	// (docs/perf/wgmma-h100.md). It needs one product per block result: one
+	// word or FABsumJoint.
 	Group int
 
 	// FABsumFirstOnly applies Sum to the leading product A_1B_1 only and
@@ -172,8 +173,8 @@ func (p *Plan) Check() error {
 		switch {
 		case p.Group < 0:
 			return fmt.Errorf("multiword: plan %q: group %d < 0", p.Name, p.Group)
-		case p.Sum != bound.FABsumV2:
-			return fmt.Errorf("multiword: plan %q: groups of block sums (group=%d) are a FABsum-v2 option (sum=v2), not %s", p.Name, p.Group, p.Sum)
+		case p.Sum != bound.FABsumV2 && p.Sum != bound.FABsumPair:
+			return fmt.Errorf("multiword: plan %q: groups of block sums (group=%d) are a FABsum-v2 or pair option (sum=v2 or pair), not %s", p.Name, p.Group, p.Sum)
 		case p.Words > 1 && !p.FABsumJoint:
 			return fmt.Errorf("multiword: plan %q: groups of block sums (group=%d) need one result per block: one word or joint=on", p.Name, p.Group)
 		}

@@ -251,7 +251,7 @@ func (p *Plan) apply(opts string) error {
 	}
 	// A variant's default group goes with its v2 joint sum: options that
 	// leave that (sum=v1, joint=off, ...) drop it unless they set a group.
-	if !grouped && (p.Sum != bound.FABsumV2 || p.Words > 1 && !p.FABsumJoint) {
+	if !grouped && (p.Sum != bound.FABsumV2 && p.Sum != bound.FABsumPair || p.Words > 1 && !p.FABsumJoint) {
 		p.Group = 0
 	}
 	// A variant's joint order by products goes with blocks inside one

@@ -122,7 +122,7 @@ func boundFlags() (*flag.FlagSet, *boundOptions) {
 	fs.BoolVar(&o.all, "all", false, "compute all p² products (eq. 2.5), not only those with i+j ≤ p+1")
 	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision), v2 (in fp64) or pair (in a TwoSum pair of the high precision)")
 	fs.StringVar(&o.b, "b", "256", "the FABsum block size `B` (with --fabsum v1, v2 or pair)")
-	fs.StringVar(&o.group, "group", "", "with --fabsum v2: add each `G` block sums in the high precision before one binary64 addition (the GPU kernels' group=G)")
+	fs.StringVar(&o.group, "group", "", "with --fabsum v2 or pair: add each `G` block sums in the high precision before one binary64 addition (pair: TwoSum) (the GPU kernels' group=G)")
 	fs.BoolVar(&o.prob, "prob", false, "the probabilistic bound: n, b and n/b replaced by their square roots (a heuristic)")
 	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
 	fs.BoolVar(&o.narrow, "narrow", false, "the normwise bound of the scaled narrow-range algorithm (Mary and Mikaitis)")
@@ -255,8 +255,8 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 	}
 	if set["group"] {
-		if sum != bound.FABsumV2 {
-			return usagef("--group goes with --fabsum v2")
+		if sum != bound.FABsumV2 && sum != bound.FABsumPair {
+			return usagef("--group goes with --fabsum v2 or pair")
 		}
 		if m.Group, err = parseCount("--group", o.group); err != nil {
 			return err
@@ -345,6 +345,9 @@ func writeMultiword(w io.Writer, low, high format.Format, modeLow, modeHigh form
 		}
 	case bound.FABsumPair:
 		sum = fmt.Sprintf("FABsum-pair: blocks of b = %s products in the unit, block sums added into a pair (hi, lo) of %s by TwoSum (u_high)", numText(m.B), high.Name())
+		if m.Group > 1 {
+			sum = fmt.Sprintf("FABsum-pair: blocks of b = %s products in the unit, groups of %s block sums in %s (u_high), group sums added into a pair (hi, lo) by TwoSum", numText(m.B), numText(m.Group), high.Name())
+		}
 	default:
 		sum = m.Sum.String()
 	}

@@ -69,6 +69,10 @@ func TestBoundMultiword(t *testing.T) {
 		{[]string{"-n", "1e6", "--fabsum", "v2", "-b", "32", "--group", "8"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumV2, B: 32, Group: 8},
 			[]string{"groups of 8 block sums in binary32", ": 39 × 2^-24 + n/256 × 2^-53\n"}},
+		// ... and into a TwoSum pair
+		{[]string{"-n", "1e6", "--fabsum", "pair", "-b", "32", "--group", "16"},
+			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumPair, B: 32, Group: 16},
+			[]string{"groups of 16 block sums in binary32", "into a pair", ": 47 × 2^-24 + (n/512)² × 2^-48\n"}},
 		// --fabsum without -b: b = 256.
 		{[]string{"-n", "65536", "--fabsum", "v1"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 65536, Sum: bound.FABsumV1, B: 256},

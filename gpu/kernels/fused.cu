@@ -215,8 +215,9 @@ __device__ __forceinline__ void ldsmT(u32* r, u32 addr) {
 }
 #endif
 
-// GROUP (v2, one result per block): block sums are added into an fp32
-// group sum, which goes into the fp64 sum every GROUP blocks (flush).
+// GROUP (v2 and pair, one result per block): block sums are added into an
+// fp32 group sum, which goes into the fp64 sum (the pair) every GROUP
+// blocks (flush).
 #ifndef GROUP
 #define GROUP 1
 #endif
@@ -237,8 +238,16 @@ struct Wide {
 #endif
 #elif SUM == 3
     float hi, lo;
+#if GROUP > 1
+    float mid;
+    __device__ void zero() { hi = lo = mid = 0.0f; }
+    __device__ void add(float x) { mid = mid + x; }
+    __device__ void flush() { twoSum(mid), mid = 0.0f; }
+#else
     __device__ void zero() { hi = lo = 0.0f; }
-    __device__ void add(float b) { // Knuth's TwoSum: hi + e = a + b exactly
+    __device__ void add(float b) { twoSum(b); }
+#endif
+    __device__ void twoSum(float b) { // Knuth's TwoSum: hi + e = a + b exactly
         float a = hi;
         float s = a + b;
         float bb = s - a;
@@ -254,7 +263,7 @@ struct Wide {
     __device__ void zero() { v = 0.0f; }
     __device__ void add(float x) { v = v + x; }
 #endif
-#if SUM != 2
+#if SUM != 2 && !(SUM == 3 && GROUP > 1)
     __device__ void flush() {}
 #endif
     // value returns the sum times 2^e, rounded once to binary32.

@@ -79,11 +79,12 @@ typedef unsigned long long u64;
 #ifndef CREGS
 #define CREGS (PRESPLIT ? 232 : 216)
 #endif
-// GROUP (v2 only): the block sums go into an fp32 sum of GROUP blocks
+// GROUP (v2 and pair): the block sums go into an fp32 sum of GROUP blocks
 // (rounded to nearest, on the fp32 pipes), and only that sum into the fp64
-// one: fp64 additions, which wait behind the other consumer's wgmma on
-// Hopper, drop GROUP-fold. Registers cannot hold the accumulator, the
-// group sum and the fp64 sum of 64 outputs (256), so the fp64 sums of
+// one (pair: into the TwoSum pair, fp32 too): fp64 additions, which wait
+// behind the other consumer's wgmma on Hopper, drop GROUP-fold. Registers
+// cannot hold the accumulator, the group sum and the fp64 sum (or pair) of
+// 64 outputs (256), so the fp64 sums of
 // outputs GROUP_WREG..63 live in shared memory. gpu/wgmma.go passes 40
 // for binary16 words (48 KB for the block; with fp16, 44 and 48 measured no
 // faster and 32 4-7 % slower at n = 16384: each flush moves these sums
@@ -99,7 +100,7 @@ typedef unsigned long long u64;
 #ifndef GROUP_WREG
 #define GROUP_WREG 40
 #endif
-#if SUM == 2 && GROUP > 1
+#if (SUM == 2 || SUM == 3) && GROUP > 1
 #define GROUPED 1
 #define WREG GROUP_WREG
 #define WIDE_SMEM (256 * (64 - WREG) * 8)
@@ -194,6 +195,9 @@ struct Wide {
     double v; // promote4 adds to it, four at a time
     __device__ void zero() { v = 0.0; }
     __device__ float value(int e) const { return (float)(v * pow2d(e)); }
+    // load and store move it to and from shared memory (8 bytes).
+    __device__ void load(u32 a) { asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(a) : "memory"); }
+    __device__ void store(u32 a) const { asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(v) : "memory"); }
 #elif SUM == 3
     float hi, lo;
     __device__ void zero() { hi = lo = 0.0f; }
@@ -212,6 +216,8 @@ struct Wide {
                      : "f"(x));
     }
     __device__ float value(int e) const { return (float)((double)(hi + lo) * pow2d(e)); }
+    __device__ void load(u32 a) { asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(hi), "=f"(lo) : "r"(a) : "memory"); }
+    __device__ void store(u32 a) const { asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(hi), "f"(lo) : "memory"); }
 #else
     float v;
     __device__ void zero() { v = 0.0f; }
@@ -600,7 +606,9 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
             for (int j = 0; j < 64; j++) {
                 mid[j] = 0.0f;
                 if (j >= WREG) {
-                    asm volatile("st.shared.f64 [%0], %1;" ::"r"(wideMine + (j - WREG) * 2048), "d"(0.0) : "memory");
+                    Wide w;
+                    w.zero();
+                    w.store(wideMine + (j - WREG) * 2048);
                 }
             }
             int inGroup = 0;
@@ -681,12 +689,12 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                             Wide w[4];
 #pragma unroll
                             for (int q = 0; q < 4; q++) {
-                                asm volatile("ld.shared.f64 %0, [%1];" : "=d"(w[q].v) : "r"(wideMine + (j + q - WREG) * 2048) : "memory");
+                                w[q].load(wideMine + (j + q - WREG) * 2048);
                             }
                             promote4(w, &mid[j]);
 #pragma unroll
                             for (int q = 0; q < 4; q++) {
-                                asm volatile("st.shared.f64 [%0], %1;" ::"r"(wideMine + (j + q - WREG) * 2048), "d"(w[q].v) : "memory");
+                                w[q].store(wideMine + (j + q - WREG) * 2048);
                             }
                         }
 #pragma unroll
@@ -714,9 +722,9 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                 if (j < WREG) {
                     return wide[j].value(ex);
                 }
-                double w;
-                asm volatile("ld.shared.f64 %0, [%1];" : "=d"(w) : "r"(wideMine + (j - WREG) * 2048) : "memory");
-                return (float)(w * pow2d(ex));
+                Wide w;
+                w.load(wideMine + (j - WREG) * 2048);
+                return w.value(ex);
 #elif SUM != 0
                 return wide[j].value(ex);
 #else
