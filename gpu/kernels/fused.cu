@@ -505,29 +505,34 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                     }
         };
 #endif
-        // Products smallest first: by decreasing i+j, A_iB_j before A_jB_i
-        // for i > j (multiword.Triangle and AllPairs).
-#if JPROD
-        // Each product over the block's k-steps in turn (multiword's
-        // JointProducts): bsteps divides KSTEPS (the host checks), so no
-        // block spans two stages.
-        for (int b0 = 0; b0 < KSTEPS; b0 += bsteps) {
+        // eachProduct calls f(s, i, j) for the products A_iB_j (s = i+j)
+        // smallest first: by decreasing i+j, A_iB_j before A_jB_i for i > j
+        // (multiword.Triangle and AllPairs).
+        auto eachProduct = [&](auto f) {
 #pragma unroll
             for (int s = 2 * (NWORDS - 1); s >= 0; s--) {
 #pragma unroll
                 for (int i = NWORDS - 1; i >= 0; i--) {
                     const int j = s - i;
-                    if (j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
-                        continue;
-                    }
-                    for (int ks = b0; ks < b0 + bsteps; ks++) {
-                        u32 af[MT][4], bf[NT][2];
-                        loadA(i, ks, af);
-                        loadB(j, ks, bf);
-                        mmas(s, af, bf);
+                    if (j >= 0 && j < NWORDS && (ALLPAIRS || s <= NWORDS - 1)) {
+                        f(s, i, j);
                     }
                 }
             }
+        };
+#if JPROD
+        // Each product over the block's k-steps in turn (multiword's
+        // JointProducts): bsteps divides KSTEPS (the host checks), so no
+        // block spans two stages.
+        for (int b0 = 0; b0 < KSTEPS; b0 += bsteps) {
+            eachProduct([&](int s, int i, int j) {
+                for (int ks = b0; ks < b0 + bsteps; ks++) {
+                    u32 af[MT][4], bf[NT][2];
+                    loadA(i, ks, af);
+                    loadB(j, ks, bf);
+                    mmas(s, af, bf);
+                }
+            });
 #if SUM != 0
             promote();
 #endif
@@ -541,17 +546,7 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                 loadA(w, ks, af[w]);
                 loadB(w, ks, bf[w]);
             }
-#pragma unroll
-            for (int s = 2 * (NWORDS - 1); s >= 0; s--) {
-#pragma unroll
-                for (int i = NWORDS - 1; i >= 0; i--) {
-                    const int j = s - i;
-                    if (j < 0 || j >= NWORDS || (!ALLPAIRS && s > NWORDS - 1)) {
-                        continue;
-                    }
-                    mmas(s, af[i], bf[j]);
-                }
-            }
+            eachProduct([&](int s, int i, int j) { mmas(s, af[i], bf[j]); });
 #if SUM != 0
             if (++steps == bsteps) {
                 steps = 0;
