@@ -90,7 +90,8 @@ typedef unsigned long long u64;
 // faster and 32 4-7 % slower at n = 16384: each flush moves these sums
 // through shared memory, which the other consumer's wgmma reads) and 48
 // for the larger word stages of bfloat16 and tf32 (32 KB: one more stage
-// fits). All compile without spills.
+// fits), and 32 for pairs (with 40, TwoSum's temporaries spilled). All
+// compile without spills.
 #ifndef GROUP
 #define GROUP 1
 #endif
