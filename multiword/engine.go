@@ -117,11 +117,11 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	}
 	d := make([]float64, m*n)
 	bsz := p.block(k)
-	// mid holds the group sums (Plan.Group; v2 and pair) as Acc values;
-	// inGroup counts the block results in them.
+	// mid holds the group sums (Plan.Group; Check allows them for v2 and
+	// pair only) as Acc values; inGroup counts the block results in them.
 	var mid []float64
 	inGroup := 0
-	if (p.Sum == fabsumV2 || p.Sum == fabsumPair) && p.Group > 1 {
+	if p.Group > 1 {
 		mid = make([]float64, m*n)
 	}
 	flush := func() {
