@@ -252,10 +252,7 @@ func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) err
 		return err
 	}
 	if e.checkFused(&p) == nil {
-		if err := mark(); err != nil {
-			return err
-		}
-		return e.fusedOperands(&p, o, meth.Kernel, stream)
+		return e.fusedOperands(&p, o, meth.Kernel, stream, split)
 	}
 	if !e.fast(&p) {
 		return fmt.Errorf("gpu: variant %q is not a plain fp16/bf16/tf32 plan", meth.Variant)
@@ -287,8 +284,9 @@ func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) err
 type Timing struct {
 	Method string
 	N      int
-	// Total is the whole product; Products leaves out the split (the same
-	// as Total for baselines).
+	// Total is the whole product; Products leaves out the split (for the
+	// fused kernels, every pass before the product kernel; the same as
+	// Total for baselines).
 	Total, Products time.Duration
 	Reps            int
 }

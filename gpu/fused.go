@@ -43,6 +43,10 @@ type FusedArgs struct {
 	LdC     int
 	Stream  *Stream     // nil: the default stream
 	Kernel  FusedKernel // KernelAuto: wgmma on sm_90 where it can, else mma.sync
+	// Passes, if set, is recorded on Stream between the passes before the
+	// product kernel (the scans, the scalings, the wgmma kernel's split)
+	// and the product kernel, so that a caller can time them apart.
+	Passes *Event
 }
 
 // The fused kernel's tile (fused.cu): blocks of 128×64 outputs, 32 k per
@@ -338,6 +342,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		}
 		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words)
 	} else {
+		markPasses(q, &a)
 		err = launchMMA(q, fn, &p, &a, lda, ldb, ldc, ea, eb)
 	}
 	if err != nil {
@@ -347,6 +352,13 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		return err
 	}
 	return q.flush()
+}
+
+// markPasses queues the record of a.Passes, if set.
+func markPasses(q *launchQueue, a *FusedArgs) {
+	if a.Passes != nil {
+		q.do(func() error { return a.Passes.record(a.Stream) })
+	}
 }
 
 // launchMMA queues fused.cu's kernel fn on the scanned operands (ea, eb:
@@ -447,9 +459,10 @@ func (e *Engine) scratch(s *Stream, bytes int) (*Buffer, error) {
 }
 
 // fusedOperands runs the plan with the fused kernel on the bench operands
-// (fp32 A, B row-major) into o.c32.
-func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKernel, stream *Stream) error {
-	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream, Kernel: kernel})
+// (fp32 A, B row-major) into o.c32, recording passes (if set) before the
+// product kernel.
+func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKernel, stream *Stream, passes *Event) error {
+	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream, Kernel: kernel, Passes: passes})
 }
 
 // multiplyFused is Multiply on the fused kernel: A and B are binary32

@@ -110,17 +110,20 @@ func (e *Event) handle() (uintptr, error) {
 // Record marks the point in stream s (nil: the default stream) after the
 // work queued so far.
 func (e *Event) Record(s *Stream) error {
-	return e.d.call(func() error {
-		h, err := e.handle()
-		if err != nil {
-			return err
-		}
-		sh, err := s.handle(e.d)
-		if err != nil {
-			return err
-		}
-		return cuda.EventRecord(h, sh)
-	})
+	return e.d.call(func() error { return e.record(s) })
+}
+
+// record is Record on the device's thread (a launchQueue's turn).
+func (e *Event) record(s *Stream) error {
+	h, err := e.handle()
+	if err != nil {
+		return err
+	}
+	sh, err := s.handle(e.d)
+	if err != nil {
+		return err
+	}
+	return cuda.EventRecord(h, sh)
 }
 
 // Sync waits until the work before the recorded point has finished.

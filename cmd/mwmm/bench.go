@@ -69,7 +69,8 @@ the clocks rise from idle), queued back to back as a library's calls on
 a stream are and timed with CUDA events (the device's work, not the
 host's trips between calls); effective TFLOP/s = 2n³/t with
 the split and without it (the split of an Algorithm 4.1 variant is its
-own kernel; the fused kernel's passes are all counted in both); the
+own kernel; "without" leaves out all of a fused kernel's passes before
+its product kernel: the scans, the scalings and the wgmma split); the
 speed-up is over sgemm measured in the same run. Each method runs on its
 own (fresh operands of the same seed), so that one failure costs only its
 own row.
