@@ -310,12 +310,20 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if !p.Scale {
 		limit = math.Float32bits(float32(min(p.Low.MaxFinite(), math.MaxFloat32)))
 	}
-	// A's rows and B's columns are the lines scanned.
-	if err := lineAmax(q, scan, a.A, ars, acs, m, k, limit, rowInfo, a.Stream); err != nil {
-		return err
-	}
-	if err := lineAmax(q, scan, a.B, bcs, brs, n, k, limit, colInfo, a.Stream); err != nil {
-		return err
+	// A's rows and B's columns are the lines scanned. Without scaling the
+	// presplit wgmma kernel's split sets the flags as it reads the
+	// entries, and nothing needs the magnitudes: no scan (two fifths of
+	// triple-bf16's passes at n = 2048, docs/perf/wgmma-h100.md).
+	var splitFlags [2]uintptr
+	if presplit && !p.Scale {
+		splitFlags = [2]uintptr{rowInfo + uintptr(4*m), colInfo + uintptr(4*n)}
+	} else {
+		if err := lineAmax(q, scan, a.A, ars, acs, m, k, limit, rowInfo, a.Stream); err != nil {
+			return err
+		}
+		if err := lineAmax(q, scan, a.B, bcs, brs, n, k, limit, colInfo, a.Stream); err != nil {
+			return err
+		}
 	}
 	var ea, eb uintptr
 	if p.Scale {
@@ -340,7 +348,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		if presplit {
 			words = info.Ptr() + uintptr(infoBytes)
 		}
-		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words)
+		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words, splitFlags, limit)
 	} else {
 		markPasses(q, &a)
 		err = launchMMA(q, fn, &p, &a, lda, ldb, ldc, ea, eb)

@@ -287,24 +287,44 @@ func rangeAndSpecials(t *testing.T, e *Engine) {
 			t.Errorf("A scaled by %g: %v", scale, err)
 		}
 	}
-	a, b := fp32Data(rng, m*k, 0), fp32Data(rng, k*n, 0)
-	clean := fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
-	a[5*k+7], b[3*n+60] = math.Inf(1), math.NaN()
-	got := fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			g := got[i*n+j]
-			switch {
-			case j == 60:
-				if !math.IsNaN(g) {
-					t.Errorf("C[%d,60] = %g, want NaN", i, g)
+	// NaN and Inf, with scaling and without (where the presplit wgmma
+	// kernel's split finds them, with no scan); without scaling, also an
+	// entry beyond binary16's range, whose row is computed in fp64.
+	for _, spec := range []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum", "double-fp16-fabsum:scale=off"} {
+		p := lookup(t, spec)
+		a, b := fp32Data(rng, m*k, 0), fp32Data(rng, k*n, 0)
+		clean := fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
+		a[5*k+7], b[3*n+60] = math.Inf(1), math.NaN()
+		const big = 40 // row with an entry the words cannot hold
+		beyond := !p.Scale && p.Low.MaxFinite() < 1e6
+		if beyond {
+			a[big*k+3] = 1e6
+		}
+		got := fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				g := got[i*n+j]
+				switch {
+				case j == 60:
+					if !math.IsNaN(g) {
+						t.Errorf("%s: C[%d,60] = %g, want NaN", spec, i, g)
+					}
+				case i == 5:
+					if !math.IsInf(g, 1) {
+						t.Errorf("%s: C[5,%d] = %g, want +Inf", spec, j, g)
+					}
+				case i == big && beyond:
+					var s float64
+					for l := 0; l < k; l++ {
+						s += a[i*k+l] * b[l*n+j]
+					}
+					// The kernel's fp64 sum may fuse its multiply-adds.
+					if want := float64(float32(s)); math.Abs(g-want) > 0x1p-23*math.Abs(want) {
+						t.Errorf("%s: C[%d,%d] = %g, want the fp64 dot product %g", spec, i, j, g, want)
+					}
+				case g != clean[i*n+j]:
+					t.Errorf("%s: C[%d,%d] = %g, want %g as without the specials", spec, i, j, g, clean[i*n+j])
 				}
-			case i == 5:
-				if !math.IsInf(g, 1) {
-					t.Errorf("C[5,%d] = %g, want +Inf", j, g)
-				}
-			case g != clean[i*n+j]:
-				t.Errorf("C[%d,%d] = %g, want %g as without the specials", i, j, g, clean[i*n+j])
 			}
 		}
 	}

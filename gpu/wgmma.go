@@ -213,8 +213,11 @@ func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld
 // launchWGMMA queues wgmma.cu on the scanned operands (ea, eb: the scale
 // exponents or 0). words, if not 0, is device memory for wgmma_split's
 // output for A then B (wgmmaWordBytes each): the kernel then runs on
-// presplit words.
-func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr) error {
+// presplit words. flags, if not 0, are line_amax's flags for A's rows and
+// B's columns, which the split then sets for entries beyond limit itself
+// (no scan ran).
+func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
+	flags [2]uintptr, limit uint32) error {
 	presplit := words != 0
 	fn, shared, split, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB, presplit)
 	if err != nil {
@@ -224,18 +227,11 @@ func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, ld
 	wordsA, wordsB := words, words
 	if presplit {
 		wordsB += uintptr(wgmmaWordBytes(p, a.M, a.K))
-		for _, o := range []struct {
-			buf      *Buffer
-			ld       int
-			kContig  bool
-			lines    int
-			e, words uintptr
-		}{{a.A, lda, a.LayoutA == RowMajor, a.M, ea, wordsA}, {a.B, ldb, a.LayoutB == ColMajor, a.N, eb, wordsB}} {
-			tiles := int64(wgmmaTiles(o.lines, a.K))
-			if err := q.launch(split, [3]uint32{uint32(min(tiles, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
-				o.buf, int64(o.ld), b2i32(o.kContig), int32(o.lines), int32(a.K), o.e, o.words, tiles); err != nil {
-				return err
-			}
+		tA, tB := int64(wgmmaTiles(a.M, a.K)), int64(wgmmaTiles(a.N, a.K))
+		if err := q.launch(split, [3]uint32{uint32(min(tA+tB, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
+			a.A, int64(lda), b2i32(a.LayoutA == RowMajor), int32(a.M), ea, wordsA, tA, flags[0],
+			a.B, int64(ldb), b2i32(a.LayoutB == ColMajor), int32(a.N), eb, wordsB, tB, flags[1], int32(a.K), limit); err != nil {
+			return err
 		}
 	} else {
 		tmA = tensorMap(q, a.A, a.LayoutA, a.LayoutA == RowMajor, a.M, a.K, lda)

@@ -772,39 +772,61 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
     }
 }
 
-// wgmma_split splits ahead of the kernel (PRESPLIT): X holds `lines`
-// lines (rows of A, columns of B) of K elements, element (line l, k) at
-// l·ld + k if kContig, else at k·ld + l. Each 128-line × 32-k tile t (line
-// tile lt, k-tile kt) becomes its NWORDS word tiles, in the layout the
-// kernel's shared memory wants, at out + (lt·ktiles + kt)·NWORDS·WTILE;
-// lines and k past the matrix are zeros, as the copy engine gives. A block
-// of 128 threads splits one tile as splitTile does (same lanes, so the
-// 16-byte stores of a quarter-warp fill one 128-byte row).
-extern "C" __global__ void __launch_bounds__(128)
-wgmma_split(const float* __restrict__ X, long long ld, int kContig, int lines, int K,
-            const int* __restrict__ e, char* __restrict__ out, long long tiles) {
+// splitTileAhead splits tile t (line tile lt, k-tile kt) of X, which holds
+// `lines` lines (rows of A, columns of B) of K elements, element (line l,
+// k) at l·ld + k if kContig, else at k·ld + l, into its NWORDS word
+// tiles, in the layout the kernel's shared memory wants, at out +
+// (lt·ktiles + kt)·NWORDS·WTILE; lines and k past the matrix are zeros, as
+// the copy engine gives. A block of 128 threads splits one tile as
+// splitTile does (same lanes, so the 16-byte stores of a quarter-warp fill
+// one 128-byte row). flags, if not null, takes line_amax's flags
+// (flags[l], and flags[lines] for any line) for entries whose magnitude
+// bits exceed limit (NaN, Inf, beyond the words' range): an unscaled plan
+// needs no scan before the split.
+__device__ __forceinline__ void splitTileAhead(const float* __restrict__ X, long long ld, int kContig, int lines, int K,
+                                               const int* __restrict__ e, char* __restrict__ out, long long t, u32 limit,
+                                               u32* __restrict__ flags) {
     const int lane = threadIdx.x & 31, pw = threadIdx.x >> 5;
     const int ktiles = (K + BK - 1) / BK;
-    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const int lt = (int)(t / ktiles), kt = (int)(t % ktiles);
-        char* tile = out + t * (NWORDS * WTILE);
-        auto st = [&](u32 off, u32 x, u32 y, u32 z, u32 w) {
-            asm volatile("st.global.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(tile + off), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
-        };
+    const int lt = (int)(t / ktiles), kt = (int)(t % ktiles);
+    char* tile = out + t * (NWORDS * WTILE);
+    auto st = [&](u32 off, u32 x, u32 y, u32 z, u32 w) {
+        asm volatile("st.global.v4.b32 [%0], {%1,%2,%3,%4};" ::"l"(tile + off), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+    };
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int r = pieceLine(kContig, pw, lane, i), c8 = pieceK8(kContig, lane, i);
-            const int l = lt * BM + r, k0 = kt * BK + 8 * c8;
-            float v[8];
+    for (int i = 0; i < 4; i++) {
+        const int r = pieceLine(kContig, pw, lane, i), c8 = pieceK8(kContig, lane, i);
+        const int l = lt * BM + r, k0 = kt * BK + 8 * c8;
+        float v[8];
+        u32 bad = 0;
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                v[j] = 0.0f;
-                if (l < lines && k0 + j < K) {
-                    v[j] = kContig ? X[(long long)l * ld + k0 + j] : X[(long long)(k0 + j) * ld + l];
-                }
+        for (int j = 0; j < 8; j++) {
+            v[j] = 0.0f;
+            if (l < lines && k0 + j < K) {
+                v[j] = kContig ? X[(long long)l * ld + k0 + j] : X[(long long)(k0 + j) * ld + l];
             }
-            split8(st, r, c8, v, (e && l < lines) ? pow2f(e[l]) : 1.0f);
+            bad |= (__float_as_uint(v[j]) & 0x7fffffffu) > limit;
         }
+        if (bad && flags) {
+            flags[l] = 1;
+            flags[lines] = 1;
+        }
+        split8(st, r, c8, v, (e && l < lines) ? pow2f(e[l]) : 1.0f);
+    }
+}
+
+// wgmma_split splits A's tA tiles and then B's tB ahead of the kernel
+// (PRESPLIT), both in one launch (one launch fewer before the product).
+// The operand is chosen before the one call: two inlined calls measured
+// 30 µs at n = 2048, against 27 for two launches.
+extern "C" __global__ void __launch_bounds__(128)
+wgmma_split(const float* XA, long long ldA, int kContigA, int linesA, const int* eA, char* outA, long long tA,
+            u32* flagsA, const float* XB, long long ldB, int kContigB, int linesB, const int* eB, char* outB,
+            long long tB, u32* flagsB, int K, u32 limit) {
+    for (long long t = blockIdx.x; t < tA + tB; t += gridDim.x) {
+        const bool a = t < tA;
+        splitTileAhead(a ? XA : XB, a ? ldA : ldB, a ? kContigA : kContigB, a ? linesA : linesB, K, a ? eA : eB,
+                       a ? outA : outB, a ? t : t - tA, limit, a ? flagsA : flagsB);
     }
 }
 
