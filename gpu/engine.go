@@ -72,7 +72,8 @@ type Engine struct {
 	mu        sync.Mutex // one product at a time: the buffers are the engine's
 
 	scratchMu   sync.Mutex
-	scratchBufs map[*Stream]*Buffer // the fused kernel's row and column data, per stream
+	scratchBufs map[*Stream]*Buffer    // the fused kernel's row and column data, per stream
+	flagBufs    map[*Stream]*lineFlags // and its flags of lines with specials
 
 	kernel FusedKernel // Multiply's fused kernel (tests compare both)
 }

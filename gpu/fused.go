@@ -279,9 +279,9 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	// info: A's rows then B's columns, each [magnitude or exponent | flag],
-	// then the two any-flags.
-	infoWords := 2*m + 1 + 2*n + 1
+	// info: A's rows then B's columns, the magnitudes (made exponents with
+	// scaling); their flags are in the stream's flag buffer.
+	infoWords := m + n
 	infoBytes, wordBytes := (4*infoWords+255)&^255, 0
 	if presplit {
 		wordBytes = wgmmaWordBytes(&p, m, k) + wgmmaWordBytes(&p, n, k)
@@ -294,12 +294,21 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	q := &launchQueue{d: e.d} // every launch below, in one trip to the device's thread
-	if err := q.launch(zero, grid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
+	// flags: A's rows, any of them, B's columns, any of them.
+	flags, mark, err := e.lineFlags(zero, a.Stream, m+n+2)
+	if err != nil {
 		return err
 	}
+	rowFlags := flags
+	colFlags := rowFlags + uintptr(4*(m+1))
+	q := &launchQueue{d: e.d} // every launch below, in one trip to the device's thread
+	if p.Scale {              // the magnitudes, for line_amax's atomicMax
+		if err := q.launch(zero, grid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
+			return err
+		}
+	}
 	rowInfo := info.Ptr()
-	colInfo := rowInfo + uintptr(4*(2*m+1))
+	colInfo := rowInfo + uintptr(4*m)
 	ars, acs := strides(a.LayoutA, lda)
 	brs, bcs := strides(a.LayoutB, ldb)
 	crs, ccs := strides(a.LayoutC, ldc)
@@ -316,12 +325,12 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	// triple-bf16's passes at n = 2048, docs/perf/wgmma-h100.md).
 	var splitFlags [2]uintptr
 	if presplit && !p.Scale {
-		splitFlags = [2]uintptr{rowInfo + uintptr(4*m), colInfo + uintptr(4*n)}
+		splitFlags = [2]uintptr{rowFlags, colFlags}
 	} else {
-		if err := lineAmax(q, scan, a.A, ars, acs, m, k, limit, rowInfo, a.Stream); err != nil {
+		if err := lineAmax(q, scan, a.A, ars, acs, m, k, limit, rowInfo, rowFlags, mark, a.Stream); err != nil {
 			return err
 		}
-		if err := lineAmax(q, scan, a.B, bcs, brs, n, k, limit, colInfo, a.Stream); err != nil {
+		if err := lineAmax(q, scan, a.B, bcs, brs, n, k, limit, colInfo, colFlags, mark, a.Stream); err != nil {
 			return err
 		}
 	}
@@ -348,7 +357,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		if presplit {
 			words = info.Ptr() + uintptr(infoBytes)
 		}
-		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words, splitFlags, limit)
+		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words, splitFlags, limit, mark)
 	} else {
 		markPasses(q, &a)
 		err = launchMMA(q, fn, &p, &a, lda, ldb, ldc, ea, eb)
@@ -356,7 +365,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowInfo, colInfo); err != nil {
+	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowFlags, colFlags, mark); err != nil {
 		return err
 	}
 	return q.flush()
@@ -390,8 +399,10 @@ func launchMMA(q *launchQueue, fn *Function, p *multiword.Plan, a *FusedArgs, ld
 }
 
 // patchSpecials queues the fp64 recomputation of the rows and columns
-// that the scan flagged (NaN, Inf, out of the words' range).
-func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowInfo, colInfo uintptr) error {
+// flagged with mark (NaN, Inf, out of the words' range): rowFlags[m] and
+// colFlags[n] say whether any is.
+func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowFlags, colFlags uintptr,
+	mark uint32) error {
 	m, n, k := a.M, a.N, a.K
 	patch, err := scan.Function("patch_specials")
 	if err != nil {
@@ -399,7 +410,7 @@ func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bc
 	}
 	return q.launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
-		rowInfo+uintptr(4*m), colInfo+uintptr(4*n), rowInfo+uintptr(8*m), colInfo+uintptr(8*n))
+		rowFlags, colFlags, rowFlags+uintptr(4*m), colFlags+uintptr(4*n), mark)
 }
 
 // strides returns the distances between consecutive rows and between
@@ -419,7 +430,8 @@ func b2i32(b bool) int32 {
 }
 
 // lineAmax queues line_amax over `lines` lines of `length` elements.
-func lineAmax(q *launchQueue, scan *Module, x *Buffer, ls, es int64, lines, length int, limit uint32, info uintptr, stream *Stream) error {
+func lineAmax(q *launchQueue, scan *Module, x *Buffer, ls, es int64, lines, length int, limit uint32, info, flags uintptr,
+	mark uint32, stream *Stream) error {
 	fn, err := scan.Function("line_amax")
 	if err != nil {
 		return err
@@ -433,7 +445,7 @@ func lineAmax(q *launchQueue, scan *Module, x *Buffer, ls, es int64, lines, leng
 		chunks := max(1, min(65535, (1<<20)/lines, length/64))
 		grid, block = [3]uint32{uint32((lines + 255) / 256), uint32(chunks), 1}, [3]uint32{256, 1, 1}
 	}
-	return q.launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info)
+	return q.launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info, flags, mark)
 }
 
 // scanModule is scan.cu, compiled once.
@@ -464,6 +476,58 @@ func (e *Engine) scratch(s *Stream, bytes int) (*Buffer, error) {
 	}
 	e.scratchBufs[s] = b
 	return b, nil
+}
+
+// lineFlags is a stream's flags of the lines (rows of A, columns of B)
+// with NaN, Inf or entries beyond the words' range. Each call sets the
+// flags of its lines to a mark of its own instead of clearing them first,
+// which saves a launch per call: the buffer holds only zeros and earlier
+// calls' marks.
+type lineFlags struct {
+	buf  *Buffer
+	mark uint32
+}
+
+// lineFlags returns the stream's flag buffer, of at least words words,
+// and this call's mark. A new buffer, and the buffer once the marks wrap
+// around, is cleared first, on the stream.
+func (e *Engine) lineFlags(zero *Function, s *Stream, words int) (uintptr, uint32, error) {
+	e.scratchMu.Lock()
+	defer e.scratchMu.Unlock()
+	if e.flagBufs == nil {
+		e.flagBufs = map[*Stream]*lineFlags{}
+	}
+	f := e.flagBufs[s]
+	if f != nil && f.buf.Bytes() < 4*words {
+		if err := e.d.Sync(); err != nil { // the old buffer may still be read
+			return 0, 0, err
+		}
+		f.buf.Free()
+		delete(e.flagBufs, s)
+		f = nil
+	}
+	clearAll := false
+	if f == nil {
+		b, err := e.d.Alloc(max(4*words, 1<<12))
+		if err != nil {
+			return 0, 0, err
+		}
+		f = &lineFlags{buf: b}
+		e.flagBufs[s] = f
+		clearAll = true
+	}
+	if f.mark++; f.mark == 0 { // wrapped: the old marks must go
+		f.mark, clearAll = 1, true
+	}
+	if clearAll {
+		n := f.buf.Bytes() / 4
+		if err := zero.Launch(grid(n), [3]uint32{256, 1, 1}, 0, s, f.buf, int64(n)); err != nil {
+			delete(e.flagBufs, s)
+			f.buf.Free()
+			return 0, 0, err
+		}
+	}
+	return f.buf.Ptr(), f.mark, nil
 }
 
 // fusedOperands runs the plan with the fused kernel on the bench operands

@@ -327,6 +327,28 @@ func rangeAndSpecials(t *testing.T, e *Engine) {
 				}
 			}
 		}
+		// The flags of that call stay in the stream's flag buffer with its
+		// mark: the next call, with clean inputs, must not see them; nor
+		// the call after the marks wrap around (which clears the buffer).
+		a[5*k+7], b[3*n+60], a[big*k+3] = 0.5, 0.5, 0.5
+		clean = fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
+		a[5*k+7], b[3*n+60] = math.Inf(1), math.NaN()
+		fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0)
+		a[5*k+7], b[3*n+60] = 0.5, 0.5
+		sameBits(t, spec+", clean after specials", clean, fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0))
+		setMarks := func(mark uint32) {
+			e.scratchMu.Lock()
+			for _, f := range e.flagBufs {
+				f.mark = mark
+			}
+			e.scratchMu.Unlock()
+		}
+		setMarks(0)
+		a[5*k+7], b[3*n+60] = math.Inf(1), math.NaN()
+		fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0) // flags set to 1
+		setMarks(math.MaxUint32)                                           // the next mark wraps around to 1
+		a[5*k+7], b[3*n+60] = 0.5, 0.5
+		sameBits(t, spec+", clean after the marks wrapped", clean, fusedHost(t, e, p, m, n, k, a, b, RowMajor, RowMajor, RowMajor, 0))
 	}
 }
 

@@ -214,10 +214,10 @@ func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld
 // exponents or 0). words, if not 0, is device memory for wgmma_split's
 // output for A then B (wgmmaWordBytes each): the kernel then runs on
 // presplit words. flags, if not 0, are line_amax's flags for A's rows and
-// B's columns, which the split then sets for entries beyond limit itself
-// (no scan ran).
+// B's columns, which the split then sets to mark for entries beyond limit
+// itself (no scan ran).
 func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
-	flags [2]uintptr, limit uint32) error {
+	flags [2]uintptr, limit, mark uint32) error {
 	presplit := words != 0
 	fn, shared, split, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB, presplit)
 	if err != nil {
@@ -230,7 +230,7 @@ func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, ld
 		tA, tB := int64(wgmmaTiles(a.M, a.K)), int64(wgmmaTiles(a.N, a.K))
 		if err := q.launch(split, [3]uint32{uint32(min(tA+tB, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
 			a.A, int64(lda), b2i32(a.LayoutA == RowMajor), int32(a.M), ea, wordsA, tA, flags[0],
-			a.B, int64(ldb), b2i32(a.LayoutB == ColMajor), int32(a.N), eb, wordsB, tB, flags[1], int32(a.K), limit); err != nil {
+			a.B, int64(ldb), b2i32(a.LayoutB == ColMajor), int32(a.N), eb, wordsB, tB, flags[1], int32(a.K), limit, mark); err != nil {
 			return err
 		}
 	} else {

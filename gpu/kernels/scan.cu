@@ -10,11 +10,12 @@ typedef unsigned int u32;
 
 // A matrix seen as `lines` lines of `len` elements: element i of line l is
 // x[l·ls + i·es]. info[l] gets the bits of the largest finite |x| (0 for
-// none), info[lines + l] is set to 1 if the line holds a NaN, an Inf or a
-// magnitude above limit (given as bits: one the words cannot hold), and
-// info[2·lines] to 1 if any line does. info must be zeroed beforehand.
+// none; info must be zeroed beforehand), and flags[l] is set to mark if
+// the line holds a NaN, an Inf or a magnitude above limit (given as bits:
+// one the words cannot hold), and flags[lines] to mark if any line does.
+// The caller's mark is new to the flags: they need no clearing.
 extern "C" __global__ void line_amax(const float* x, long long ls, long long es, int lines, long long len, u32 limit,
-                                     u32* info) {
+                                     u32* info, u32* flags, u32 mark) {
     u32 big = 0, bad = 0;
     int line;
     if (es == 1) {
@@ -60,8 +61,8 @@ extern "C" __global__ void line_amax(const float* x, long long ls, long long es,
         atomicMax(&info[line], big);
     }
     if (bad) {
-        info[lines + line] = 1;
-        info[2 * lines] = 1;
+        flags[line] = mark;
+        flags[lines] = mark;
     }
 }
 
@@ -89,20 +90,22 @@ extern "C" __global__ void scale_exps(u32* info, int lines, double theta) {
 }
 
 // patch_specials sets C[i][j] for every row i of A and column j of B with a
-// NaN, an Inf or an entry beyond the words' range (flags from line_amax) to the float64 dot product, rounded to
-// binary32. Element (i, l) of A is a[i·ars + l·acs], (l, j) of B is
+// NaN, an Inf or an entry beyond the words' range (flags equal to this
+// call's mark, from line_amax or wgmma_split) to the float64 dot product,
+// rounded to binary32. Element (i, l) of A is a[i·ars + l·acs], (l, j) of B is
 // b[l·brs + j·bcs], (i, j) of C is c[i·crs + j·ccs]. Does nothing, at once,
 // when no input is non-finite.
 extern "C" __global__ void patch_specials(const float* a, long long ars, long long acs, const float* b, long long brs,
                                           long long bcs, float* c, long long crs, long long ccs, int m, int n, long long k,
-                                          const u32* rowFlags, const u32* colFlags, const u32* anyA, const u32* anyB) {
-    if (*anyA == 0 && *anyB == 0) {
+                                          const u32* rowFlags, const u32* colFlags, const u32* anyA, const u32* anyB,
+                                          u32 mark) {
+    if (*anyA != mark && *anyB != mark) {
         return;
     }
     long long total = (long long)m * n;
     for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
         int i = (int)(x / n), j = (int)(x % n);
-        if (!rowFlags[i] && !colFlags[j]) {
+        if (rowFlags[i] != mark && colFlags[j] != mark) {
             continue;
         }
         double s = 0.0;

@@ -780,12 +780,12 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
 // the copy engine gives. A block of 128 threads splits one tile as
 // splitTile does (same lanes, so the 16-byte stores of a quarter-warp fill
 // one 128-byte row). flags, if not null, takes line_amax's flags
-// (flags[l], and flags[lines] for any line) for entries whose magnitude
-// bits exceed limit (NaN, Inf, beyond the words' range): an unscaled plan
-// needs no scan before the split.
+// (flags[l], and flags[lines] for any line: set to mark) for entries whose
+// magnitude bits exceed limit (NaN, Inf, beyond the words' range): an
+// unscaled plan needs no scan before the split.
 __device__ __forceinline__ void splitTileAhead(const float* __restrict__ X, long long ld, int kContig, int lines, int K,
                                                const int* __restrict__ e, char* __restrict__ out, long long t, u32 limit,
-                                               u32* __restrict__ flags) {
+                                               u32* __restrict__ flags, u32 mark) {
     const int lane = threadIdx.x & 31, pw = threadIdx.x >> 5;
     const int ktiles = (K + BK - 1) / BK;
     const int lt = (int)(t / ktiles), kt = (int)(t % ktiles);
@@ -808,8 +808,8 @@ __device__ __forceinline__ void splitTileAhead(const float* __restrict__ X, long
             bad |= (__float_as_uint(v[j]) & 0x7fffffffu) > limit;
         }
         if (bad && flags) {
-            flags[l] = 1;
-            flags[lines] = 1;
+            flags[l] = mark;
+            flags[lines] = mark;
         }
         split8(st, r, c8, v, (e && l < lines) ? pow2f(e[l]) : 1.0f);
     }
@@ -822,11 +822,11 @@ __device__ __forceinline__ void splitTileAhead(const float* __restrict__ X, long
 extern "C" __global__ void __launch_bounds__(128)
 wgmma_split(const float* XA, long long ldA, int kContigA, int linesA, const int* eA, char* outA, long long tA,
             u32* flagsA, const float* XB, long long ldB, int kContigB, int linesB, const int* eB, char* outB,
-            long long tB, u32* flagsB, int K, u32 limit) {
+            long long tB, u32* flagsB, int K, u32 limit, u32 mark) {
     for (long long t = blockIdx.x; t < tA + tB; t += gridDim.x) {
         const bool a = t < tA;
         splitTileAhead(a ? XA : XB, a ? ldA : ldB, a ? kContigA : kContigB, a ? linesA : linesB, K, a ? eA : eB,
-                       a ? outA : outB, a ? t : t - tA, limit, a ? flagsA : flagsB);
+                       a ? outA : outB, a ? t : t - tA, limit, a ? flagsA : flagsB, mark);
     }
 }
 
