@@ -89,10 +89,13 @@
 // Engine.Fused multiplies fp32 matrices in any layout with a FABsum plan.
 // Two small passes (kernels/scan.cu) find the row and column scalings and
 // the rows with NaN, Inf or out-of-range entries, which are recomputed in
-// fp64. Two kernels do the products:
+// fp64 afterwards. Plans without scaling skip them on Hopper, where the
+// split flags those entries as it reads them. Each call marks its flags
+// with a mark of its own, so no pass clears them. FusedArgs.Passes times
+// the passes apart from the products. Two kernels do the products:
 //
-//   - kernels/wgmma.cu (Hopper): wgmma_split first splits A and B into
-//     words, tile by tile, in the layout the GEMM's shared memory wants
+//   - kernels/wgmma.cu (Hopper): wgmma_split first splits A and B (one
+//     launch) into words, tile by tile, in the layout the GEMM's shared memory wants
 //     (in the engine's scratch memory: 2 bytes per element and word); the
 //     GEMM's producer thread copies word tiles with the bulk copy engine
 //     through an mbarrier pipeline; two consumer warpgroups multiply with
