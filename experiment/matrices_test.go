@@ -1,0 +1,416 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestMatrixParse(t *testing.T) {
+	good := []struct {
+		in   string
+		want MatrixSpec
+		text string
+	}{
+		{"uniform", MatrixSpec{Kind: "uniform"}, "uniform"},
+		{" Centered ", MatrixSpec{Kind: "centered"}, "centered"},
+		{"normal", MatrixSpec{Kind: "normal"}, "normal"},
+		{"DIAGDOM", MatrixSpec{Kind: "diagdom"}, "diagdom"},
+		{"randsvd", MatrixSpec{"randsvd", 1e6, "geometric"}, "randsvd:kappa=1e6,mode=geometric"},
+		{"randsvd:kappa=1e12", MatrixSpec{"randsvd", 1e12, "geometric"}, "randsvd:kappa=1e12,mode=geometric"},
+		{"RandSVD: Mode=One-Small , kappa = 100", MatrixSpec{"randsvd", 100, "one-small"}, "randsvd:kappa=100,mode=one-small"},
+		{"randsvd:kappa=1", MatrixSpec{"randsvd", 1, "geometric"}, "randsvd:kappa=1,mode=geometric"},
+		{"randsvd:kappa=25e-1", MatrixSpec{"randsvd", 2.5, "geometric"}, "randsvd:kappa=2.5,mode=geometric"},
+		{"randsvd:kappa=1.5e300,mode=geometric", MatrixSpec{"randsvd", 1.5e300, "geometric"}, "randsvd:kappa=1.5e300,mode=geometric"},
+		{"randsvd:kappa=1.0000000000000002", MatrixSpec{"randsvd", 1.0000000000000002, "geometric"}, "randsvd:kappa=1.0000000000000002,mode=geometric"},
+	}
+	for _, g := range good {
+		s, err := ParseMatrix(g.in)
+		if err != nil || s != g.want {
+			t.Errorf("ParseMatrix(%q) = %+v, %v; want %+v", g.in, s, err, g.want)
+			continue
+		}
+		if s.String() != g.text {
+			t.Errorf("%q: String() = %q, want %q", g.in, s.String(), g.text)
+		}
+		if back, err := ParseMatrix(s.String()); err != nil || back != s {
+			t.Errorf("%q: String() %q reads back as %+v, %v", g.in, s.String(), back, err)
+		}
+	}
+
+	bad := []struct{ in, want string }{
+		{"", "uniform, centered, normal, diagdom, randsvd"},
+		{"hilbert", `unknown kind "hilbert": uniform, centered, normal, diagdom, randsvd`},
+		{"uniform:kappa=10", "uniform takes no options"},
+		{"diagdom:mode=geometric", "diagdom takes no options"},
+		{"normal:", "normal takes no options"},
+		{"randsvd:kappa=0.5", "want a finite number ≥ 1"},
+		{"randsvd:kappa=0", "want a finite number ≥ 1"},
+		{"randsvd:kappa=-1e6", "want a finite number ≥ 1"},
+		{"randsvd:kappa=NaN", "want a finite number ≥ 1"},
+		{"randsvd:kappa=inf", "want a finite number ≥ 1"},
+		{"randsvd:kappa=1e400", "want a finite number ≥ 1"},
+		{"randsvd:kappa=1e6x", "want a finite number ≥ 1"},
+		{"randsvd:kappa=", "want a finite number ≥ 1"},
+		{"randsvd:kappa=1e3,kappa=1e4", "kappa given twice"},
+		{"randsvd:mode=one-small,MODE=geometric", "mode given twice"},
+		{"randsvd:mode=linear", `unknown mode "linear": geometric, one-small`},
+		{"randsvd:mode=", `unknown mode "": geometric, one-small`},
+		{"randsvd:cond=10", `unknown option "cond": randsvd takes kappa, mode`},
+		{"randsvd:", "is not key=value"},
+		{"randsvd:kappa", "is not key=value"},
+		{"randsvd:kappa=1e3,", "is not key=value"},
+		{"randsvd:=3", "is not key=value"},
+	}
+	for _, b := range bad {
+		s, err := ParseMatrix(b.in)
+		if err == nil {
+			t.Errorf("ParseMatrix(%q) = %+v, want an error", b.in, s)
+		} else if !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), fmt.Sprintf("%q", b.in)) {
+			t.Errorf("ParseMatrix(%q): error %q should name the spec and say %q", b.in, err, b.want)
+		}
+	}
+}
+
+func TestMatrixKinds(t *testing.T) {
+	var names []string
+	for _, k := range MatrixKinds() {
+		names = append(names, k.Name)
+		if k.Doc == "" || strings.Contains(k.Doc, "\n") {
+			t.Errorf("%s: want a one-line doc, have %q", k.Name, k.Doc)
+		}
+		s, err := ParseMatrix(k.Name)
+		if err != nil || s.Kind != k.Name {
+			t.Errorf("kind %s does not parse: %+v, %v", k.Name, s, err)
+		}
+		if got := s.Generate(1, "k", 3); len(got) != 9 {
+			t.Errorf("%s: Generate(3) has %d entries", k.Name, len(got))
+		}
+	}
+	if want := []string{"uniform", "centered", "normal", "diagdom", "randsvd"}; !slices.Equal(names, want) {
+		t.Errorf("MatrixKinds = %v, want %v", names, want)
+	}
+}
+
+// A hand-built spec with zero Kappa and Mode gets the defaults; one that
+// ParseMatrix would reject panics rather than yield an unknown matrix.
+func TestMatrixHandBuilt(t *testing.T) {
+	zero, parsed := MatrixSpec{Kind: "randsvd"}, MatrixSpec{"randsvd", DefaultKappa, Geometric}
+	if zero.String() != parsed.String() || !slices.Equal(zero.Generate(1, "z", 5), parsed.Generate(1, "z", 5)) {
+		t.Errorf("MatrixSpec{Kind: randsvd} is not the default randsvd: %s", zero)
+	}
+	for _, s := range []MatrixSpec{{Kind: "hilbert"}, {Kind: "uniform", Kappa: 10}, {Kind: "randsvd", Kappa: 0.5},
+		{Kind: "randsvd", Kappa: math.NaN()}, {Kind: "randsvd", Kappa: math.Inf(1)}, {Kind: "randsvd", Mode: "linear"}} {
+		if _, err := ParseMatrix(s.String()); err == nil {
+			t.Errorf("invalid %+v prints as %q, which parses", s, s)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Generate with %+v did not panic", s)
+				}
+			}()
+			s.Generate(1, "x", 4)
+		}()
+	}
+}
+
+func allSpecs(t *testing.T) []MatrixSpec {
+	var specs []MatrixSpec
+	for _, text := range []string{"uniform", "centered", "normal", "diagdom", "randsvd:kappa=1e3",
+		"randsvd:kappa=1e3,mode=one-small"} {
+		s, err := ParseMatrix(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	return specs
+}
+
+func TestMatrixDeterministic(t *testing.T) {
+	for _, s := range allSpecs(t) {
+		for _, n := range []int{1, 2, 7, 40} {
+			a := s.Generate(42, "n=7", n)
+			if len(a) != n*n {
+				t.Fatalf("%s: n = %d gives %d entries", s, n, len(a))
+			}
+			if !slices.Equal(a, s.Generate(42, "n=7", n)) {
+				t.Errorf("%s n=%d: the same seed and key give another matrix", s, n)
+			}
+			if slices.Equal(a, s.Generate(42, "n=8", n)) || slices.Equal(a, s.Generate(43, "n=7", n)) {
+				t.Errorf("%s n=%d: another key or seed gives the same matrix", s, n)
+			}
+		}
+	}
+	// The plain kinds are the A of the multiplication experiments.
+	for _, d := range []Dist{Uniform, Centered, Normal} {
+		a, _ := d.Matrices(7, "key", 9, 9, 3)
+		if got := (MatrixSpec{Kind: d.Name}).Generate(7, "key", 9); !slices.Equal(got, a) {
+			t.Errorf("%s: Generate differs from Dist.Matrices", d.Name)
+		}
+	}
+}
+
+// The matrix must not depend on how many goroutines built it: n = 300
+// takes the parallel path, over chunks that do not divide it.
+func TestMatrixRandsvdGOMAXPROCS(t *testing.T) {
+	s := MatrixSpec{Kind: "randsvd", Kappa: 1e8}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one := s.Generate(3, "p", 300)
+	for _, p := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(p)
+		if !slices.Equal(one, s.Generate(3, "p", 300)) {
+			t.Errorf("GOMAXPROCS=%d gives another matrix than GOMAXPROCS=1", p)
+		}
+	}
+}
+
+func TestMatrixRanges(t *testing.T) {
+	const n = 200
+	check := func(kind string, lo, hi float64) []float64 {
+		a := MatrixSpec{Kind: kind}.Generate(5, "r", n)
+		for _, v := range a {
+			if !(v > lo && v <= hi) {
+				t.Fatalf("%s: entry %v outside (%v, %v]", kind, v, lo, hi)
+			}
+		}
+		return a
+	}
+	for _, c := range []struct {
+		kind         string
+		lo, hi, mean float64
+	}{{"uniform", 0, 1, 0.5}, {"centered", -0.5, 0.5, 0}, {"normal", math.Inf(-1), math.Inf(1), 0}} {
+		a := check(c.kind, c.lo, c.hi)
+		mean, sq := 0.0, 0.0
+		for _, v := range a {
+			mean += v / float64(len(a))
+		}
+		for _, v := range a {
+			sq += (v - mean) * (v - mean) / float64(len(a))
+		}
+		want := map[string]float64{"uniform": 1. / 12, "centered": 1. / 12, "normal": 1}[c.kind]
+		// 40000 draws: the bounds are 4 standard errors of the mean and 4 to
+		// 7 of the variance.
+		if math.Abs(mean-c.mean) > 0.02*math.Sqrt(want) || math.Abs(sq/want-1) > 0.03 {
+			t.Errorf("%s: mean %.4f, variance %.4f; want %v, %.4f", c.kind, mean, sq, c.mean, want)
+		}
+	}
+
+	a := MatrixSpec{Kind: "diagdom"}.Generate(5, "r", n)
+	neg := 0
+	for i := 0; i < n; i++ {
+		off := 0.0
+		for j := 0; j < n; j++ {
+			if v := a[i*n+j]; j != i {
+				if !(v > -0.5 && v <= 0.5) {
+					t.Fatalf("diagdom: a[%d,%d] = %v outside (-0.5, 0.5]", i, j, v)
+				}
+				off += math.Abs(v)
+			}
+		}
+		d := a[i*n+i]
+		if !(math.Abs(d) > off) || math.Abs(math.Abs(d)-(1+off)) > 1e-12*off {
+			t.Errorf("diagdom row %d: |a_ii| = %v, Σ|a_ij| = %v; want 1 + the sum", i, math.Abs(d), off)
+		}
+		if d < 0 {
+			neg++
+		}
+	}
+	if neg < n/4 || neg > 3*n/4 {
+		t.Errorf("diagdom: %d of %d diagonal entries negative; want about half", neg, n)
+	}
+}
+
+// gonum's SVD is the oracle for randsvd's singular values. Rounding A or
+// its factors moves every σ by up to about √n·u·σ_1, so the bound is
+// absolute, tol·σ_1 (the largest error seen is a quarter of it at n = 2,
+// a ninth at n = 129), and κ̂ = σ̂_1/σ̂_n is κ to a relative tol·(κ+1).
+func TestMatrixRandsvdSingularValues(t *testing.T) {
+	const u = 0x1p-53
+	for _, n := range []int{2, 3, 50, 129} {
+		tol := 8 * math.Sqrt(float64(n)) * u
+		for _, kappa := range []float64{1, 2, 1e4, 1e12} {
+			for _, mode := range []string{Geometric, OneSmall} {
+				s := MatrixSpec{"randsvd", kappa, mode}
+				want := s.sigmas(n)
+				if want[0] != 1 || want[n-1] != 1/kappa {
+					t.Errorf("%s n=%d: σ_1 = %v, σ_n = %v", s, n, want[0], want[n-1])
+				}
+				for key := range 3 {
+					a := s.Generate(11, fmt.Sprint(key), n)
+					var svd mat.SVD
+					if !svd.Factorize(mat.NewDense(n, n, a), mat.SVDNone) {
+						t.Fatalf("%s n=%d: SVD failed", s, n)
+					}
+					got := svd.Values(nil)
+					worst := 0.0
+					for i := range got {
+						worst = max(worst, math.Abs(got[i]-want[i]))
+					}
+					if worst > tol {
+						t.Errorf("%s n=%d key %d: max |σ̂_i − σ_i| = %.2g > %.2g", s, n, key, worst, tol)
+					}
+					if rel := math.Abs(got[0]/got[n-1]/kappa - 1); rel > tol*(kappa+1)*1.01 {
+						t.Errorf("%s n=%d key %d: κ̂ = %.17g, relative error %.2g > %.2g", s, n, key, got[0]/got[n-1], rel, tol*(kappa+1))
+					}
+					if n == 50 && key == 0 {
+						t.Logf("%-34s n=%d: max |σ̂_i − σ_i| = %.2g (tol %.2g), κ̂/κ − 1 = %.2g",
+							s, n, worst, tol, got[0]/got[n-1]/kappa-1)
+					}
+				}
+			}
+		}
+	}
+	// Modes differ in the middle only.
+	g, o := MatrixSpec{"randsvd", 100, Geometric}.sigmas(5), MatrixSpec{"randsvd", 100, OneSmall}.sigmas(5)
+	if !slices.Equal(g, []float64{1, math.Pow(100, -0.25), 0.1, math.Pow(100, -0.75), 0.01}) ||
+		!slices.Equal(o, []float64{1, 1, 1, 1, 0.01}) {
+		t.Errorf("σ: geometric %v, one-small %v", g, o)
+	}
+}
+
+// At κ = 1, A = U·Vᵀ is orthogonal: AAᵀ = I checks the factors at an order
+// where the SVD would be slow.
+func TestMatrixRandsvdOrthogonal(t *testing.T) {
+	const n = 300
+	a := mat.NewDense(n, n, MatrixSpec{Kind: "randsvd", Kappa: 1}.Generate(9, "o", n))
+	var p mat.Dense
+	p.Mul(a, a.T())
+	worst := 0.0
+	for i := range n {
+		for j := range n {
+			worst = max(worst, math.Abs(p.At(i, j)-b2f(i == j)))
+		}
+	}
+	if tol := 4 * n * 0x1p-53; worst > tol {
+		t.Errorf("n=%d: max |AAᵀ − I| = %.2g > %.2g", n, worst, tol)
+	}
+	t.Logf("n=%d, κ=1: max |AAᵀ − I| = %.2g", n, worst)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Haar: at κ = 1, Q = U·Vᵀ is Haar on O(n), so E tr Q = 0, E (tr Q)² = 1
+// (Diaconis and Shahshahani) and det Q = ±1 equally. With one-small, AAᵀ =
+// I − (1 − κ⁻²)·u·uᵀ for u = U·e_n, which checks U alone: Haar makes u
+// uniform on the sphere, E u_i² = 1/n and E Σ u_i⁴ = 3/(n+2). Without
+// Stewart's signs det Q would be fixed and E Q_11 < 0.
+func TestMatrixRandsvdHaar(t *testing.T) {
+	const n, draws = 4, 4000
+	var tr, tr2, pos, q11, fourth float64
+	var u2 [n]float64
+	for key := range draws {
+		q := MatrixSpec{Kind: "randsvd", Kappa: 1}.Generate(1, fmt.Sprint(key), n)
+		tq := q[0] + q[5] + q[10] + q[15]
+		tr, tr2, q11 = tr+tq/draws, tr2+tq*tq/draws, q11+q[0]/draws
+		if mat.Det(mat.NewDense(n, n, q)) > 0 {
+			pos += 1. / draws
+		}
+
+		a := mat.NewDense(n, n, MatrixSpec{"randsvd", 2, OneSmall}.Generate(1, fmt.Sprint(key), n))
+		var aat mat.Dense
+		aat.Mul(a, a.T())
+		for i := range n {
+			ui2 := (1 - aat.At(i, i)) / (1 - 0.25) // u_i²
+			u2[i] += ui2 / draws
+			fourth += ui2 * ui2 / draws
+		}
+	}
+	// The bounds are about 4.5 standard errors of the means.
+	if math.Abs(tr) > 0.07 || math.Abs(tr2-1) > 0.1 || math.Abs(pos-0.5) > 0.04 || math.Abs(q11) > 0.04 {
+		t.Errorf("Q = U·Vᵀ: E tr Q = %.3f (0), E (tr Q)² = %.3f (1), P(det > 0) = %.3f (0.5), E Q_11 = %.3f (0)", tr, tr2, pos, q11)
+	}
+	for i, v := range u2 {
+		if math.Abs(v-1./n) > 0.015 {
+			t.Errorf("U·e_n: E u_%d² = %.4f, want %.4f", i+1, v, 1./n)
+		}
+	}
+	if want := 3. / (n + 2); math.Abs(fourth-want) > 0.02 {
+		t.Errorf("U·e_n: E Σ u_i⁴ = %.4f, want %.4f", fourth, want)
+	}
+	t.Logf("E tr Q = %.3f, E (tr Q)² = %.3f, P(det Q > 0) = %.3f, E Q_11 = %.3f, E u_i² = %.4f, E Σ u_i⁴ = %.4f",
+		tr, tr2, pos, q11, u2, fourth)
+}
+
+func TestMatrixSmallOrders(t *testing.T) {
+	for _, s := range allSpecs(t) {
+		for _, n := range []int{0, -1, -5} {
+			if a := s.Generate(1, "e", n); a == nil || len(a) != 0 {
+				t.Errorf("%s: n = %d gives %v, want an empty slice", s, n, a)
+			}
+		}
+	}
+	// 1×1 randsvd is ±1 whatever κ: both signs occur.
+	signs := map[float64]bool{}
+	for key := range 20 {
+		for _, mode := range []string{Geometric, OneSmall} {
+			a := MatrixSpec{"randsvd", 1e8, mode}.Generate(1, fmt.Sprint(key), 1)
+			if len(a) != 1 || math.Abs(a[0]) != 1 {
+				t.Fatalf("1×1 randsvd %s = %v, want ±1", mode, a)
+			}
+			signs[a[0]] = true
+		}
+	}
+	if len(signs) != 2 {
+		t.Errorf("1×1 randsvd takes only the values %v", signs)
+	}
+	// 2×2: σ = (1, 1/κ) in both modes, so ‖A‖_F² = 1 + κ⁻² and |det A| = 1/κ.
+	for _, mode := range []string{Geometric, OneSmall} {
+		a := MatrixSpec{"randsvd", 1e3, mode}.Generate(2, "two", 2)
+		if f := a[0]*a[0] + a[1]*a[1] + a[2]*a[2] + a[3]*a[3]; math.Abs(f-(1+1e-6)) > 1e-15 {
+			t.Errorf("2×2 %s: ‖A‖_F² = %.17g, want 1 + 1e-6", mode, f)
+		}
+		if d := math.Abs(a[0]*a[3] - a[1]*a[2]); math.Abs(d-1e-3) > 1e-15 {
+			t.Errorf("2×2 %s: |det A| = %.17g, want 1e-3", mode, d)
+		}
+	}
+	for _, s := range allSpecs(t)[:4] {
+		if a := s.Generate(1, "one", 1); s.Kind == "diagdom" && math.Abs(a[0]) != 1 {
+			t.Errorf("1×1 diagdom = %v, want ±1", a)
+		}
+	}
+}
+
+func TestMatrixRandomVector(t *testing.T) {
+	x := RandomVector(4, "b", 1000)
+	if len(x) != 1000 || !slices.Equal(x, RandomVector(4, "b", 1000)) {
+		t.Fatal("RandomVector is not deterministic")
+	}
+	if slices.Equal(x, RandomVector(4, "c", 1000)) || slices.Equal(x, RandomVector(5, "b", 1000)) {
+		t.Error("another key or seed gives the same vector")
+	}
+	for _, v := range x {
+		if !(v > -0.5 && v <= 0.5) {
+			t.Fatalf("entry %v outside (-0.5, 0.5]", v)
+		}
+	}
+	// A vector may share its matrix's key without repeating its entries.
+	a := MatrixSpec{Kind: "centered"}.Generate(4, "b", 1000)
+	if slices.Equal(x[:10], a[:10]) {
+		t.Error("RandomVector repeats Generate's stream for the same key")
+	}
+	if v := RandomVector(4, "b", 0); v == nil || len(v) != 0 || len(RandomVector(4, "b", -3)) != 0 {
+		t.Error("n ≤ 0 should give an empty slice")
+	}
+}
+
+func BenchmarkMatrixRandsvd(b *testing.B) {
+	for _, n := range []int{128, 512, 1024} {
+		b.Run(fmt.Sprint("n=", n), func(b *testing.B) {
+			for b.Loop() {
+				MatrixSpec{Kind: "randsvd"}.Generate(1, "bench", n)
+			}
+		})
+	}
+}
