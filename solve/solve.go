@@ -1,0 +1,378 @@
+package solve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/mwmm/mwmm/lu"
+)
+
+// Method is how the LU solution is refined.
+type Method uint8
+
+const (
+	// GMRES is GMRES-IR: each correction solves A·d = r by GMRES on the
+	// left-preconditioned system Û⁻¹L̂⁻¹P·A·d = Û⁻¹L̂⁻¹P·r.
+	GMRES Method = iota
+	// IR is classical refinement: d = Û⁻¹L̂⁻¹P·r.
+	IR
+	// None returns the LU solution x = Û⁻¹L̂⁻¹P·b.
+	None
+)
+
+func (m Method) String() string {
+	switch m {
+	case GMRES:
+		return "gmres"
+	case IR:
+		return "ir"
+	case None:
+		return "none"
+	}
+	return fmt.Sprintf("Method(%d)", m)
+}
+
+// ParseMethod reads gmres, ir or none.
+func ParseMethod(s string) (Method, error) {
+	for _, m := range []Method{GMRES, IR, None} {
+		if strings.EqualFold(strings.TrimSpace(s), m.String()) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown refinement %q: gmres, ir or none", s)
+}
+
+// Residual is the precision of r = b − A·x.
+type Residual uint8
+
+const (
+	// FP64 computes the residual in binary64 (u_r = u): the forward error
+	// then levels off at order κ(A)·u.
+	FP64 Residual = iota
+	// DoubleWord computes it in double-word arithmetic (u_r ≈ u², exact
+	// products by FMA and compensated sums), rounded to binary64 at the
+	// end: the forward error levels off at order u while κ(A)·u < 1.
+	DoubleWord
+)
+
+func (r Residual) String() string {
+	if r == DoubleWord {
+		return "double-word"
+	}
+	return "fp64"
+}
+
+// ParseResidual reads fp64 or dd (double-word).
+func ParseResidual(s string) (Residual, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "fp64", "binary64", "double":
+		return FP64, nil
+	case "dd", "double-word", "double-double":
+		return DoubleWord, nil
+	}
+	return 0, fmt.Errorf("unknown residual precision %q: fp64 or dd", s)
+}
+
+// Options tune the refinement. Zero values take the defaults.
+type Options struct {
+	Refine Method
+	// Tol is the backward error at which refinement stops: 0 means
+	// max(√n, 2)·2^-53, LAPACK's dsgesv criterion.
+	Tol float64
+	// MaxIter bounds the refinement steps; 0 means 20.
+	MaxIter int
+	// GMRESTol is GMRES's relative residual tolerance on the preconditioned
+	// system; 0 means 1e-6.
+	GMRESTol float64
+	// MaxInner bounds GMRES's iterations per correction (no restarts);
+	// 0 means min(n, 300).
+	MaxInner int
+	Residual Residual
+	// Step, when set, is called after each backward error is measured.
+	Step func(s Step)
+}
+
+// A Factorization is what refinement needs of LU factors: the solve
+// x ← Û⁻¹L̂⁻¹P·x in binary64. *lu.Factors is one; a GPU engine keeps its
+// factors on the device and implements the same.
+type Factorization interface {
+	Solve(x []float64) error
+}
+
+// Step is one iterate of a solve.
+type Step struct {
+	Iteration int `json:"iteration"` // 0 is the LU solution
+	// BackwardError is ‖b − A·x‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞), A and b as given.
+	BackwardError float64 `json:"backward_error"`
+	// GMRES is the number of GMRES iterations of the correction that led to
+	// this iterate (0 for the LU solution and for IR).
+	GMRES int `json:"gmres_iterations"`
+	// GMRESResidual is GMRES's final relative residual on the
+	// preconditioned system.
+	GMRESResidual float64 `json:"gmres_residual,omitempty"`
+}
+
+// Report describes one solve.
+type Report struct {
+	N        int    `json:"n"`
+	Factor   string `json:"factor"`
+	Storage  string `json:"storage,omitempty"`
+	NB       int    `json:"nb,omitempty"`
+	Refine   string `json:"refine"`
+	Residual string `json:"residual"`
+	Tol      float64
+
+	FactorSeconds float64 `json:"factor_seconds"`
+	RefineSeconds float64 `json:"refine_seconds"`
+	// LUError is the factorization's backward error ‖P·A − L̂Û‖∞/‖A‖∞ and
+	// growth, when asked for (it costs as much as the factorization).
+	LUError *lu.Errors `json:"lu_error,omitempty"`
+
+	Steps []Step `json:"steps"`
+	// Outer counts refinement steps (corrections); GMRES the GMRES
+	// iterations over all of them.
+	Outer, GMRES  int
+	Converged     bool    `json:"converged"`
+	BackwardError float64 `json:"backward_error"`
+	// Stop says why refinement stopped.
+	Stop string `json:"stop"`
+}
+
+// ErrNotConverged is wrapped by the error of a solve whose backward error
+// did not reach the tolerance; the report says how far it got.
+var ErrNotConverged = errors.New("solve: did not converge")
+
+// Refine solves the n×n system a·x = b from the factorization fa of a (its
+// LU factors in any precision), refining in binary64 as opt says. The
+// returned x always has the smallest backward error met; the error wraps
+// ErrNotConverged when that is above the tolerance: then x is no answer.
+func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
+	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	if err := checkSystem(n, a, b); err != nil {
+		return nil, rep, err
+	}
+	opt = opt.withDefaults(n)
+	rep.Tol = opt.Tol
+	start := time.Now()
+	defer func() { rep.RefineSeconds = time.Since(start).Seconds() }()
+
+	normA := infNorm(n, a)
+	normB := 0.0
+	for _, v := range b {
+		normB = math.Max(normB, math.Abs(v))
+	}
+	x := append([]float64(nil), b...)
+	if err := fa.Solve(x); err != nil {
+		return nil, rep, err
+	}
+	r := make([]float64, n)
+	best := []float64(nil)
+	bestEta := math.Inf(1)
+	stalls := 0
+	prev := math.Inf(1)
+	var inner int
+	var innerRes float64
+	for it := 0; ; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, rep, err
+		}
+		residual(opt.Residual, n, a, x, b, r)
+		eta := backwardError(r, x, normA, normB)
+		st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes}
+		rep.Steps = append(rep.Steps, st)
+		if opt.Step != nil {
+			opt.Step(st)
+		}
+		if eta < bestEta {
+			bestEta, best = eta, append(best[:0], x...)
+		}
+		switch {
+		case math.IsNaN(eta) || math.IsInf(eta, 0):
+			rep.Stop = "the iterate is not finite"
+		case eta <= opt.Tol:
+			rep.Converged, rep.Stop = true, fmt.Sprintf("backward error %.3g ≤ tolerance %.3g", eta, opt.Tol)
+		case opt.Refine == None:
+			rep.Stop = "no refinement asked for"
+		case it == opt.MaxIter:
+			rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
+		}
+		if eta > prev/2 {
+			stalls++
+		} else {
+			stalls = 0
+		}
+		if rep.Stop == "" && stalls == 2 {
+			rep.Stop = "stalled: two steps without halving the backward error"
+		}
+		if rep.Stop != "" {
+			break
+		}
+		prev = eta
+		// The correction: d = M⁻¹r (IR) or GMRES on M⁻¹A·d = M⁻¹r.
+		d := append([]float64(nil), r...)
+		if err := fa.Solve(d); err != nil {
+			return nil, rep, err
+		}
+		inner, innerRes = 0, 0
+		if opt.Refine == GMRES {
+			var err error
+			d, inner, innerRes, err = gmres(ctx, n, a, fa, d, opt.GMRESTol, opt.MaxInner)
+			if err != nil {
+				return nil, rep, err
+			}
+			rep.GMRES += inner
+		}
+		for i := range x {
+			x[i] += d[i]
+		}
+		rep.Outer++
+	}
+	rep.BackwardError = bestEta
+	if !rep.Converged {
+		return best, rep, fmt.Errorf("%w: backward error %.3g after %d steps (%s), tolerance %.3g",
+			ErrNotConverged, bestEta, rep.Outer, rep.Stop, opt.Tol)
+	}
+	return best, rep, nil
+}
+
+// System factors a in the form and refines: the whole solve on the CPU.
+// The report includes the factorization's backward error when withLUError.
+func System(ctx context.Context, form lu.Form, n int, a, b []float64, luOpt lu.Options, opt Options, withLUError bool) ([]float64, Report, error) {
+	rep := Report{N: n, Factor: form.Name, Storage: form.Storage.Name(), Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	if err := checkSystem(n, a, b); err != nil {
+		return nil, rep, err
+	}
+	fa, err := lu.Factor(ctx, form, n, a, luOpt)
+	if err != nil {
+		return nil, rep, err
+	}
+	rep.NB = fa.NB
+	rep.FactorSeconds = fa.Duration.Seconds()
+	var luErr *lu.Errors
+	if withLUError {
+		e, err := fa.Errors(a)
+		if err != nil {
+			return nil, rep, err
+		}
+		luErr = &e
+	}
+	x, r, err := Refine(ctx, n, a, b, fa, opt)
+	r.Factor, r.Storage, r.NB, r.FactorSeconds, r.LUError = rep.Factor, rep.Storage, rep.NB, rep.FactorSeconds, luErr
+	return x, r, err
+}
+
+func (o Options) withDefaults(n int) Options {
+	if o.Tol == 0 {
+		o.Tol = math.Max(math.Sqrt(float64(n)), 2) * 0x1p-53
+	}
+	if o.MaxIter == 0 {
+		o.MaxIter = 20
+	}
+	if o.GMRESTol == 0 {
+		o.GMRESTol = 1e-6
+	}
+	if o.MaxInner == 0 {
+		o.MaxInner = min(n, 300)
+	}
+	return o
+}
+
+// checkSystem validates the shapes and values of a·x = b.
+func checkSystem(n int, a, b []float64) error {
+	switch {
+	case n <= 0:
+		return lu.ErrEmpty
+	case len(a) != n*n:
+		return fmt.Errorf("solve: A has %d entries; an %d×%d matrix has %d", len(a), n, n, n*n)
+	case len(b) != n:
+		return fmt.Errorf("solve: b has %d entries, A is %d×%d", len(b), n, n)
+	}
+	for i, v := range a {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("solve: A(%d, %d) is %v", i/n+1, i%n+1, v)
+		}
+	}
+	for i, v := range b {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("solve: b(%d) is %v", i+1, v)
+		}
+	}
+	return nil
+}
+
+// BackwardError returns ‖b − A·x‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞), the residual
+// computed in double-word arithmetic.
+func BackwardError(n int, a, x, b []float64) float64 {
+	r := make([]float64, n)
+	residual(DoubleWord, n, a, x, b, r)
+	normB := 0.0
+	for _, v := range b {
+		normB = math.Max(normB, math.Abs(v))
+	}
+	return backwardError(r, x, infNorm(n, a), normB)
+}
+
+func backwardError(r, x []float64, normA, normB float64) float64 {
+	var nr, nx float64
+	for i := range r {
+		nr = math.Max(nr, math.Abs(r[i]))
+		nx = math.Max(nx, math.Abs(x[i]))
+	}
+	den := normA*nx + normB
+	if den == 0 {
+		return 0
+	}
+	return nr / den
+}
+
+func infNorm(n int, a []float64) float64 {
+	best := 0.0
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range a[i*n : (i+1)*n] {
+			s += math.Abs(v)
+		}
+		best = math.Max(best, s)
+	}
+	return best
+}
+
+// residual sets r = b − A·x in the given precision.
+func residual(p Residual, n int, a, x, b, r []float64) {
+	for i := 0; i < n; i++ {
+		row := a[i*n : (i+1)*n]
+		if p == FP64 {
+			s := b[i]
+			for j, v := range row {
+				s -= float64(v * x[j])
+			}
+			r[i] = s
+			continue
+		}
+		hi, lo := b[i], 0.0
+		for j, v := range row {
+			p := -v * x[j]
+			e := math.FMA(-v, x[j], -p)
+			s := hi + p
+			bb := s - hi
+			lo += (hi - (s - bb)) + (p - bb) + e
+			hi = s
+		}
+		r[i] = hi + lo
+	}
+}
+
+// mulVec sets y = A·x in binary64.
+func mulVec(n int, a, x, y []float64) {
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for j, v := range a[i*n : (i+1)*n] {
+			s += float64(v * x[j])
+		}
+		y[i] = s
+	}
+}

@@ -1,0 +1,207 @@
+package solve_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mwmm/mwmm/lu"
+	"github.com/mwmm/mwmm/solve"
+)
+
+func system(seed uint64, n int) (a, b []float64) {
+	r := rand.New(rand.NewPCG(seed, 9))
+	a = make([]float64, n*n)
+	for i := range a {
+		a[i] = 0.5 - r.Float64()
+	}
+	b = make([]float64, n)
+	for i := range b {
+		b[i] = 0.5 - r.Float64()
+	}
+	return a, b
+}
+
+func hilbert(n int) []float64 {
+	a := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			a[i*n+j] = 1 / float64(i+j+1)
+		}
+	}
+	return a
+}
+
+func form(t *testing.T, name, unit string) lu.Form {
+	t.Helper()
+	f, err := lu.ParseForm(name, unit, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// GMRES-IR reaches binary64's backward error from every factorization on a
+// well-conditioned system, and the more accurate the factors, the fewer
+// GMRES iterations it takes.
+func TestGMRESIREveryForm(t *testing.T) {
+	n := 120
+	a, b := system(1, n)
+	type fc struct{ name, unit string }
+	forms := []fc{{"fp16", ""}, {"bf16", ""}, {"tc16", "v100"}, {"tc32", "v100"}, {"tc32", "a100"},
+		{"double-fp16-fabsum", "v100"}, {"fp32", ""}, {"fp64", ""}}
+	iters := map[string]int{}
+	for _, c := range forms {
+		x, rep, err := solve.System(context.Background(), form(t, c.name, c.unit), n, a, b, lu.Options{}, solve.Options{}, false)
+		if err != nil {
+			t.Fatalf("%s: %v (%+v)", c.name, err, rep.Steps)
+		}
+		eta := solve.BackwardError(n, a, x, b)
+		if eta > float64(n)*0x1p-53 || !rep.Converged || eta > rep.Tol*1.01 {
+			t.Errorf("%s: backward error %.3g, report %+v", c.name, eta, rep)
+		}
+		iters[c.name+"/"+c.unit] = rep.GMRES
+		t.Logf("%-20s outer %d gmres %3d backward errors %v", c.name+"/"+c.unit, rep.Outer, rep.GMRES, steps(rep))
+	}
+	if !(iters["double-fp16-fabsum/v100"] <= iters["tc32/v100"] && iters["tc32/v100"] <= iters["tc16/v100"]) {
+		t.Errorf("GMRES iterations not ordered multiword ≤ tc32 ≤ tc16: %v", iters)
+	}
+	if iters["fp64/"] > iters["fp32/"] || iters["fp32/"] >= iters["fp16/"] {
+		t.Errorf("GMRES iterations not ordered fp64 ≤ fp32 < fp16: %v", iters)
+	}
+}
+
+func steps(r solve.Report) []float64 {
+	var e []float64
+	for _, s := range r.Steps {
+		e = append(e, s.BackwardError)
+	}
+	return e
+}
+
+// The Hilbert matrix of order 8 has κ∞ ≈ 3.4e10: classical refinement from
+// fp16 factors (κ·u16 ≫ 1) cannot converge and must say so, while GMRES-IR
+// (κ·u16·u^½ < 1) does, and fp64 LU needs nothing more.
+func TestIllConditioned(t *testing.T) {
+	n := 8
+	a := hilbert(n)
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = 1
+	}
+	ctx := context.Background()
+	_, rep, err := solve.System(ctx, form(t, "fp16", ""), n, a, b, lu.Options{}, solve.Options{Refine: solve.IR}, false)
+	if !errors.Is(err, solve.ErrNotConverged) || rep.Converged {
+		t.Fatalf("fp16 LU-IR on Hilbert(8): err %v, report %+v", err, rep)
+	}
+	if !strings.Contains(err.Error(), "backward error") {
+		t.Errorf("message does not say how far it got: %v", err)
+	}
+	x, rep, err := solve.System(ctx, form(t, "tc32", "v100"), n, a, b, lu.Options{}, solve.Options{Refine: solve.GMRES}, false)
+	if err != nil {
+		t.Fatalf("tc32 GMRES-IR on Hilbert(8): %v %v", err, steps(rep))
+	}
+	if eta := solve.BackwardError(n, a, x, b); eta > rep.Tol {
+		t.Errorf("backward error %.3g above tolerance %.3g", eta, rep.Tol)
+	}
+	if _, _, err := solve.System(ctx, form(t, "fp64", ""), n, a, b, lu.Options{}, solve.Options{Refine: solve.None}, false); err != nil {
+		t.Errorf("fp64 LU without refinement: %v", err)
+	}
+}
+
+// The double-word residual gives a forward error of order u where the
+// binary64 one leaves κ·u.
+func TestDoubleWordResidual(t *testing.T) {
+	n := 10
+	a := hilbert(n) // κ ≈ 1.6e13
+	xTrue := make([]float64, n)
+	for i := range xTrue {
+		xTrue[i] = 1
+	}
+	// b = A·1 is exact in double-word; its binary64 rounding moves the true
+	// solution by at most κ·u, so measure against a refined solution.
+	b := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			b[i] += a[i*n+j]
+		}
+	}
+	ctx := context.Background()
+	ref, _, err := solve.System(ctx, form(t, "fp64", ""), n, a, b, lu.Options{}, solve.Options{Refine: solve.IR, Residual: solve.DoubleWord, Tol: 1e-300, MaxIter: 8}, false)
+	if err == nil || !errors.Is(err, solve.ErrNotConverged) {
+		t.Fatalf("tolerance 1e-300 cannot be met: %v", err)
+	}
+	plain, _, err := solve.System(ctx, form(t, "fp64", ""), n, a, b, lu.Options{}, solve.Options{Refine: solve.None, Tol: 1}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := func(x []float64) float64 {
+		m := 0.0
+		for i := range x {
+			m = math.Max(m, math.Abs(x[i]-ref[i]))
+		}
+		return m
+	}
+	// The refined solution agrees with itself refined once more.
+	again, _, _ := solve.System(ctx, form(t, "fp32", ""), n, a, b, lu.Options{}, solve.Options{Refine: solve.GMRES, Residual: solve.DoubleWord, Tol: 1e-300, MaxIter: 6}, false)
+	if d := fe(again); d > 1e-12 {
+		t.Errorf("two double-word refinements differ by %.3g", d)
+	}
+	if d := fe(plain); d < 1e-8 {
+		t.Errorf("plain fp64 LU forward error %.3g: the Hilbert matrix should cost it digits", d)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	f := form(t, "fp32", "")
+	a, b := system(3, 4)
+	cases := map[string]func() error{
+		"b too short": func() error {
+			_, _, err := solve.System(ctx, f, 4, a, b[:3], lu.Options{}, solve.Options{}, false)
+			return err
+		},
+		"A not square": func() error {
+			_, _, err := solve.System(ctx, f, 4, a[:12], b, lu.Options{}, solve.Options{}, false)
+			return err
+		},
+		"NaN in b": func() error {
+			bb := append([]float64(nil), b...)
+			bb[2] = math.NaN()
+			_, _, err := solve.System(ctx, f, 4, a, bb, lu.Options{}, solve.Options{}, false)
+			return err
+		},
+		"Inf in A": func() error {
+			aa := append([]float64(nil), a...)
+			aa[5] = math.Inf(-1)
+			_, _, err := solve.System(ctx, f, 4, aa, b, lu.Options{}, solve.Options{}, false)
+			return err
+		},
+		"empty": func() error {
+			_, _, err := solve.System(ctx, f, 0, nil, nil, lu.Options{}, solve.Options{}, false)
+			return err
+		},
+		"singular": func() error {
+			_, _, err := solve.System(ctx, f, 2, []float64{1, 2, 2, 4}, []float64{1, 1}, lu.Options{}, solve.Options{}, false)
+			var se *lu.SingularError
+			if !errors.As(err, &se) {
+				t.Errorf("singular system: %v", err)
+			}
+			return err
+		},
+	}
+	for name, run := range cases {
+		if err := run(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := solve.ParseMethod("cg"); err == nil {
+		t.Error("refinement cg accepted")
+	}
+	if _, err := solve.ParseResidual("fp128"); err == nil {
+		t.Error("residual fp128 accepted")
+	}
+}
