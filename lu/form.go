@@ -121,8 +121,9 @@ func Multiword(p multiword.Plan, e multiword.Engine) Form {
 // ParseForm returns the form a name says: tc16 and tc32 (the unit's block
 // FMA with binary16 or binary32 output; input is its input format, fp16
 // if empty), fp16, bf16, fp32 and fp64 (plain arithmetic), or a multiword
-// variant (mwmm gemm --variants) whose products run on engine model:UNIT.
-// unit is a preset or spec as mwmm mma takes it; empty means v100.
+// variant (mwmm gemm --variants) whose products run on engine model:UNIT,
+// or on the fast float64 reference engine when unit is "reference". unit
+// is otherwise a preset or spec as mwmm mma takes it; empty means v100.
 func ParseForm(name, unit, input string) (Form, error) {
 	if unit == "" {
 		unit = "v100"
@@ -154,6 +155,9 @@ func ParseForm(name, unit, input string) (Form, error) {
 	plan, err := multiword.Lookup(name)
 	if err != nil {
 		return Form{}, fmt.Errorf("lu: unknown factorization %q: not one of %s, nor a multiword variant (%v)", name, formNames, err)
+	}
+	if strings.EqualFold(unit, "reference") {
+		return Multiword(plan, multiword.Reference{}), nil
 	}
 	e, err := multiword.NewModel(unit)
 	if err != nil {

@@ -118,13 +118,13 @@ type Step struct {
 
 // Report describes one solve.
 type Report struct {
-	N        int    `json:"n"`
-	Factor   string `json:"factor"`
-	Storage  string `json:"storage,omitempty"`
-	NB       int    `json:"nb,omitempty"`
-	Refine   string `json:"refine"`
-	Residual string `json:"residual"`
-	Tol      float64
+	N        int     `json:"n"`
+	Factor   string  `json:"factor"`
+	Storage  string  `json:"storage,omitempty"`
+	NB       int     `json:"nb,omitempty"`
+	Refine   string  `json:"refine"`
+	Residual string  `json:"residual"`
+	Tol      float64 `json:"tol"`
 
 	FactorSeconds float64 `json:"factor_seconds"`
 	RefineSeconds float64 `json:"refine_seconds"`
@@ -135,7 +135,8 @@ type Report struct {
 	Steps []Step `json:"steps"`
 	// Outer counts refinement steps (corrections); GMRES the GMRES
 	// iterations over all of them.
-	Outer, GMRES  int
+	Outer         int     `json:"outer_iterations"`
+	GMRES         int     `json:"gmres_iterations"`
 	Converged     bool    `json:"converged"`
 	BackwardError float64 `json:"backward_error"`
 	// Stop says why refinement stopped.
@@ -144,7 +145,7 @@ type Report struct {
 
 // ErrNotConverged is wrapped by the error of a solve whose backward error
 // did not reach the tolerance; the report says how far it got.
-var ErrNotConverged = errors.New("solve: did not converge")
+var ErrNotConverged = errors.New("refinement did not converge")
 
 // Refine solves the n×n system a·x = b from the factorization fa of a (its
 // LU factors in any precision), refining in binary64 as opt says. The
@@ -158,7 +159,6 @@ func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Op
 	opt = opt.withDefaults(n)
 	rep.Tol = opt.Tol
 	start := time.Now()
-	defer func() { rep.RefineSeconds = time.Since(start).Seconds() }()
 
 	normA := infNorm(n, a)
 	normB := 0.0
@@ -232,6 +232,7 @@ func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Op
 		rep.Outer++
 	}
 	rep.BackwardError = bestEta
+	rep.RefineSeconds = time.Since(start).Seconds()
 	if !rep.Converged {
 		return best, rep, fmt.Errorf("%w: backward error %.3g after %d steps (%s), tolerance %.3g",
 			ErrNotConverged, bestEta, rep.Outer, rep.Stop, opt.Tol)

@@ -45,7 +45,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, boundCmd, experimentCmd, benchCmd, infoCmd}
+	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, luCmd, solveCmd, boundCmd, experimentCmd, benchCmd, infoCmd}
 }
 
 func lookup(name string) *command {

@@ -130,7 +130,9 @@ func Write(w io.Writer, m Matrix) error {
 // It reports every error, including the one from closing the file, which is
 // where a full disk often first shows. On error the file may be left
 // partially written.
-func WriteFile(path string, m Matrix) (err error) {
+func WriteFile(path string, m Matrix) error { return writeFile(path, m, false) }
+
+func writeFile(path string, m Matrix, vector bool) error {
 	// Validate before touching the file, so that a bad Matrix does not
 	// truncate an existing file.
 	if _, _, err := checkMatrix(m); err != nil {
@@ -141,7 +143,7 @@ func WriteFile(path string, m Matrix) (err error) {
 		return fmt.Errorf("npy: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, chunkBytes)
-	werr := encode(bw, m)
+	werr := encode(bw, m, vector)
 	if werr == nil {
 		werr = bw.Flush()
 	}
@@ -317,13 +319,25 @@ func checkMatrix(m Matrix) (descr string, elemSize int, err error) {
 	return descr, elemSize, nil
 }
 
-// encode writes m to w; errors carry no "npy: " prefix.
-func encode(w io.Writer, m Matrix) error {
+// WriteVectorFile writes x to path as a 1-D array of shape (len(x),), as
+// NumPy users expect of a vector (Read gives it back as a column), with
+// dtype "float32" or "float64" as in Write.
+func WriteVectorFile(path string, x []float64, dtype string) error {
+	return writeFile(path, Matrix{Rows: len(x), Cols: 1, Data: x, Dtype: dtype}, true)
+}
+
+// encode writes m to w, as a 1-D array when vector; errors carry no "npy: "
+// prefix.
+func encode(w io.Writer, m Matrix, vector ...bool) error {
 	descr, elemSize, err := checkMatrix(m)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(headerBytes(descr, m.Rows, m.Cols)); err != nil {
+	shape := "(" + strconv.Itoa(m.Rows) + ", " + strconv.Itoa(m.Cols) + ")"
+	if len(vector) > 0 && vector[0] {
+		shape = "(" + strconv.Itoa(m.Rows*m.Cols) + ",)"
+	}
+	if _, err := w.Write(headerBytes(descr, shape, m.Rows)); err != nil {
 		return err
 	}
 	per := chunkBytes / elemSize
@@ -351,18 +365,17 @@ func encode(w io.Writer, m Matrix) error {
 }
 
 // headerBytes returns the preamble and header that np.save writes for a
-// C-order array of the given descr and shape (rows, cols).
-func headerBytes(descr string, rows, cols int) []byte {
+// C-order array of the given descr and shape (its Python repr) whose first
+// dimension is rows.
+func headerBytes(descr, shape string, rows int) []byte {
 	// np.save writes the keys sorted, repr of each value, a trailing ", "
 	// after each, then room for the first dimension to grow.
 	var d strings.Builder
 	d.WriteString("{'descr': '")
 	d.WriteString(descr)
-	d.WriteString("', 'fortran_order': False, 'shape': (")
-	d.WriteString(strconv.Itoa(rows))
-	d.WriteString(", ")
-	d.WriteString(strconv.Itoa(cols))
-	d.WriteString("), }")
+	d.WriteString("', 'fortran_order': False, 'shape': ")
+	d.WriteString(shape)
+	d.WriteString(", }")
 	d.WriteString(strings.Repeat(" ", max(0, growthAxisMaxDigits-len(strconv.Itoa(rows)))))
 	dict := d.String()
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -523,7 +524,7 @@ func TestWriteFileErrors(t *testing.T) {
 // with spaces and a final '\n' to a 64-byte boundary, whatever the digits.
 func TestHeaderMatchesNumPy(t *testing.T) {
 	for _, rc := range [][2]int{{0, 0}, {1, 1}, {12345, 7}, {math.MaxInt32, 3}, {math.MaxInt / 8, 1}, {1, math.MaxInt32}} {
-		h := headerBytes("<f8", rc[0], rc[1])
+		h := headerBytes("<f8", "("+strconv.Itoa(rc[0])+", "+strconv.Itoa(rc[1])+")", rc[0])
 		if len(h)%64 != 0 || h[len(h)-1] != '\n' || int(le.Uint16(h[8:])) != len(h)-10 {
 			t.Errorf("%v: bad layout %q", rc, h)
 		}
@@ -540,5 +541,23 @@ func TestHeaderMatchesNumPy(t *testing.T) {
 		} else if err != nil || m.Rows != rc[0] || m.Cols != rc[1] {
 			t.Errorf("%v: read back %d×%d, %v", rc, m.Rows, m.Cols, err)
 		}
+	}
+}
+
+func TestWriteVector(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.npy")
+	if err := WriteVectorFile(path, []float64{1, 2, 3}, "float64"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "'shape': (3,), }") || len(raw)%64 != 24 {
+		t.Fatalf("file %q", raw)
+	}
+	m, err := ReadFile(path)
+	if err != nil || m.Rows != 3 || m.Cols != 1 || m.Data[2] != 3 {
+		t.Fatalf("read back %+v, %v", m, err)
 	}
 }

@@ -1,0 +1,462 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/internal/progress"
+	"github.com/mwmm/mwmm/lu"
+	"github.com/mwmm/mwmm/solve"
+)
+
+const factorHelp = `
+--factor says how the LU factorization computes (package lu). Every form
+factors the panel and solves for U12 in its storage format, one rounding
+per operation; they differ in the trailing updates A22 ← A22 − L21·U12:
+
+  tc16     through the block FMA of --unit with binary16 output: the
+           factors are stored in binary16 (the TC16 form of Blanchard et al.)
+  tc32     through the block FMA with binary32 output; L21 and U12 are
+           rounded to --input (fp16) for it; factors in binary32 (TC32)
+  fp16, bf16, fp32, fp64
+           plain arithmetic in that format, fl(c − fl(l·u)) term by term
+  VARIANT  a multiword variant (mwmm gemm --variants), e.g.
+           double-fp16-fabsum: fp32-accurate updates from fp16 words, on
+           model:UNIT (bit-exact, slow) or, with --unit reference, the fast
+           float64 engine; factors in binary32
+
+--unit is a preset or spec as 'mwmm mma list' shows them (v100, t4, a100,
+h100, ieee, or with overrides: v100:extra=2).`
+
+var luCmd = &command{
+	name:    "lu",
+	summary: "LU factorization with tensor-core block FMAs (TC16, TC32, multiword), its backward error and bound",
+	usage:   "mwmm lu [--a A.npy | --size N [--matrix KIND]] [--factor F] [--unit UNIT] [--nb NB] [--out LU.npy] [--json]",
+	help: `
+Lu factors a square matrix, P·A = L̂·Û, with a right-looking blocked LU with
+partial pivoting whose updates run as --factor says, and reports the
+normwise backward error ‖P·A − L̂Û‖∞/‖A‖∞, the componentwise error
+max |P·fl(A) − L̂Û|/(|L̂||Û|) beside its a-priori bound (fl(A): A rounded to
+the storage format), the growth factor max|Û|/max|A| and ‖|L̂||Û|‖∞/‖A‖∞.
+A zero pivot (a matrix singular in the form's arithmetic) or an entry
+outside the storage format's range is reported as an error, exit status 1.
+` + factorHelp + `
+
+A is a NumPy .npy file (float32 or float64), or a random matrix of order
+--size drawn as --matrix says:
+` + matrixKindsHelp(),
+	examples: `
+mwmm lu --size 256 --factor tc16
+mwmm lu --size 256 --factor tc32 --unit a100 --input bf16
+mwmm lu --size 256 --matrix randsvd:kappa=1e8 --factor double-fp16-fabsum
+mwmm lu --a A.npy --factor fp32 --out LU.npy --perm P.npy`,
+	flags: func() *flag.FlagSet { fs, _ := systemFlags("lu"); return fs },
+	run:   runLU,
+}
+
+var solveCmd = &command{
+	name:    "solve",
+	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors by GMRES-IR or iterative refinement",
+	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine gmres|ir|none] [--tol T] [--json]",
+	help: `
+Solve factors A as 'mwmm lu' does (--factor, --unit) and refines the
+solution in binary64 until the normwise backward error
+‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) is at most --tol (default √n·2^-53, LAPACK
+dsgesv's criterion). --refine gmres (GMRES-IR, the default) solves each
+correction by GMRES on the system preconditioned by the factors, which
+converges while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy);
+--refine ir solves it with the factors alone (κ(A)·u_f < 1); none returns
+the LU solution. Residuals are in binary64, or in double-word arithmetic
+with --residual dd, which brings the forward error down to order 2^-53
+while κ(A)·2^-53 < 1.
+
+It prints the backward error after each step with the GMRES iterations it
+took, and the time of the factorization and of the refinement. A solve that
+does not reach --tol (refinement stalled, diverged or ran out of steps)
+prints its steps, writes no x, and exits with status 1.
+` + factorHelp + `
+
+A and b are NumPy .npy files (float32 or float64; b a vector or an n×1
+column); x is written as a float64 vector. Without them, A is a random
+matrix of order --size drawn as --matrix says, and b has entries uniform in
+(−0.5, 0.5]:
+` + matrixKindsHelp(),
+	examples: `
+mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor tc32
+mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor fp16 --refine ir   # κ·u16 ≫ 1: fails, exit 1
+mwmm solve --size 300 --factor double-fp16-fabsum --unit v100 --json
+mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12`,
+	flags: func() *flag.FlagSet { fs, _ := systemFlags("solve"); return fs },
+	run:   runSolve,
+}
+
+func matrixKindsHelp() string {
+	var b strings.Builder
+	for _, k := range experiment.MatrixKinds() {
+		fmt.Fprintf(&b, "  %-9s %s\n", k.Name, k.Doc)
+	}
+	return b.String()
+}
+
+type systemOptions struct {
+	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
+	size, nb, maxIter                                                 int
+	tol, gmresTol                                                     float64
+	seed                                                              uint64
+	json, luError                                                     bool
+}
+
+func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
+	o := new(systemOptions)
+	fs := newFlagSet(name)
+	fs.StringVar(&o.a, "a", "", "`A.npy`, the n×n matrix")
+	fs.IntVar(&o.size, "size", 0, "order `N` of a random A when --a is not given (default 256)")
+	fs.StringVar(&o.matrix, "matrix", "centered", "the random A: `KIND[:key=value,...]`, e.g. randsvd:kappa=1e8,mode=one-small")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random A (and b)")
+	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant")
+	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")
+	fs.StringVar(&o.input, "input", "fp16", "the unit's input `FORMAT` for tc16 and tc32")
+	fs.IntVar(&o.nb, "nb", lu.DefaultNB, "block size `NB`: panel width and inner dimension of the updates")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	if name == "lu" {
+		fs.StringVar(&o.out, "out", "", "write L\\U (L below the diagonal, unit diagonal implied) to this `.npy` file")
+		fs.StringVar(&o.perm, "perm", "", "write the row permutation (row i of P·A is row perm[i] of A, 0-based) to this `.npy` file")
+		return fs, o
+	}
+	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
+	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
+	fs.StringVar(&o.refine, "refine", "gmres", "refinement `METHOD`: gmres (GMRES-IR), ir (classical) or none")
+	fs.StringVar(&o.residual, "residual", "fp64", "precision `P` of the residuals: fp64 or dd (double-word)")
+	fs.Float64Var(&o.tol, "tol", 0, "stop at this normwise backward `ERROR` (default √n·2^-53)")
+	fs.IntVar(&o.maxIter, "max-iter", 20, "at most `N` refinement steps")
+	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
+	fs.BoolVar(&o.luError, "lu-error", false, "also measure the factorization's backward error (costs about as much as factoring)")
+	return fs, o
+}
+
+// loadSystem reads or generates A (and b when withB) and parses the form.
+func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []float64, what string, form lu.Form, err error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	form, err = lu.ParseForm(o.factor, o.unit, o.input)
+	if err != nil {
+		return 0, nil, nil, "", form, usage(err)
+	}
+	if o.nb < 1 {
+		return 0, nil, nil, "", form, usagef("--nb %d: the block size must be at least 1", o.nb)
+	}
+	if withB && (o.tol < 0 || o.gmresTol <= 0 || o.maxIter < 0) {
+		return 0, nil, nil, "", form, usagef("--tol, --gmres-tol and --max-iter must be positive")
+	}
+	if o.a == "" {
+		if o.b != "" {
+			return 0, nil, nil, "", form, usagef("--b needs --a: a right-hand side for a generated A would not match it")
+		}
+		spec, err := experiment.ParseMatrix(o.matrix)
+		if err != nil {
+			return 0, nil, nil, "", form, usage(err)
+		}
+		n = o.size
+		if !set["size"] {
+			n = 256
+		}
+		if n < 1 {
+			return 0, nil, nil, "", form, usagef("--size %d: the order must be at least 1", n)
+		}
+		a = spec.Generate(o.seed, "A", n)
+		if withB {
+			b = experiment.RandomVector(o.seed, "b", n)
+		}
+		return n, a, b, fmt.Sprintf("%s, %d×%d (seed %d)", spec, n, n, o.seed), form, nil
+	}
+	if set["size"] || set["matrix"] {
+		return 0, nil, nil, "", form, usagef("--size and --matrix describe a random A; with --a they would be ignored")
+	}
+	m, err := npy.ReadFile(o.a)
+	if err != nil {
+		return 0, nil, nil, "", form, err
+	}
+	switch {
+	case m.Rows == 0 || m.Cols == 0:
+		return 0, nil, nil, "", form, fmt.Errorf("%s is %d×%d: an empty matrix has no LU factorization", o.a, m.Rows, m.Cols)
+	case m.Rows != m.Cols:
+		return 0, nil, nil, "", form, fmt.Errorf("%s is %d×%d: LU needs a square matrix", o.a, m.Rows, m.Cols)
+	}
+	n, a = m.Rows, m.Data
+	what = fmt.Sprintf("%s, %d×%d", o.a, n, n)
+	if withB {
+		if o.b == "" {
+			return 0, nil, nil, "", form, usagef("--a needs --b, the right-hand side")
+		}
+		mb, err := npy.ReadFile(o.b)
+		if err != nil {
+			return 0, nil, nil, "", form, err
+		}
+		if mb.Cols != 1 || mb.Rows != n {
+			return 0, nil, nil, "", form, fmt.Errorf("%s is %d×%d: A is %d×%d, so b needs %d entries", o.b, mb.Rows, mb.Cols, n, n, n)
+		}
+		b = mb.Data
+	}
+	return n, a, b, what, form, nil
+}
+
+// factorOptions shows a progress bar for the factorization on a terminal,
+// and warns of long runs.
+func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.Options, func()) {
+	if secs := estimateSeconds(form, n); secs > 30 {
+		fmt.Fprintf(stderr, "mwmm: factoring %d×%d in %s takes about %s on this machine (Ctrl-C stops it)\n", n, n, form.Name, humanSeconds(secs))
+	}
+	const ticks = 1000
+	bar := progress.New(stderr, ticks, "lu "+form.Name)
+	shown := 0.0
+	opt := lu.Options{NB: o.nb, Progress: func(done, total float64) {
+		t := done / total * ticks
+		bar.Add(int64(t) - int64(shown))
+		shown = float64(int64(t))
+	}}
+	return opt, bar.Finish
+}
+
+// estimateSeconds is a rough time for an n×n factorization: n³/3
+// multiply-adds at the rate each arithmetic runs on two cores here.
+func estimateSeconds(form lu.Form, n int) float64 {
+	rate := 7e7 // a block-FMA model
+	switch form.Name {
+	case "fp64", "fp32":
+		rate = 5e8
+	case "fp16", "bf16":
+		rate = 6e7
+	}
+	if strings.HasPrefix(form.Update, "multiword") {
+		rate = 2e7
+	}
+	m := float64(n)
+	return m * m * m / 3 / rate
+}
+
+func humanSeconds(s float64) string {
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 7200:
+		return fmt.Sprintf("%.0f minutes", s/60)
+	}
+	return fmt.Sprintf("%.1f hours", s/3600)
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+type luSummary struct {
+	Factor  string     `json:"factor"`
+	Update  string     `json:"update"`
+	Matrix  string     `json:"matrix"`
+	N       int        `json:"n"`
+	NB      int        `json:"nb"`
+	Storage string     `json:"storage"`
+	Seconds float64    `json:"seconds"`
+	Swaps   int        `json:"row_swaps"`
+	Errors  *lu.Errors `json:"errors,omitempty"`
+	Bound   float64    `json:"bound"`
+	// BoundFirstOrder is the bound's first-order form.
+	BoundFirstOrder string `json:"bound_first_order"`
+	Underflows      int    `json:"underflows"`
+}
+
+func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs, o := systemFlags("lu")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	n, a, _, what, form, err := loadSystem(fs, o, false)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	opt, finish := factorOptions(o, form, n, stderr)
+	fa, err := lu.Factor(ctx, form, n, a, opt)
+	finish()
+	var se *lu.SingularError
+	if err != nil && !errors.As(err, &se) {
+		return err
+	}
+	sum := luSummary{Factor: form.Name, Update: form.Update, Matrix: what, N: n, NB: fa.NB, Storage: form.Storage.Name(),
+		Seconds: fa.Duration.Seconds(), Underflows: fa.Underflows}
+	for i, p := range fa.Piv {
+		if p != i {
+			sum.Swaps++
+		}
+	}
+	if se == nil {
+		e, err := fa.Errors(a)
+		if err != nil {
+			return err
+		}
+		sum.Errors = &e
+	}
+	if b, err := form.Bound(n, fa.NB); err == nil {
+		sum.Bound, sum.BoundFirstOrder = b.Total, b.Dominant
+	}
+	if o.out != "" {
+		if err := npy.WriteFile(o.out, npy.Matrix{Rows: n, Cols: n, Data: fa.LU, Dtype: "float64"}); err != nil {
+			return err
+		}
+	}
+	if o.perm != "" {
+		p := fa.Perm()
+		pf := make([]float64, n)
+		for i, v := range p {
+			pf[i] = float64(v)
+		}
+		if err := npy.WriteVectorFile(o.perm, pf, "float64"); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		if err := writeJSON(stdout, sum); err != nil {
+			return err
+		}
+		return err // the SingularError, if any, after the report
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "factor\t%s: %s\n", form.Name, form.Update)
+	fmt.Fprintf(w, "matrix\t%s\n", what)
+	fmt.Fprintf(w, "storage\t%s, block size %d, %d row swaps\n", sum.Storage, sum.NB, sum.Swaps)
+	fmt.Fprintf(w, "time\t%.3g s\n", sum.Seconds)
+	if e := sum.Errors; e != nil {
+		fmt.Fprintf(w, "backward error\t%.3g\t‖P·A − L̂Û‖∞/‖A‖∞\n", e.Normwise)
+		fmt.Fprintf(w, "componentwise error\t%.3g\tmax |P·fl(A) − L̂Û|/(|L̂||Û|); a-priori bound %.3g ≈ %s\n", e.Componentwise, sum.Bound, sum.BoundFirstOrder)
+		fmt.Fprintf(w, "growth factor\t%.3g\tmax|Û|/max|A|\n", e.Growth)
+		fmt.Fprintf(w, "‖|L̂||Û|‖∞/‖A‖∞\t%.3g\n", e.LUNorm)
+	}
+	if sum.Underflows > 0 {
+		fmt.Fprintf(w, "underflows\t%d\tnonzero entries of A that are 0 in %s\n", sum.Underflows, sum.Storage)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return err
+}
+
+type solveSummary struct {
+	Matrix string `json:"matrix"`
+	Update string `json:"update"`
+	solve.Report
+	X string `json:"x,omitempty"`
+}
+
+func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs, o := systemFlags("solve")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	method, err := solve.ParseMethod(o.refine)
+	if err != nil {
+		return usage(err)
+	}
+	res, err := solve.ParseResidual(o.residual)
+	if err != nil {
+		return usage(err)
+	}
+	n, a, b, what, form, err := loadSystem(fs, o, true)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	luOpt, finish := factorOptions(o, form, n, stderr)
+	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, Residual: res}
+	if o.maxIter == 0 {
+		sopt.Refine = solve.None // no steps; Options would read 0 as its default
+	}
+	x, rep, serr := solve.System(ctx, form, n, a, b, luOpt, sopt, o.luError)
+	finish()
+	if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
+		return serr
+	}
+	sum := solveSummary{Matrix: what, Update: form.Update, Report: rep}
+	if serr == nil && o.x != "" {
+		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
+			return err
+		}
+		sum.X = o.x
+	}
+	if o.json {
+		if err := writeJSON(stdout, sum); err != nil {
+			return err
+		}
+	} else if err := writeSolveReport(stdout, sum); err != nil {
+		return err
+	}
+	if serr != nil {
+		if o.x != "" {
+			return fmt.Errorf("%w; %s not written", serr, o.x)
+		}
+		return serr
+	}
+	return nil
+}
+
+func writeSolveReport(stdout io.Writer, s solveSummary) error {
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "factor\t%s: %s\n", s.Factor, s.Update)
+	fmt.Fprintf(w, "matrix\t%s\n", s.Matrix)
+	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine), s.Residual, s.Tol)
+	if e := s.LUError; e != nil {
+		fmt.Fprintf(w, "LU backward error\t%.3g\t(growth %.3g)\n", e.Normwise, e.Growth)
+	}
+	w.Flush()
+	fmt.Fprintln(stdout)
+	w = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "step\tbackward error\tGMRES iterations\t\n")
+	for _, st := range s.Steps {
+		it := ""
+		if st.Iteration > 0 && s.Refine == "gmres" {
+			it = strconv.Itoa(st.GMRES)
+		}
+		fmt.Fprintf(w, "%d\t%.3g\t%s\t\n", st.Iteration, st.BackwardError, it)
+	}
+	w.Flush()
+	fmt.Fprintln(stdout)
+	verdict := "converged"
+	if !s.Converged {
+		verdict = "NOT converged"
+	}
+	fmt.Fprintf(stdout, "%s: %s; %d steps, %d GMRES iterations\n", verdict, s.Stop, s.Outer, s.GMRES)
+	fmt.Fprintf(stdout, "time: factorization %.3g s, refinement %.3g s\n", s.FactorSeconds, s.RefineSeconds)
+	if s.X != "" {
+		fmt.Fprintf(stdout, "wrote %s\n", s.X)
+	}
+	return nil
+}
+
+func refineName(m string) string {
+	switch m {
+	case "gmres":
+		return "GMRES-IR"
+	case "ir":
+		return "classical iterative refinement"
+	}
+	return "none"
+}

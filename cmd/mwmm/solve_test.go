@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mwmm/mwmm/internal/npy"
+)
+
+func saveNpy(t *testing.T, dir, name string, rows, cols int, data []float64) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := npy.WriteFile(p, npy.Matrix{Rows: rows, Cols: cols, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSolveCommand(t *testing.T) {
+	dir := t.TempDir()
+	a := saveNpy(t, dir, "A.npy", 3, 3, []float64{4, 1, 0, 1, 4, 1, 0, 1, 4})
+	b := saveNpy(t, dir, "b.npy", 3, 1, []float64{5, 6, 5})
+	x := filepath.Join(dir, "x.npy")
+	code, out, errOut := mwmm(t, "", "solve", "--a", a, "--b", b, "--x", x, "--factor", "tc16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	m, err := npy.ReadFile(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range m.Data {
+		if math.Abs(v-1) > 1e-15 {
+			t.Errorf("x[%d] = %v, want 1", i, v)
+		}
+	}
+	if !strings.Contains(out, "converged") || !strings.Contains(out, "GMRES-IR") {
+		t.Errorf("report:\n%s", out)
+	}
+
+	code, out, _ = mwmm(t, "", "solve", "--size", "40", "--factor", "double-fp16-fabsum", "--unit", "reference", "--json")
+	var rep struct {
+		Converged bool
+		Steps     []struct {
+			BackwardError float64 `json:"backward_error"`
+		}
+		Factor string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !rep.Converged || rep.Factor != "double-fp16-fabsum" || len(rep.Steps) < 2 {
+		t.Errorf("--json: exit %d, %+v\n%s", code, rep, out)
+	}
+
+	// κ·u16 ≫ 1: classical refinement from fp16 factors cannot converge.
+	x2 := filepath.Join(dir, "x2.npy")
+	code, out, errOut = mwmm(t, "", "solve", "--size", "60", "--matrix", "randsvd:kappa=1e9", "--factor", "fp16", "--refine", "ir", "--x", x2)
+	if code != 1 || !strings.Contains(out, "NOT converged") || !strings.Contains(errOut, "not written") {
+		t.Errorf("divergent solve: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(x2); !os.IsNotExist(err) {
+		t.Errorf("x written for a failed solve: %v", err)
+	}
+}
+
+func TestSolveBadInput(t *testing.T) {
+	dir := t.TempDir()
+	sq := saveNpy(t, dir, "A.npy", 2, 2, []float64{1, 2, 3, 4})
+	rect := saveNpy(t, dir, "R.npy", 2, 3, make([]float64, 6))
+	nan := saveNpy(t, dir, "N.npy", 2, 2, []float64{1, math.NaN(), 3, 4})
+	b2 := saveNpy(t, dir, "b2.npy", 2, 1, []float64{1, 1})
+	b3 := saveNpy(t, dir, "b3.npy", 3, 1, []float64{1, 1, 1})
+	binf := saveNpy(t, dir, "binf.npy", 2, 1, []float64{1, math.Inf(1)})
+	empty := saveNpy(t, dir, "E.npy", 0, 0, nil)
+	sing := saveNpy(t, dir, "S.npy", 2, 2, []float64{1, 2, 2, 4})
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"solve", "--a", rect, "--b", b2}, 1, "square"},
+		{[]string{"solve", "--a", sq, "--b", b3}, 1, "needs 2 entries"},
+		{[]string{"solve", "--a", nan, "--b", b2}, 1, "NaN"},
+		{[]string{"solve", "--a", sq, "--b", binf}, 1, "+Inf"},
+		{[]string{"solve", "--a", empty, "--b", b2}, 1, "empty"},
+		{[]string{"solve", "--a", sing, "--b", b2}, 1, "singular"},
+		{[]string{"solve", "--a", sq}, 2, "--b"},
+		{[]string{"solve", "--b", b2}, 2, "--a"},
+		{[]string{"solve", "--a", sq, "--b", b2, "--size", "4"}, 2, "ignored"},
+		{[]string{"solve", "--factor", "tc99"}, 2, "unknown factorization"},
+		{[]string{"solve", "--unit", "nosuch"}, 2, "nosuch"},
+		{[]string{"solve", "--refine", "cg"}, 2, "refinement"},
+		{[]string{"solve", "--matrix", "randsvd:kappa=0.5"}, 2, "kappa"},
+		{[]string{"solve", "--size", "0"}, 2, "order"},
+		{[]string{"lu", "--a", sing}, 1, "zero pivot in column 2"},
+		{[]string{"lu", "--a", rect}, 1, "square"},
+		{[]string{"lu", "--size", "4", "--nb", "0"}, 2, "block size"},
+		{[]string{"lu", "--size", "4", "--matrix", "uniform", "--factor", "fp16", "extra"}, 2, "unexpected"},
+	}
+	for _, c := range cases {
+		code, _, errOut := mwmm(t, "", c.args...)
+		if code != c.code || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.msg, errOut)
+		}
+	}
+}
+
+func TestLUCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "LU.npy")
+	perm := filepath.Join(dir, "P.npy")
+	code, stdout, errOut := mwmm(t, "", "lu", "--size", "50", "--factor", "tc32", "--out", out, "--perm", perm, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var s struct {
+		Errors struct {
+			Componentwise float64 `json:"componentwise_error"`
+			Normwise      float64 `json:"backward_error"`
+		}
+		Bound float64
+		N     int
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil || s.N != 50 {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if !(s.Errors.Componentwise > 0 && s.Errors.Componentwise <= s.Bound && s.Errors.Normwise > 0) {
+		t.Errorf("errors %+v, bound %v", s.Errors, s.Bound)
+	}
+	m, err := npy.ReadFile(out)
+	if err != nil || m.Rows != 50 || m.Cols != 50 {
+		t.Fatalf("LU.npy: %+v %v", m.Rows, err)
+	}
+	p, err := npy.ReadFile(perm)
+	if err != nil || p.Rows != 50 {
+		t.Fatalf("P.npy: %v", err)
+	}
+	seen := map[float64]bool{}
+	for _, v := range p.Data {
+		seen[v] = true
+	}
+	if len(seen) != 50 {
+		t.Errorf("permutation has %d distinct entries", len(seen))
+	}
+}
