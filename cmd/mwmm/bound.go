@@ -11,6 +11,7 @@ import (
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/lu"
 )
 
 var boundCmd = &command{
@@ -82,6 +83,16 @@ accumulation format (f_min/2, or u·f_min with subnormals; twice that with
 directed rounding), are the price of the narrow range. Add +ftz to a
 format's name to turn its subnormals off.
 
+--lu prints, for an n×n LU with block size --nb whose updates run on
+--unit, the componentwise backward error bound |P·fl(A) − L̂Û| ≤ c·|L̂||Û|
+of each factorization form of 'mwmm lu' (Blanchard, Higham, Lopez, Mary
+and Pranesh, SIAM J. Sci. Comput. 2020, section 4: TC16 and TC32 block
+FMAs, plain fp16, fp32 and fp64, a multiword update) and the condition
+numbers up to which refinement in fp64 converges with u_f = c (Carson and
+Higham 2018, constants omitted): κ·u_f < 1 for LU-IR and κ·u_f·2^-26.5 < 1
+for GMRES-IR. Worst-case bounds are pessimistic: 'mwmm experiment run
+gmres-ir' measures where each form really stops.
+
 --json prints the inputs and the result (terms, total, dominant term) as
 JSON; an infinite value is written as the string "+Inf".`,
 	examples: `
@@ -97,7 +108,9 @@ mwmm bound --table
 # the narrow-range slides' example: e4m3 inputs, binary16 accumulation, no subnormals
 mwmm bound --narrow --low e4m3+ftz --high binary16+ftz -p 1 -n 4
 mwmm bound --narrow --low e4m3+ftz --high binary16+ftz -p 1 -n 4 --theta 127
-mwmm bound --low tf32 -p 2 -n 8192 --json`,
+mwmm bound --low tf32 -p 2 -n 8192 --json
+# LU with TC16, TC32, fp16, fp32 and multiword updates on the V100 model
+mwmm bound --lu -n 1000 --unit v100`,
 	flags: func() *flag.FlagSet { fs, _ := boundFlags(); return fs },
 	run:   runBound,
 }
@@ -108,6 +121,9 @@ type boundOptions struct {
 	n, b, group, theta, fabsum   string
 	all, prob, narrow, table     bool
 	json                         bool
+	lu                           bool
+	unit                         string
+	nb                           int
 }
 
 func boundFlags() (*flag.FlagSet, *boundOptions) {
@@ -127,6 +143,9 @@ func boundFlags() (*flag.FlagSet, *boundOptions) {
 	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
 	fs.BoolVar(&o.narrow, "narrow", false, "the normwise bound of the scaled narrow-range algorithm (Mary and Mikaitis)")
 	fs.StringVar(&o.theta, "theta", "", "with --narrow: the scaling bound `T` (default min(f_max, √(F_max/n)))")
+	fs.BoolVar(&o.lu, "lu", false, "the LU bounds of Blanchard et al. for each factorization form, and the κ up to which refinement converges")
+	fs.StringVar(&o.unit, "unit", "v100", "with --lu: the block FMA `UNIT` of the tc16, tc32 and multiword forms")
+	fs.IntVar(&o.nb, "nb", lu.DefaultNB, "with --lu: the block size `NB` of the LU")
 	fs.BoolVar(&o.json, "json", false, "print the inputs and the result as JSON")
 	return fs, o
 }
@@ -160,6 +179,16 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			}
 		}
 		return nil
+	}
+
+	if o.lu {
+		if err := only("lu", "n", "unit", "nb", "json"); err != nil {
+			return err
+		}
+		return runLUBound(stdout, o, set["n"])
+	}
+	if set["unit"] || set["nb"] {
+		return usagef("--unit and --nb go with --lu")
 	}
 
 	if o.table {
@@ -437,4 +466,61 @@ func writeTable21(w io.Writer, rows []bound.Table21Row) error {
 		fmt.Fprintf(tw, "%s\t%s\tp = %d\t%s\t%d\t%s\n", uh, ul, r.P, r.Name, r.Products, r.Dominant)
 	}
 	return tw.Flush()
+}
+
+// luBoundRow is one form of 'mwmm bound --lu'.
+type luBoundRow struct {
+	Form       string       `json:"form"`
+	Storage    string       `json:"storage"`
+	Bound      bound.Result `json:"bound"`
+	KappaIR    float64      `json:"max_kappa_ir"`
+	KappaGMRES float64      `json:"max_kappa_gmres_ir"`
+}
+
+func runLUBound(stdout io.Writer, o *boundOptions, haveN bool) error {
+	if !haveN {
+		return usagef("give the order of the matrix with -n (e.g. -n 1000)")
+	}
+	n, err := parseCount("-n", o.n)
+	if err != nil {
+		return err
+	}
+	if n > 1<<40 {
+		return usagef("-n %s is too large", o.n)
+	}
+	if o.nb < 1 {
+		return usagef("--nb %d: the block size must be at least 1", o.nb)
+	}
+	var rows []luBoundRow
+	for _, name := range []string{"fp16", "tc16", "tc32", "double-fp16-fabsum", "fp32", "fp64"} {
+		f, err := lu.ParseForm(name, o.unit, "fp16")
+		if err != nil {
+			return usage(err)
+		}
+		r, err := f.Bound(int(n), o.nb)
+		if err != nil {
+			return err
+		}
+		ref := bound.Refinement{UF: r.Total, U: 0x1p-53, UR: 0x1p-53}
+		rows = append(rows, luBoundRow{Form: name, Storage: f.Storage.Name(), Bound: r, KappaIR: ref.MaxKappaIR(), KappaGMRES: ref.MaxKappaGMRES()})
+	}
+	if o.json {
+		return writeJSON(stdout, struct {
+			N    float64      `json:"n"`
+			NB   int          `json:"nb"`
+			Unit string       `json:"unit"`
+			Rows []luBoundRow `json:"forms"`
+		}{n, o.nb, o.unit, rows})
+	}
+	fmt.Fprintf(stdout, "LU of order n = %s, block size %d, block FMA %s: |P·fl(A) − L̂Û| ≤ c·|L̂||Û|\n\n", numText(n), o.nb, o.unit)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "FORM\tSTORAGE\tc\tFIRST ORDER\tLU-IR TO κ\tGMRES-IR TO κ\n")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%.3g\t%s\t%.2g\t%.2g\n", r.Form, r.Storage, r.Bound.Total, r.Bound.Dominant, r.KappaIR, r.KappaGMRES)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\nκ limits with u_f = c, working precision and residuals fp64 (Carson and Higham 2018, constants omitted).")
+	return nil
 }

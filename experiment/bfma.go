@@ -1,0 +1,387 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/mwmm/mwmm/bound"
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/lu"
+	"github.com/mwmm/mwmm/mma"
+	"github.com/mwmm/mwmm/multiword"
+	"github.com/mwmm/mwmm/solve"
+)
+
+const (
+	blanchard = "Blanchard, Higham, Lopez, Mary, Pranesh, Mixed precision block fused multiply-add: error analysis and application to GPU tensor cores, SIAM J. Sci. Comput. 42(3), 2020, https://doi.org/10.1137/19M1289546"
+	carson    = "Carson, Higham, Accelerating the solution of linear systems by iterative refinement in three precisions, SIAM J. Sci. Comput. 40(2), 2018, https://doi.org/10.1137/17M1140819"
+	haidar    = "Haidar, Tomov, Dongarra, Higham, Harnessing GPU tensor cores for fast FP16 arithmetic to speed up mixed-precision iterative refinement solvers, SC18, https://doi.org/10.1109/SC.2018.00050"
+)
+
+func init() {
+	for _, e := range []*Experiment{bfmaMatmul(), bfmaLU(), gmresIR()} {
+		Register(e)
+	}
+}
+
+// bfmaUnits are the units of the block-FMA experiments: the paper's V100
+// first, the later generations beside it.
+var bfmaUnits = []string{"v100", "a100", "h100"}
+
+// unitsOf returns the units an experiment runs: the user's (--engine
+// model:UNIT) or bfmaUnits.
+func unitsOf(cfg Config, name string) ([]string, error) {
+	if cfg.Engine == "" {
+		return bfmaUnits, nil
+	}
+	u, ok := strings.CutPrefix(cfg.Engine, "model:")
+	if !ok || u == "" {
+		return nil, fmt.Errorf("%s runs block FMAs through unit models, so --engine must be model:<unit>, not %q", name, cfg.Engine)
+	}
+	if _, err := mma.Open(u, "fp16", "fp32"); err != nil {
+		return nil, err
+	}
+	return []string{u}, nil
+}
+
+// tcUnit opens the unit's fp16-input unit with fp16 (TC16) or fp32 (TC32)
+// output.
+func tcUnit(unit string, out format.Format) (*mma.Model, error) {
+	u, err := mma.Open(unit, "fp16", out.Name())
+	if err != nil {
+		return nil, err
+	}
+	m, ok := u.(*mma.Model)
+	if !ok {
+		return nil, fmt.Errorf("unit %s is not a model", unit)
+	}
+	return m, nil
+}
+
+func roundAll(f format.Format, x []float64) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = f.Round(v, format.NearestEven)
+	}
+	return y
+}
+
+// plainProduct is C = A·B in plain arithmetic of f (A and B rounded to f,
+// c ← fl(c + fl(a·b)) in order of k).
+func plainProduct(f format.Format, m, k, n int, a, b []float64) []float64 {
+	a, b = roundAll(f, a), roundAll(f, b)
+	c := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			s := 0.0
+			for l := 0; l < k; l++ {
+				s = f.Round(s+f.Round(a[i*k+l]*b[l*n+j], format.NearestEven), format.NearestEven)
+			}
+			c[i*n+j] = s
+		}
+	}
+	return c
+}
+
+func bfmaMatmul() *Experiment {
+	const rows = 16
+	e := errorColumns(&Experiment{
+		Name:  "bfma-matmul",
+		Title: "matrix multiplication with a block FMA: fp16, TC16, TC32 and fp32 against n",
+		Cites: blanchard + ", sections 3 and 6",
+		Shows: "the error of C = AB: TC16 (tensor cores with fp16 output) grows like (n/b)·u16 and follows fp16, " +
+			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the paper's reason to prefer TC32",
+		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the paper's data distribution is not ours to copy: ours), rounded to binary16 for the "+
+			"block FMAs; TC16 and TC32 through the bit-exact unit models (Algorithm 3.1: blocks of the unit's k products, each block's result "+
+			"the next block's addend), fp16 and fp32 in plain arithmetic c ← fl(c + fl(a·b)); panels v100 (the paper's GPU), a100, h100 "+
+			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA)", rows, rows),
+	}, "unit", "componentwise_error", componentwise)
+	e.Tasks = func(cfg Config) ([]Task, error) {
+		units, err := unitsOf(cfg, "bfma-matmul")
+		if err != nil {
+			return nil, err
+		}
+		hi := 17
+		if cfg.Quick {
+			hi = 12
+		}
+		var tasks []Task
+		for _, n := range sizes(6, hi) {
+			key := fmt.Sprint("bfma", n)
+			for _, f := range []format.Format{format.Binary16, format.Binary32} {
+				series := formatShort(f)
+				// The (0,1] data are binary64: rounding them into f costs u too.
+				u := bound.U(f, format.NearestEven)
+				tasks = append(tasks, Task{Panel: strings.Join(units, ", "), Series: series, X: float64(n), Cost: float64(rows * rows * n * 4),
+					Run: func(ctx context.Context) ([]Row, error) {
+						a, b := Uniform.Matrices(cfg.Seed, key, rows, n, rows)
+						c := plainProduct(f, rows, n, rows, a, b)
+						y := componentwiseError(rows, rows, n, a, b, c)
+						bd, err := bound.BlockFMA{N: n, K: 1, UStep: u, UOwn: u, UConv: u}.Bound()
+						if err != nil {
+							return nil, err
+						}
+						var out []Row
+						for _, unit := range units {
+							out = append(out, Row{Panel: unit, Series: series, X: float64(n), Y: y},
+								Row{Panel: unit, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
+						}
+						return out, nil
+					}})
+			}
+			for _, unit := range units {
+				for _, out := range []format.Format{format.Binary16, format.Binary32} {
+					series := "TC" + strings.TrimPrefix(formatShort(out), "fp")
+					tasks = append(tasks, Task{Panel: unit, Series: series, X: float64(n), Cost: float64(rows * rows * n),
+						Run: func(ctx context.Context) ([]Row, error) {
+							m, err := tcUnit(unit, out)
+							if err != nil {
+								return nil, err
+							}
+							a, b := Uniform.Matrices(cfg.Seed, key, rows, n, rows)
+							c := make([]float64, rows*rows)
+							if err := mma.Gemm(m, rows, rows, n, roundAll(format.Binary16, a), n, roundAll(format.Binary16, b), rows, c, rows); err != nil {
+								return nil, err
+							}
+							ue := multiword.ModelError(m.Params())
+							bd, err := bound.BlockFMA{N: n, K: ue.K, UStep: ue.U * float64(ue.K), UConv: bound.U(format.Binary16, format.NearestEven)}.Bound()
+							if err != nil {
+								return nil, err
+							}
+							y := componentwiseError(rows, rows, n, a, b, c)
+							return []Row{{Panel: unit, Series: series, X: float64(n), Y: y},
+								{Panel: unit, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant}}, nil
+						}})
+				}
+			}
+		}
+		return tasks, nil
+	}
+	return e
+}
+
+func formatShort(f format.Format) string {
+	switch f {
+	case format.Binary16:
+		return "fp16"
+	case format.Binary32:
+		return "fp32"
+	}
+	return f.Name()
+}
+
+// The panels of bfma-lu: the normwise backward error for every unit, and
+// the componentwise one, which the bound of bound.LU bounds, for the first.
+const (
+	normwisePanel      = ": ‖PA−L̂Û‖∞/‖A‖∞"
+	componentwisePanel = ": max|P·fl(A)−L̂Û|/(|L̂||Û|)"
+)
+
+func bfmaLU() *Experiment {
+	e := &Experiment{
+		Name:  "bfma-lu",
+		Title: "LU factorization with a block FMA: backward error of fp16, TC16, TC32 and fp32 LU against n",
+		Cites: blanchard + ", sections 4 and 6",
+		Shows: "the backward error of LU factors whose Schur-complement updates run on tensor cores with fp16 (TC16) or fp32 (TC32) output, " +
+			"beside plain fp16 and fp32 LU; the abstract: TC32 much more accurate than TC16",
+		Setup: "A n×n with entries uniform in (−0.5,0.5] (ours); right-looking blocked LU with partial pivoting, block size 32 (package lu): " +
+			"panel and triangular solve in the storage format, updates through the bit-exact unit model (TC16: fp16 output and factors; TC32: " +
+			"fp32 output and factors, L21 and U12 rounded to fp16) or in plain arithmetic; panels v100 (the paper's GPU), a100, h100; " +
+			"n = 2^5..2^10 (--quick: 2^5..2^9; at n = 32 = nb there is no update); y = ‖PA − L̂Û‖∞/‖A‖∞ for every unit and, for the first, the " +
+			"componentwise max|P·fl(A) − L̂Û|/(|L̂||Û|) (fl(A): A rounded to the storage format); dashed: the componentwise bound c of " +
+			"bound.LU, and in the normwise panels u_s + c·‖|L̂||Û|‖∞/‖A‖∞ with the measured factors",
+		PanelColumn: "panel", SeriesColumn: "series", XColumn: "n", YColumn: "backward_error",
+		XLabel: "n", YLabel: "backward error", LogX: true, LogY: true, NoteColumn: "bound_first_order",
+	}
+	e.Tasks = func(cfg Config) ([]Task, error) {
+		units, err := unitsOf(cfg, "bfma-lu")
+		if err != nil {
+			return nil, err
+		}
+		hi := 10
+		if cfg.Quick {
+			hi = 9
+		}
+		var tasks []Task
+		for _, n := range sizes(5, hi) {
+			key := fmt.Sprint("lu", n)
+			task := func(panels []string, series string, form func() (lu.Form, error)) Task {
+				return Task{Panel: strings.Join(panels, ", "), Series: series, X: float64(n), Cost: float64(n) * float64(n) * float64(n),
+					Run: func(ctx context.Context) ([]Row, error) {
+						f, err := form()
+						if err != nil {
+							return nil, err
+						}
+						a := Centered.square(cfg.Seed, key, n)
+						fa, err := lu.Factor(ctx, f, n, a, lu.Options{})
+						if err != nil {
+							return nil, err
+						}
+						ers, err := fa.Errors(a)
+						if err != nil {
+							return nil, err
+						}
+						bd, err := f.Bound(n, fa.NB)
+						if err != nil {
+							return nil, err
+						}
+						nb := bound.U(f.Storage, format.NearestEven) + bd.Total*ers.LUNorm
+						var out []Row
+						for _, p := range panels {
+							out = append(out, Row{Panel: p + normwisePanel, Series: series, X: float64(n), Y: ers.Normwise},
+								Row{Panel: p + normwisePanel, Series: "bound " + series, X: float64(n), Y: nb, Note: bd.Dominant})
+							if p == units[0] {
+								out = append(out, Row{Panel: p + componentwisePanel, Series: series, X: float64(n), Y: ers.Componentwise},
+									Row{Panel: p + componentwisePanel, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
+							}
+						}
+						return out, nil
+					}}
+			}
+			for _, name := range []string{"fp16", "fp32"} {
+				tasks = append(tasks, task(units, name, func() (lu.Form, error) { return lu.ParseForm(name, "", "") }))
+			}
+			for _, unit := range units {
+				for _, name := range []string{"tc16", "tc32"} {
+					tasks = append(tasks, task([]string{unit}, strings.ToUpper(name), func() (lu.Form, error) { return lu.ParseForm(name, unit, "fp16") }))
+				}
+			}
+		}
+		return tasks, nil
+	}
+	return e
+}
+
+// square returns an n×n matrix of d, keyed as Matrices.
+func (d Dist) square(seed uint64, key string, n int) []float64 {
+	a, _ := d.Matrices(seed, key, n, n, 0)
+	return a
+}
+
+func gmresIR() *Experiment {
+	e := &Experiment{
+		Name:  "gmres-ir",
+		Title: "GMRES-IR from low-precision LU factors: iterations and errors against κ(A)",
+		Cites: blanchard + ", section 5; " + carson + "; " + haidar,
+		Shows: "GMRES-based iterative refinement to fp64 accuracy from LU factors of fp16, TC16, TC32, multiword (double-fp16-fabsum) and fp32 " +
+			"arithmetic: how many GMRES iterations each needs as κ(A) grows, and where each stops converging. The papers show fp16 and TC " +
+			"factors reaching κ up to about 10^8–10^10 with GMRES-IR; the multiword column goes beyond them: fp32-accurate factors from " +
+			"fp16 tensor cores",
+		Setup: "A = U·Σ·Vᵀ of order n = 1024 (--quick: 256), randsvd with geometric singular values σ_i = κ^(−(i−1)/(n−1)) and Haar U, V; " +
+			"κ = 10^0, 10^2, ..., 10^12; b uniform in (−0.5,0.5]; factors from package lu (block size 32; TC16, TC32 and " +
+			"the multiword updates on the v100 model, or --engine model:UNIT); GMRES-IR in fp64 (package solve: residuals in fp64, GMRES " +
+			"tolerance 1e-6, at most n/4 GMRES iterations per step (no restarts) and 20 steps, a stall (two steps without halving the backward " +
+			"error) ends a solve, stop at √n·2^-53); the forward error is against x from " +
+			"fp64 LU refined with double-word residuals. Not converged points are marked in the CSV's note column",
+		PanelColumn: "quantity", SeriesColumn: "factorization", XColumn: "kappa", YColumn: "value",
+		XLabel: "κ₂(A)", YLabel: "value", LogX: true, LogY: true, NoteColumn: "converged",
+	}
+	e.Tasks = func(cfg Config) ([]Task, error) {
+		units, err := unitsOf(cfg, "gmres-ir")
+		if err != nil {
+			return nil, err
+		}
+		unit := units[0]
+		n := 1024
+		if cfg.Quick {
+			n = 256
+		}
+		refs := &refCache{m: map[float64]*refEntry{}}
+		var tasks []Task
+		for ek := 0; ek <= 12; ek += 2 {
+			kappa := math.Pow(10, float64(ek))
+			spec := MatrixSpec{Kind: "randsvd", Kappa: kappa, Mode: Geometric}
+			key := fmt.Sprint("gmres-ir", ek)
+			for _, fc := range []struct{ series, name string }{
+				{"fp16", "fp16"}, {"TC16", "tc16"}, {"TC32", "tc32"}, {"double-fp16-fabsum", "double-fp16-fabsum"}, {"fp32", "fp32"},
+			} {
+				cost := float64(n) * float64(n) * float64(n)
+				if fc.name == "double-fp16-fabsum" {
+					cost *= 3
+				}
+				tasks = append(tasks, Task{Panel: "GMRES-IR", Series: fc.series, X: kappa, Cost: cost,
+					Run: func(ctx context.Context) ([]Row, error) {
+						f, err := lu.ParseForm(fc.name, unit, "fp16")
+						if err != nil {
+							return nil, err
+						}
+						a := spec.Generate(cfg.Seed, key, n)
+						b := RandomVector(cfg.Seed, key, n)
+						xref, err := refs.get(ctx, kappa, n, a, b)
+						if err != nil {
+							return nil, err
+						}
+						x, rep, err := solve.System(ctx, f, n, a, b, lu.Options{}, solve.Options{MaxInner: n / 4}, false)
+						note := "yes"
+						switch {
+						case errors.Is(err, solve.ErrNotConverged):
+							note = "no: " + rep.Stop
+						case err != nil:
+							// A factorization that fails (overflow, a zero pivot) is a
+							// point where the method does not converge.
+							note = "no: " + err.Error()
+						}
+						rows := []Row{{Panel: "GMRES iterations", Series: fc.series, X: kappa, Y: float64(rep.GMRES), Note: note}}
+						if x != nil {
+							rows = append(rows,
+								Row{Panel: "backward error", Series: fc.series, X: kappa, Y: rep.BackwardError, Note: note},
+								Row{Panel: "forward error", Series: fc.series, X: kappa, Y: relDiff(x, xref), Note: note})
+						}
+						return rows, nil
+					}})
+			}
+		}
+		return tasks, nil
+	}
+	return e
+}
+
+// relDiff is ‖x − y‖∞ / ‖y‖∞.
+func relDiff(x, y []float64) float64 {
+	var d, m float64
+	for i := range x {
+		d = math.Max(d, math.Abs(x[i]-y[i]))
+		m = math.Max(m, math.Abs(y[i]))
+	}
+	return d / m
+}
+
+// refCache holds each κ's reference solution, computed once by the first
+// task that needs it.
+type refCache struct {
+	mu sync.Mutex
+	m  map[float64]*refEntry
+}
+
+type refEntry struct {
+	once sync.Once
+	x    []float64
+	err  error
+}
+
+func (c *refCache) get(ctx context.Context, kappa float64, n int, a, b []float64) ([]float64, error) {
+	c.mu.Lock()
+	e, ok := c.m[kappa]
+	if !ok {
+		e = &refEntry{}
+		c.m[kappa] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		// fp64 LU refined with double-word residuals: a forward error of
+		// order 2^-53 while κ·2^-53 < 1. Its tolerance is out of reach on
+		// purpose; the best iterate after the steps is the reference.
+		x, _, err := solve.System(ctx, lu.Scalar(format.Binary64), n, a, b, lu.Options{},
+			solve.Options{Refine: solve.IR, Residual: solve.DoubleWord, Tol: math.SmallestNonzeroFloat64, MaxIter: 6}, false)
+		if err != nil && !errors.Is(err, solve.ErrNotConverged) {
+			e.err = err
+			return
+		}
+		e.x = x
+	})
+	return e.x, e.err
+}
