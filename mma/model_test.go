@@ -175,8 +175,14 @@ func TestIEEEBlockIsChainFromC(t *testing.T) {
 // truncationOracle is the tensor-core adder written independently with
 // math/big: every term divided by the grid unit 2^g and cut to an integer
 // (toward zero, or to nearest even), summed, the magnitude wrapped at the
-// carry bits, and the result rounded into binary32.
-func truncationOracle(t testing.TB, p Params, terms []float64) float64 {
+// carry bits, and the result rounded into binary32. The grid hangs from the
+// largest term's exponent, or with AnchorExponents from the largest
+// e_a+e_b (inputs below the normal range at emin) and c's exponent.
+func truncationOracle(t testing.TB, p Params, a, b []float64, c float64) float64 {
+	terms := []float64{c}
+	for i := range a {
+		terms = append(terms, a[i]*b[i])
+	}
 	top, allZero := math.MinInt, true
 	for _, x := range terms {
 		if x != 0 {
@@ -186,6 +192,18 @@ func truncationOracle(t testing.TB, p Params, terms []float64) float64 {
 	}
 	if allZero {
 		return 0
+	}
+	if p.AnchorExponents {
+		ilogb := func(x float64, emin int) int { return max(math.Ilogb(x), emin) }
+		top = math.MinInt
+		for i := range a {
+			if a[i] != 0 && b[i] != 0 {
+				top = max(top, ilogb(a[i], p.Input.Emin())+ilogb(b[i], p.Input.Emin()))
+			}
+		}
+		if c != 0 {
+			top = max(top, ilogb(c, p.Output.Emin()))
+		}
 	}
 	g := top - (p.Accumulator.Precision() - 1 + p.ExtraBits)
 	sum := new(big.Int)
@@ -218,7 +236,8 @@ func truncationOracle(t testing.TB, p Params, terms []float64) float64 {
 
 func TestTruncatingAdderMatchesBig(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	specs := []string{"v100", "t4", "a100", "a100:extra=0,carry=1", "t4:align=rne", "v100:extra=5,accmode=rne", "v100:carry=0", "t4:extra=40"}
+	specs := []string{"v100", "t4", "a100", "a100:extra=0,carry=1", "t4:align=rne", "v100:extra=5,accmode=rne", "v100:carry=0", "t4:extra=40",
+		"v100:anchor=lead", "t4:anchor=lead,carry=3", "a100:anchor=lead,carry=1", "h100"}
 	for _, spec := range specs {
 		u, err := Lookup(spec, "", "fp32")
 		if err != nil {
@@ -228,11 +247,7 @@ func TestTruncatingAdderMatchesBig(t *testing.T) {
 			u.forceBig = forceBig
 			for trial := 0; trial < 5000; trial++ {
 				a, b, c := randomCase(rng, format.Binary16, u.BlockK())
-				terms := []float64{c}
-				for i := range a {
-					terms = append(terms, a[i]*b[i])
-				}
-				want := truncationOracle(t, u.Params(), terms)
+				want := truncationOracle(t, u.Params(), a, b, c)
 				got := u.Dot(a, b, c)
 				if got != want && !(got == 0 && want == 0) {
 					t.Fatalf("%s (big=%v): a=%v b=%v c=%x: got %x, want %x", u.Name(), forceBig, hexes(a), hexes(b), c, got, want)

@@ -21,6 +21,24 @@ type Preset struct {
 	// papers leave open "not measured".
 	Doc   string
 	build func(in, out format.Format) Params
+	// describe, when set, describes the pairs that are not a Model
+	// (h100-mma.sync's emulated fp8); ok false for the others.
+	describe func(in, out format.Format) (s string, ok bool)
+}
+
+// Describe writes the unit of one pair on one line: its parameters, or what
+// it does where it is not a Model.
+func (p Preset) Describe(in, out format.Format) (string, error) {
+	if p.describe != nil {
+		if s, ok := p.describe(in, out); ok {
+			return s, nil
+		}
+	}
+	q, err := p.Params(in, out)
+	if err != nil {
+		return "", err
+	}
+	return q.String(), nil
 }
 
 // Params returns the parameters of the preset for the given formats.
@@ -41,42 +59,59 @@ func (p Preset) Params(in, out format.Format) (Params, error) {
 	return q, nil
 }
 
-// nvidia returns the parameters shared by the V100, T4 and A100 tensor cores
-// in their fp16/bf16/tf32 modes (numerical-behavior-tensor-cores.txt,
-// Conclusions 1–5): exact products; one multi-operand adder for the products
-// and c, aligned to the largest term, the bits below the grid truncated
-// ("Extra bits in the alignment of significands": no guard digit);
-// normalisation only at the end ("Normalization in addition", "...in
-// subtraction"); round-toward-zero into binary32 ("Rounding modes in tensor
-// core computations"); subnormals kept ("Support for subnormal numbers").
-// An fp16 output is the binary32 result rounded to nearest ("the conversion
-// is performed in software").
+// nvidia returns the parameters shared by the NVIDIA tensor cores in their
+// fp16/bf16/tf32 modes (numerical-behavior-tensor-cores.txt, Conclusions
+// 1–5): exact products; one multi-operand adder for the products and c,
+// the bits below the grid truncated ("Extra bits in the alignment of
+// significands": no guard digit); normalisation only at the end
+// ("Normalization in addition", "...in subtraction"); round-toward-zero into
+// binary32 ("Rounding modes in tensor core computations"); subnormals kept
+// ("Support for subnormal numbers"). The grid hangs from the largest
+// exponent sum e_a+e_b (AnchorExponents): Khattak and Mikaitis measured it on
+// V100 and A100, we on Hopper; the seed paper's tests cannot tell it from the
+// largest product's leading bit. An fp16 output is the binary32 result
+// rounded to nearest ("the conversion is performed in software").
 func nvidia(in, out format.Format, k, extra, carry int) Params {
 	return Params{
 		Input: in, Output: out, BlockK: k,
 		InputConversion: format.NearestEven,
 		Accumulator:     format.Binary32, AccumulatorMode: format.TowardZero,
 		ExtraBits: extra, Alignment: Truncate, CarryBits: carry,
-		OutputMode: format.NearestEven,
+		AnchorExponents: true,
+		OutputMode:      format.NearestEven,
 	}
 }
+
+// km25 is the citation of the measurements of V100 and A100 that fixed the
+// anchor (docs/hardware/v100-t4-a100.md).
+const km25 = `Khattak and Mikaitis, "Accurate Models of NVIDIA Tensor Cores",
+arXiv:2512.07004, 2025 ("KM25"), and "Generalized Methodology for
+Determining Numerical Features of Hardware Floating-Point Matrix
+Multipliers: Part I", IEEE HPEC 2025, arXiv:2510.15884 ("KM-HPEC")`
 
 var presets = []Preset{
 	{
 		Name:    "v100",
 		Summary: "NVIDIA V100 (Volta) tensor cores, 4×4×4, fp16 inputs",
 		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16}},
-		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Volta tensor cores":
-k=4 (Table 1, 4×4×4); exact products ("Accuracy of the dot products"); the
-five terms aligned to the largest, no guard digit: a {3.23} significand, 0
-extra bits ("Extra bits in the alignment of significands"); 3 carry bits, a
-27-bit accumulator ("Extra bits for carry out"); normalised only at the end;
-round-toward-zero into binary32, also in the final normalisation ("Rounding
-modes...", "Extra bits for carry out"); fp16 output rounded to nearest from
-the binary32 result ("Rounding modes...": the paper infers a software
-conversion; a single rounding from the accumulator is not ruled out, not
-measured); subnormals kept ("Support for subnormal numbers").`,
-		build: func(in, out format.Format) Params { return nvidia(in, out, 4, 0, 3) },
+		Doc: `numerical-behavior-tensor-cores.txt ("FHMP"), section "NVIDIA Volta tensor
+cores", and ` + km25 + `:
+k=4 (FHMP Table 1; KM25 §4.1.1); exact products (FHMP "Accuracy of the dot
+products"); the five terms aligned with no guard digit, 0 extra bits: a
+{3.23} significand (FHMP "Extra bits in the alignment of significands");
+the grid hung from the largest exponent sum e_a+e_b, products not
+normalised, c's exponent included (KM25, V100 model; FHMP's tests cannot
+tell this from the largest product's leading bit, docs/hardware/v100-t4-a100.md);
+carry bits: FHMP measured at least 2 and inferred 3 for terms below 2; with
+the exponent-sum anchor a product can reach 4, so 4 carry bits, the fewest
+no block can overflow: not measured; normalised only at the end;
+round-toward-zero into binary32, also in the final normalisation (FHMP
+"Rounding modes...", "Extra bits for carry out"; KM25); fp16 output rounded
+to nearest from the binary32 result (FHMP "Rounding modes...": the paper
+infers a software conversion; the order of the two roundings is not settled
+by KM25 either: not measured); subnormals kept (FHMP "Support for
+subnormal numbers").`,
+		build: func(in, out format.Format) Params { return nvidia(in, out, 4, 0, 4) },
 	},
 	{
 		Name:    "t4",
@@ -84,8 +119,12 @@ measured); subnormals kept ("Support for subnormal numbers").`,
 		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16}},
 		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Turing tensor cores":
 as v100 but with one extra bit at the bottom of the accumulator, a {3.24}
-significand (28 bits with the 3 carry bits); k=4 (Table 1).`,
-		build: func(in, out format.Format) Params { return nvidia(in, out, 4, 1, 3) },
+significand; k=4 (Table 1). The grid hung from the largest exponent sum:
+not measured on a Turing GPU (neither paper of ` + km25 + `
+tests one), inferred: V100 and A100 both have it, and the seed paper found
+the T4 differing from them only by the extra bit. 4 carry bits, the same
+reasoning as for the V100 (not measured).`,
+		build: func(in, out format.Format) Params { return nvidia(in, out, 4, 1, 4) },
 	},
 	{
 		Name:    "a100",
@@ -95,25 +134,33 @@ significand (28 bits with the 3 carry bits); k=4 (Table 1).`,
 			{format.BFloat16, format.Binary32}, {format.TF32, format.Binary32},
 			{format.Binary64, format.Binary64},
 		},
-		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Ampere tensor cores":
-fp16, bf16 and tf32 behave as the T4 ({3.24} alignment, truncation, RZ, end
-normalisation, subnormals kept, also binary32 subnormal outputs from bf16
-inputs). k=8 from Table 1 (8×8×4 for fp16/bf16, 4×8×4 for tf32): not
-measured; 4 carry bits, enough for 9 terms (the paper measured 3 with 5
-terms): not measured. tf32 inputs given as binary32 are truncated to tf32
-(the unit reads their top 19 bits): not measured. fp64 behaves as IEEE 754
-arithmetic: round-to-nearest, normalisation after each addition, not
-largest-first; modelled as the FMA chain d = fma(a_i, b_i, d) from c in index
-order, k=2 from Table 1 (4×2×2): order and fusion not measured.`,
+		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Ampere tensor cores",
+and ` + km25 + `:
+fp16, bf16 and tf32 behave as the T4 ({3.24} alignment, 1 extra bit,
+truncation, RZ, end normalisation, subnormals kept, also binary32 subnormal
+outputs from bf16 inputs), with the grid hung from the largest exponent sum
+(KM25, A100 model). Products per block: 8 for fp16 and bf16 (KM25; KM-HPEC
+measured 8 on an A30, the same GA100 chip) and 4 for tf32 (KM25; the
+instruction's k=8 is two blocks). Carry bits: KM-HPEC reports 3 on the A30
+under its own definition; the presets take the fewest that no block can
+overflow with the exponent-sum anchor (5 for 8 products, 4 for 4): not
+measured. Not modelled: KM25's lower bound on the anchor for tiny bf16/tf32
+products (below 2^-132; docs/hardware/v100-t4-a100.md). tf32 inputs given as
+binary32 are truncated to tf32 (the unit reads their top 19 bits): not
+measured. fp64 behaves as IEEE 754 arithmetic: round-to-nearest,
+normalisation after each addition, not largest-first; modelled as the FMA
+chain d = fma(a_i, b_i, d) from c in index order, k=2 from Table 1 (4×2×2):
+order and fusion not measured.`,
 		build: func(in, out format.Format) Params {
 			if in == format.Binary64 {
 				return ieee(in, format.Binary64, out, 2)
 			}
-			p := nvidia(in, out, 8, 1, 4)
 			if in == format.TF32 {
+				p := nvidia(in, out, 4, 1, 4)
 				p.InputConversion = format.TowardZero
+				return p
 			}
-			return p
+			return nvidia(in, out, 8, 1, 5)
 		},
 	},
 	hopperPreset("h100", "NVIDIA H100 (Hopper) tensor cores, measured: fp16, bf16, tf32, fp64, fp8"),
@@ -179,10 +226,11 @@ func hopperPreset(name, summary string) Preset {
 same chip. fp16, bf16 → fp32: k=16 (the whole m16n8k16 / m64nNk16 step),
 exact products, the terms aligned to the largest exponent SUM e_a+e_b (not
 the largest product's leading bit: a product of significands in [2,4) gets
-one more bit) with 2 extra bits, truncated, 5 carry bits, normalised once,
+one more bit) with 2 extra bits, truncated, 6 carry bits (16 products near
+4 and c sum to 65.4 on an H100 in 2026-12, which 5 would wrap), normalised once,
 round-toward-zero into binary32; the adder is sign-magnitude: overflow gives
 Inf even under round-toward-zero, an underflow to zero gives +0. tf32: the
-same with k=8; binary32 inputs are truncated to tf32. fp16 → fp16: the same
+same with k=8 and 5 carry bits; binary32 inputs are truncated to tf32. fp16 → fp16: the same
 grid (10+15 bits) rounded once, to nearest-even, straight into binary16 (no
 binary32 step). fp8 (wgmma, QGMMA): k=32; into binary32 the sum keeps only
 14 bits (accp=14), 0 extra bits, round-toward-zero; into binary16 3 extra
@@ -205,8 +253,14 @@ func hopper(in, out format.Format) Params {
 	case in == format.TF32:
 		k = 8
 	}
-	p := nvidia(in, out, k, 2, 5)
-	p.AnchorExponents, p.FixedRange = true, true
+	// 16 products below 4 and c can reach 66·2^e: 6 carry bits (measured:
+	// 5 would wrap; docs/hardware/hopper.md).
+	carry := 5
+	if k == 16 {
+		carry = 6
+	}
+	p := nvidia(in, out, k, 2, carry)
+	p.FixedRange = true
 	if in == format.TF32 {
 		p.InputConversion = format.TowardZero
 	}
@@ -238,18 +292,45 @@ func ieee(in, acc, out format.Format, k int) Params {
 // Presets lists the presets.
 func Presets() []Preset { return append([]Preset(nil), presets...) }
 
-// FindPreset returns the preset of that name (case-insensitive).
+// FindPreset returns the preset of that name (case-insensitive): a model,
+// which Lookup builds.
 func FindPreset(name string) (Preset, error) {
 	for _, p := range presets {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}
 	}
+	return Preset{}, unknownUnit(name)
+}
+
+// FindUnit returns the preset of that name among Presets and the
+// instruction-level units of SyncPresets (which Open builds).
+func FindUnit(name string) (Preset, error) {
+	for _, p := range Units() {
+		if strings.EqualFold(p.Name, name) {
+			return p, nil
+		}
+	}
+	return Preset{}, unknownUnit(name)
+}
+
+func unknownUnit(name string) error {
 	var names []string
-	for _, p := range presets {
+	for _, p := range Units() {
 		names = append(names, p.Name)
 	}
-	return Preset{}, fmt.Errorf("mma: unknown unit %q; the presets are %s (add :key=value,... to change a parameter)", name, strings.Join(names, ", "))
+	return fmt.Errorf("mma: unknown unit %q; the presets are %s (add :key=value,... to change a model preset's parameter)", name, strings.Join(names, ", "))
+}
+
+// Units lists Presets and then the presets of SyncPresets: every unit Open
+// builds from a name alone.
+func Units() []Preset {
+	us := Presets()
+	for _, name := range SyncPresets {
+		chip, _, _ := strings.Cut(name, "-")
+		us = append(us, syncPreset(name, chip))
+	}
+	return us
 }
 
 // Lookup builds a model from a unit spec and the input and output formats

@@ -44,8 +44,9 @@ Mma simulates the matrix-multiply units of GPUs (tensor cores) bit for bit.
 Each element of D = A·B + C is a dot product d = a_1·b_1 + ... + a_k·b_k + c,
 a and b in the unit's input format, c and d in its output format, computed
 as the unit does it. The NVIDIA tensor cores fuse a block of products in one
-step (4 on the V100), align the terms to the largest, dropping the bits below
-the accumulator, normalise once and round toward zero. Longer dot products
+step (4 on the V100), align the terms on a grid hung from the largest
+exponent sum e_a+e_b, dropping the bits below it, normalise once and round
+toward zero. Longer dot products
 are cut into blocks taken in order, each block's result the next block's c,
 as a GEMM accumulates.
 
@@ -80,7 +81,7 @@ e.g. t4:extra=2,carry=unlimited. --input and --output choose the formats
 pairs with it). The presets:
 `)
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	for _, p := range mma.Presets() {
+	for _, p := range mma.Units() {
 		fmt.Fprintf(tw, "  %s\t%s\n", p.Name, p.Summary)
 	}
 	tw.Flush()
@@ -95,9 +96,15 @@ Override keys (SPEC is PRESET:key=value,key=value...):
   k=N                    products per block
   extra=N|unlimited      alignment bits below the accumulator's last bit
                          (v100 0, t4 and a100 1); unlimited: exact alignment
-  carry=N|unlimited      carry bits above the largest term (v100 3)
+  carry=N|unlimited      carry bits above the anchor (v100 and t4 4)
   align=truncate|rne     what happens to the bits shifted below the grid
   sticky=on|off          keep a sticky bit below the grid (with truncate)
+  anchor=exp|lead        the grid hangs from the largest exponent sum
+                         e_a+e_b (every NVIDIA preset), or from the leading
+                         bit of the largest term
+  range=ieee|fixed       IEEE overflow and zero signs, or a sign-magnitude
+                         adder: Inf on overflow even toward zero, zeros +0
+                         (the Hopper presets)
   norm=end|each          normalise once at the end, or after every addition
   order=largest|inorder  order of the additions with norm=each
   addend=with|after      c aligned with the products, or added to their sum
@@ -181,13 +188,13 @@ func runMMAList(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	presets := mma.Presets()
+	presets := mma.Units()
 	if len(names) > 0 {
 		presets = presets[:0:0]
 		for _, n := range names {
-			p, err := mma.FindPreset(n)
+			p, err := mma.FindUnit(n)
 			if err != nil {
-				return usage(err)
+				return unitError(err)
 			}
 			presets = append(presets, p)
 		}
@@ -196,11 +203,11 @@ func runMMAList(args []string, stdout io.Writer) error {
 	for _, p := range presets {
 		j := presetJSON{Name: p.Name, Summary: p.Summary, Open: p.Open, Doc: p.Doc, Units: []unitJSON{}}
 		for i, pair := range p.Pairs {
-			q, err := p.Params(pair[0], pair[1])
+			desc, err := p.Describe(pair[0], pair[1])
 			if err != nil {
 				return err
 			}
-			j.Units = append(j.Units, unitJSON{pair[0].Name(), pair[1].Name(), i == 0, q.String()})
+			j.Units = append(j.Units, unitJSON{pair[0].Name(), pair[1].Name(), i == 0, desc})
 		}
 		list = append(list, j)
 	}
@@ -247,12 +254,18 @@ func runMMAEval(args []string, stdout io.Writer, stdin io.Reader) error {
 	}
 	u, err := mma.Open(o.unit, o.input, o.output)
 	if err != nil {
-		return usage(err)
+		return unitError(err)
 	}
 	if err := checkBinary32Unit(u); err != nil {
 		return usage(err)
 	}
 	return evalCases(u, stdin, stdout)
+}
+
+// unitError is a usage error for a unit that cannot be opened, without the
+// package's "mma: " prefix (the command names itself).
+func unitError(err error) error {
+	return usage(errors.New(strings.TrimPrefix(err.Error(), "mma: ")))
 }
 
 // holdsBinary32 reports whether every value of f is a binary32, so that eval's

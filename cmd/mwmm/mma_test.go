@@ -52,18 +52,18 @@ func TestMMAList(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil {
 		t.Fatalf("mma list --json: exit %d, %v:\n%s", code, err, out)
 	}
-	if len(list) != len(mma.Presets()) {
-		t.Fatalf("mma list --json has %d presets, want %d", len(list), len(mma.Presets()))
+	if len(list) != len(mma.Units()) {
+		t.Fatalf("mma list --json has %d presets, want %d", len(list), len(mma.Units()))
 	}
-	for i, p := range mma.Presets() {
+	for i, p := range mma.Units() {
 		j := list[i]
 		if j.Name != p.Name || j.Open != p.Open || j.Doc != p.Doc || len(j.Units) != len(p.Pairs) {
 			t.Errorf("mma list --json, preset %d: %+v", i, j)
 			continue
 		}
 		for k, u := range j.Units {
-			q, _ := p.Params(p.Pairs[k][0], p.Pairs[k][1])
-			if u.Input != p.Pairs[k][0].Name() || u.Output != p.Pairs[k][1].Name() || u.Params != q.String() || u.Default != (k == 0) {
+			q, _ := p.Describe(p.Pairs[k][0], p.Pairs[k][1])
+			if u.Input != p.Pairs[k][0].Name() || u.Output != p.Pairs[k][1].Name() || u.Params != q || u.Default != (k == 0) {
 				t.Errorf("mma list --json, %s unit %d: %+v", p.Name, k, u)
 			}
 		}
@@ -73,9 +73,42 @@ func TestMMAList(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "t4: ") || strings.Contains(out, "v100: ") {
 		t.Errorf("mma list T4: exit %d\n%s", code, out)
 	}
-	if code, _, errs := mwmm(t, "", "mma", "list", "z900"); code != 2 || !strings.Contains(errs, `"z900"`) {
-		t.Errorf("mma list h100: exit %d, stderr %q; want 2", code, errs)
+	if code, _, errs := mwmm(t, "", "mma", "list", "z900"); code != 2 || !strings.Contains(errs, `"z900"`) ||
+		strings.Contains(errs, "mma: mma:") || !strings.Contains(errs, "h100-mma.sync") {
+		t.Errorf("mma list z900: exit %d, stderr %q; want 2, one prefix, every preset named", code, errs)
 	}
+	// The instruction-level units are listed as eval takes them.
+	code, out, errs = mwmm(t, "", "mma", "list", "h100-mma.sync")
+	if code != 0 || !strings.HasPrefix(out, "h100-mma.sync: ") || !strings.Contains(out, "e4m3×e4m3→binary32, k=32, emulated") {
+		t.Errorf("mma list h100-mma.sync: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := mwmm(t, "", "mma", "eval", "--unit", "z900"); code != 2 || strings.Contains(errs, "mma: mma:") {
+		t.Errorf("mma eval --unit z900: exit %d, stderr %q", code, errs)
+	}
+	// The help names every key of a probe's spec.
+	_, help, _ := mwmm(t, "", "help", "mma")
+	r, _ := probeSpecKeys(t)
+	for _, k := range r {
+		if !strings.Contains(help, "  "+k+"=") {
+			t.Errorf("mwmm help mma does not list %s=", k)
+		}
+	}
+}
+
+// probeSpecKeys are the keys of the spec of a fitted model.
+func probeSpecKeys(t *testing.T) ([]string, string) {
+	u, _ := mma.Lookup("h100", "", "")
+	spec, err := u.Params().Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	_, kv, _ := strings.Cut(spec, ":")
+	for _, s := range strings.Split(kv, ",") {
+		k, _, _ := strings.Cut(s, "=")
+		keys = append(keys, k)
+	}
+	return keys, spec
 }
 
 // Binary32 bit patterns used below.
