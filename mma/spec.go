@@ -38,6 +38,13 @@ func ProductFormat(p int) (format.Format, error) {
 // ProductFormat.
 func (p Params) Spec() (string, error) {
 	kv := []string{"k=" + strconv.Itoa(p.BlockK), "convert=" + p.InputConversion.String()}
+	// Flushed subnormals first: the keys below set the accumulator anew.
+	if !p.Input.Subnormals() {
+		kv = append(kv, "subnormals-in=off")
+	}
+	if !p.Output.Subnormals() {
+		kv = append(kv, "subnormals-out=off")
+	}
 	switch {
 	case p.Product == nil:
 		kv = append(kv, "products=exact")

@@ -104,13 +104,20 @@ func carryFeature() feature {
 			e := math.Ldexp(1, 1-pr.in.Precision())
 			top := (2 - e) * (2 - e) // the largest product below 4
 			var ts []labelled
-			for n := 1; n <= min(p.BlockK, 16); n++ {
+			cOut := 2 - math.Ldexp(1, 1-pr.out.Precision()) // below 2 in a narrow output
+			for n := 1; n <= min(p.BlockK, 64); n++ {
 				ps := make([]float64, n)
 				for i := range ps {
 					ps[i] = top
 				}
 				ts = append(ts, pr.test(strconv.Itoa(n)+" products just below 4", 0, ps...)...)
 				ts = append(ts, pr.test(strconv.Itoa(n)+" products and c just below 4", 4-2*u, ps...)...)
+				// Under the exponent-sum anchor c below 2 keeps the anchor
+				// at the products' e_a+e_b = 0, each product near 4 of it.
+				ts = append(ts, pr.test(strconv.Itoa(n)+" products just below 4 and c just below 2", 2-u, ps...)...)
+				if cOut != 2-u {
+					ts = append(ts, pr.test(strconv.Itoa(n)+" products just below 4 and c below 2 in the output", cOut, ps...)...)
+				}
 				// The paper's test, c = 1.875 and products 1, 1.5, 1.75,
 				// 1.875, fits narrow formats; here all terms are 1.875.
 				for i := range ps {
@@ -434,6 +441,14 @@ func subnormalFeature(input bool) feature {
 // without intermediate normalisation, and a chain of single products is the
 // same in every block arrangement.
 func Canonical(p mma.Params) mma.Params {
+	if p.Input.Precision() > 26 {
+		// Products wider than a float64: the model has only the binary64
+		// FMA chain, one product per step.
+		p.BlockK, p.NormalizeEach, p.Order, p.AddendAfter = 1, true, mma.InOrder, false
+		p.ExtraBits, p.CarryBits, p.AnchorExponents = mma.Unlimited, mma.Unlimited, false
+		p.Name, p.Doc = "", ""
+		return p
+	}
 	if p.ExtraBits == mma.Unlimited || p.NormalizeEach {
 		p.AnchorExponents = false // no grid to anchor
 	}
@@ -443,11 +458,25 @@ func Canonical(p mma.Params) mma.Params {
 	if !p.NormalizeEach {
 		p.Order = mma.LargestFirst
 	}
-	terms := 2
-	if !p.NormalizeEach {
-		terms = p.BlockK + 1
+	// Terms below 2^(t+1), t the anchor, need bits.Len(terms-1) carry bits;
+	// under the exponent-sum anchor a product of significands m·m < 4 is
+	// below m²·2^t, so k products and c stay below (k·m² + 2)·2^t.
+	need := 1
+	switch {
+	case p.NormalizeEach:
+	case p.AnchorExponents:
+		m := 2 - math.Ldexp(1, 1-p.Input.Precision()) // the largest significand
+		top := m * m
+		if p.Product != nil {
+			top = 4 // a rounded product may reach it
+		}
+		bound := float64(p.BlockK)*top + 2 // and c below 2
+		for need = 0; math.Ldexp(1, 1+need) < bound; need++ {
+		}
+	default:
+		need = bits.Len(uint(p.BlockK))
 	}
-	if need := bits.Len(uint(terms - 1)); p.CarryBits == mma.Unlimited || p.CarryBits > need {
+	if p.CarryBits == mma.Unlimited || p.CarryBits > need {
 		p.CarryBits = need
 	}
 	p.Name, p.Doc = "", ""

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/mma"
 )
 
 // Monotonicity is the outcome of the search for two dot products whose terms
@@ -37,12 +39,18 @@ func (c Case) String() string {
 	return s
 }
 
-// monotonicity searches for a counterexample: first where the paper found
-// one (the largest term just below a power of two, then at it, with small
-// terms beside), then in random cases with one term pushed up by an ulp.
-func (pr *prober) monotonicity(k int, accP int) Monotonicity {
+// monotonicity searches for a counterexample: first in cases built from
+// the fitted adder p (designed), then where the paper found one (the largest
+// term just below a power of two, then at it, with small terms beside),
+// then in random cases with one term pushed up by an ulp. Every pair is run
+// on the unit: a counterexample is the unit's, whatever the fit.
+func (pr *prober) monotonicity(p mma.Params) Monotonicity {
 	var small, large []Case
 	pair := func(x, y Case) { small, large = append(small, x), append(large, y) }
+	for _, xy := range pr.designedPairs(p) {
+		pair(xy[0], xy[1])
+	}
+	k, accP := p.BlockK, p.Accumulator.Precision()
 	outBelow := 1 - math.Ldexp(1, -pr.out.Precision())
 	inBelow := 1 - math.Ldexp(1, -pr.in.Precision())
 	for n := 1; n <= min(k, 8); n++ {
@@ -86,6 +94,90 @@ func (pr *prober) monotonicity(k int, accP int) Monotonicity {
 		}
 	}
 	return m
+}
+
+// designedPairs are the pairs where an adder with p's grid loses terms
+// when the largest one grows. An adder that normalises once keeps F =
+// accP-1+extra bits below the anchor. Take L = 1 - 2^-q, the largest value
+// below 1 (c of the output, q its precision, or a product 1·(1 - 2^-p_in)),
+// against L' = 1: the anchor moves from 2^-1 to 2^0 and the grid unit from
+// g = 2^(-1-F) to 2g. Small terms m·g, g, ..., g (m odd, n terms) all keep
+// their last bit under L and lose it under L', so L' gives a sum smaller by
+// n·g - (1-L); where the accumulator's rounding boundary lies between the
+// two sums the larger terms give the smaller result (the paper's case is
+// m = 1, n = 4 on the V100; the T4's is m = 3). m runs over a few
+// accumulator ulps in units of g, and F ± 1 covers a sticky bit. Second,
+// carries: a chain of cases from k products 1·1 up to k products s·s and c
+// just below 2 (s the largest input below 2), each one input larger than
+// the last, crosses 2^(1+CarryBits) when the block can: an adder that
+// loses the carry goes down.
+func (pr *prober) designedPairs(p mma.Params) [][2]Case {
+	var out [][2]Case
+	if p.NormalizeEach {
+		return nil
+	}
+	add := func(lo, hi Case, ok1, ok2 bool) {
+		if ok1 && ok2 {
+			out = append(out, [2]Case{lo, hi})
+		}
+	}
+	k := p.BlockK
+	if p.ExtraBits != mma.Unlimited {
+		f := p.Accumulator.Precision() - 1 + p.ExtraBits
+		ulps := 1 << min(p.ExtraBits+2, 5) // accumulator ulps, in g, to cover
+		for df := -1; df <= 1; df++ {
+			g := math.Ldexp(1, -2-f-df)
+			for n := 1; n <= min(k, 8); n++ {
+				for m := 1; m <= 2*ulps+1; m += 2 {
+					ts := make([]float64, n)
+					ts[0] = float64(m) * g
+					for i := 1; i < n; i++ {
+						ts[i] = g
+					}
+					lo, ok1 := pr.dot(1-math.Ldexp(1, -pr.out.Precision()), ts...)
+					hi, ok2 := pr.dot(1, ts...)
+					add(lo, hi, ok1, ok2)
+					if n < k {
+						lo, ok1 = pr.dot(0, append([]float64{1 - math.Ldexp(1, -pr.in.Precision())}, ts...)...)
+						hi, ok2 = pr.dot(0, append([]float64{1}, ts...)...)
+						add(lo, hi, ok1, ok2)
+					}
+				}
+			}
+		}
+	}
+	// The carry chain, at inputs of exponent 0 (scaled into range when
+	// they are not normal inputs).
+	s := 2 - math.Ldexp(1, 1-pr.in.Precision())
+	if !pr.in.IsRepresentable(s) || s > pr.in.MaxFinite() {
+		return out
+	}
+	cur := Case{A: make([]float64, k), B: make([]float64, k)}
+	for i := range cur.A {
+		cur.A[i], cur.B[i] = 1, 1
+	}
+	next := func(c Case) Case {
+		return Case{A: slices.Clone(c.A), B: slices.Clone(c.B), C: c.C}
+	}
+	var chain []Case
+	chain = append(chain, cur)
+	for i := 0; i < k; i++ {
+		cur = next(cur)
+		cur.A[i] = s
+		chain = append(chain, cur)
+		cur = next(cur)
+		cur.B[i] = s
+		chain = append(chain, cur)
+	}
+	if c := 2 - math.Ldexp(1, 1-pr.out.Precision()); pr.out.IsRepresentable(c) && c <= pr.out.MaxFinite() {
+		cur = next(cur)
+		cur.C = c
+		chain = append(chain, cur)
+	}
+	for i := 1; i < len(chain); i++ {
+		out = append(out, [2]Case{chain[i-1], chain[i]})
+	}
+	return out
 }
 
 // bump returns c with one term made larger: an input moved one ulp so that

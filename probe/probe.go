@@ -183,14 +183,13 @@ func Run(u mma.Unit) (Report, error) {
 	rep.Findings, rep.Fitted = best, bestParams
 	pr.confirm(rep.Findings, rep.Fitted)
 	rep.Order = orderText(rep.Fitted)
-	rep.Monotonicity = pr.monotonicity(rep.Fitted.BlockK, rep.Fitted.Accumulator.Precision())
-	rep.Seeds = pr.runSeeds(ulp(rep.Fitted))
-	rep.Model = Canonical(rep.Fitted).String()
-	specOf := Canonical(rep.Fitted)
-	if _, err := mma.NewModel(specOf); err != nil {
-		specOf = rep.Fitted // binary64 units build only as an FMA chain
-	}
-	if spec, err := specOf.Spec(); err == nil {
+	// One truth: the table, the model line and the spec all state the
+	// canonical form of the fit.
+	canon := Canonical(rep.Fitted)
+	rep.Monotonicity = pr.monotonicity(rep.Fitted)
+	rep.Seeds = pr.runSeeds(ulp(rep.Fitted), canon)
+	rep.Model = canon.String()
+	if spec, err := canon.Spec(); err == nil {
 		rep.Spec = spec
 	}
 	rep.Misses = pr.misses(rep.Fitted, nil, nil)
@@ -200,7 +199,7 @@ func Run(u mma.Unit) (Report, error) {
 	// some).
 	for i, fd := range rep.Findings {
 		if fd.Consistent {
-			rep.Findings[i].Value = featureNamed(fd.Feature).get(rep.Fitted)
+			rep.Findings[i].Value = featureNamed(fd.Feature).get(canon)
 			if !fd.Observable && fd.Modelled == 1 {
 				rep.Findings[i].Value += " (the model's only value for these formats)"
 			} else if !fd.Observable {

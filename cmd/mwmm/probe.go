@@ -18,7 +18,7 @@ import (
 var probeCmd = &command{
 	name:    "probe",
 	summary: "measure a matrix-multiply unit's numerical features and fit the generic model",
-	usage:   "mwmm probe [--unit SPEC] [--input FORMAT] [--output FORMAT] [--json] [--evidence] [--crosscheck N [--against SPEC]]",
+	usage:   "mwmm probe [--unit SPEC] [--input FORMAT] [--output FORMAT] [--json] [--evidence] [--crosscheck N [--against SPEC] [--record FILE]]",
 	help: `
 Probe measures what a matrix-multiply unit does inside a dot product
 d = a_1·b_1 + ... + a_k·b_k + c, using only its results, and fits the
@@ -43,8 +43,9 @@ every result. The features:
 The table gives each feature's value, the values that explain every result
 (several when the tests cannot tell them apart; "not observable" when no
 test can), and the number of test cases. Then: the order of the additions
-the fit implies; a search for non-monotonicity (the paper's example, then
-random cases with one term pushed up); the paper's tests with verdicts
+the fit implies; a search for non-monotonicity (cases built from the fitted
+adder's grid and rounding, the paper's example, then random cases with one
+term pushed up); the paper's tests with verdicts
 worded as in its text (2^-23 read as the accumulator's ulp of 1); the
 fitted model, a unit spec that 'mwmm mma eval --unit' accepts, and how
 often the fit disagrees with the unit on random dot products (0 unless
@@ -69,7 +70,9 @@ inputs, c much larger or smaller than the products, near overflow) at
 several lengths, runs them on the unit and on the fitted model — or on the
 model --against names, such as the measured h100 preset — and counts every
 case where they differ. A bit-exact model has no mismatches; the first few
-of any are listed. With --against the probe itself is skipped.`,
+of any are listed. With --against the probe itself is skipped. --record
+FILE (with --crosscheck) keeps every cross-check case and the unit's result
+as JSON lines; FILE is created before the work starts.`,
 	examples: `
 mwmm probe
 mwmm probe --unit t4 --output fp16
@@ -119,20 +122,33 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.against != "" && o.crosscheck == 0 {
 		return usagef("--against names the model of a cross-check: add --crosscheck N")
 	}
+	if o.record != "" && o.crosscheck == 0 {
+		return usagef("--record keeps the cases of a cross-check: add --crosscheck N")
+	}
 	u, err := mma.Open(o.unit, o.input, o.output)
 	if err != nil {
-		return usage(err)
+		return unitError(err)
+	}
+	var model mma.Unit
+	if o.against != "" {
+		if model, err = mma.Open(o.against, u.Input().Name(), u.Output().Name()); err != nil {
+			return unitError(err)
+		}
+	}
+	// Create the record before the work: a path that cannot be written
+	// fails at once, not after the probe and the cross-check.
+	var rec *recorder
+	if o.record != "" {
+		if rec, err = newRecorder(o.record); err != nil {
+			return err
+		}
+		defer rec.f.Close() // after close, an error nobody reads
 	}
 	var out struct {
 		Report     *probe.Report     `json:"probe,omitempty"`
 		Crosscheck *probe.Crosscheck `json:"crosscheck,omitempty"`
 	}
-	var model mma.Unit
-	if o.against != "" {
-		if model, err = mma.Open(o.against, u.Input().Name(), u.Output().Name()); err != nil {
-			return usage(err)
-		}
-	} else {
+	if o.against == "" {
 		r, err := probe.Run(u)
 		if err != nil {
 			return err
@@ -152,11 +168,7 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.crosscheck > 0 {
 		bar := progress.New(stderr, int64(o.crosscheck), "cross-check")
 		opts := probe.CrosscheckOptions{Cases: o.crosscheck, Seed: o.seed, Done: func(n int) { bar.Add(int64(n)) }}
-		var rec *recorder
-		if o.record != "" {
-			if rec, err = newRecorder(o.record); err != nil {
-				return err
-			}
+		if rec != nil {
 			opts.Record = rec.add
 		}
 		cc, err := probe.RunCrosscheck(u, model, opts)

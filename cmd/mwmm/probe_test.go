@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -76,5 +77,67 @@ func TestProbeErrors(t *testing.T) {
 	}
 	if code, out, _ := mwmm(t, "", "probe", "--help"); code != 0 || !strings.Contains(out, "extra alignment bits") {
 		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+// --record is checked before the work, and only with --crosscheck, as
+// --against is (issue 27).
+func TestProbeRecordChecks(t *testing.T) {
+	for _, args := range [][]string{
+		{"probe", "--record", t.TempDir() + "/r.jsonl"},
+		{"probe", "--against", "h100"},
+	} {
+		code, out, errs := mwmm(t, "", args...)
+		if code != 2 || !strings.Contains(errs, "add --crosscheck N") || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	// An unwritable path fails with nothing probed or printed.
+	bad := t.TempDir() + "/no/such/dir/r.jsonl"
+	code, out, errs := mwmm(t, "", "probe", "--crosscheck", "100", "--record", bad)
+	if code != 1 || out != "" || !strings.Contains(errs, "no/such/dir") {
+		t.Errorf("unwritable --record: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// A good path gets one line a case.
+	good := t.TempDir() + "/r.jsonl"
+	if code, _, errs := mwmm(t, "", "probe", "--unit", "t4", "--crosscheck", "40", "--against", "t4", "--record", good); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil || strings.Count(string(b), "\n") < 40 {
+		t.Errorf("record: %d lines, %v", strings.Count(string(b), "\n"), err)
+	}
+}
+
+// A binary64 unit's report states one model: the table, the fitted model
+// and the spec agree (issue 27: they said k=4, k=1 and k=2, carries
+// unlimited and 1, normalisation each and end).
+func TestProbeBinary64OneTruth(t *testing.T) {
+	for _, unit := range [][]string{{"ieee", "fp64", "fp64"}, {"a100", "fp64", "fp64"}} {
+		code, out, errs := mwmm(t, "", "probe", "--unit", unit[0], "--input", unit[1], "--output", unit[2])
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", unit, code, errs)
+		}
+		for _, want := range []string{
+			"products per block      1 ",
+			"carry bits              unlimited",
+			"normalisation           each, in order",
+			"fitted model: binary64×binary64→binary64, k=1, exact products, normalise each addition (in-order), exact alignment, carries unlimited",
+			"spec: exact:k=1,",
+			",carry=unlimited,norm=each,order=inorder,",
+			"no carry bits are needed",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: no %q in\n%s", unit, want, out)
+			}
+		}
+		if strings.Contains(out, "\n\n\n") || strings.Contains(out, "the narrow output") {
+			t.Errorf("%v: stray blank lines or a narrow-output verdict:\n%s", unit, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "  ") && strings.TrimSpace(line) == "" {
+				t.Errorf("%v: a blank table row:\n%s", unit, out)
+			}
+		}
 	}
 }
