@@ -17,10 +17,12 @@ BlockK products; a longer dot product is cut into blocks taken in order, the
 rounded result of each block the addend of the next. One step:
 
 	products   a_i·b_i, exact (or rounded to a format)
-	alignment  every term shifted to the largest one's exponent, on a grid of
-	           p-1+ExtraBits fraction bits (p the accumulator's precision);
-	           the bits below dropped or rounded, maybe a sticky bit
-	sum        an integer sum with CarryBits bits above the largest term
+	alignment  every term shifted onto one grid of p-1+ExtraBits fraction bits
+	           (p the accumulator's precision) below an anchor: the largest
+	           exponent sum e_a+e_b (AnchorExponents, every NVIDIA preset) or
+	           the largest term's leading bit; the bits below dropped or
+	           rounded, maybe a sticky bit
+	sum        an integer sum with CarryBits bits above the anchor
 	           (a carry beyond is lost), normalised only at the end —
 	           or pairwise in an Order, normalised after every addition
 	rounding   into the accumulator format (round-toward-zero on NVIDIA),
@@ -38,7 +40,9 @@ larger exponent pushes the small terms off the grid.
 # Presets and custom units
 
 Presets (Presets, Lookup) are v100, t4 and a100 with the parameters the paper
-measured (and, marked "not measured" in their Doc, the ones it leaves open),
+measured, the grid anchored at the largest exponent sum as Khattak and
+Mikaitis measured V100 and A100 (docs/hardware/v100-t4-a100.md), and, marked
+"not measured" in their Doc, what the sources leave open,
 h100 and h200 as mwmm measured them on an H200 (docs/hardware/hopper.md: the
 grid anchored at the largest exponent sum, a sign-magnitude adder, fp8 summed
 in 14 bits; Open("h100-mma.sync", ...) is the emulated fp8 mma.sync),

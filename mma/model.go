@@ -105,7 +105,8 @@ type Params struct {
 	// terms as the hardware reads them (e_a+e_b for a product, subnormal
 	// inputs at the format's emin; c's exponent) instead of the leading bit
 	// of the largest term: a product of significands in [2,4) then has one
-	// grid bit more. Measured on Hopper (docs/hardware/hopper.md).
+	// grid bit more. Measured on V100 and A100 by Khattak and Mikaitis, on Hopper
+	// by us (docs/hardware/v100-t4-a100.md, hopper.md).
 	AnchorExponents bool
 	// FixedRange: the adder keeps a magnitude and a sign, not IEEE
 	// arithmetic: a sum whose exponent overflows the accumulator becomes

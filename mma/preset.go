@@ -227,7 +227,7 @@ same chip. fp16, bf16 → fp32: k=16 (the whole m16n8k16 / m64nNk16 step),
 exact products, the terms aligned to the largest exponent SUM e_a+e_b (not
 the largest product's leading bit: a product of significands in [2,4) gets
 one more bit) with 2 extra bits, truncated, 6 carry bits (16 products near
-4 and c sum to 65.4 on an H100 in 2026-12, which 5 would wrap), normalised once,
+4 and c sum to 65.4 on an H100 on 2026-11-25, which 5 would wrap), normalised once,
 round-toward-zero into binary32; the adder is sign-magnitude: overflow gives
 Inf even under round-toward-zero, an underflow to zero gives +0. tf32: the
 same with k=8 and 5 carry bits; binary32 inputs are truncated to tf32. fp16 → fp16: the same

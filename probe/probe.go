@@ -422,7 +422,7 @@ func orderText(p mma.Params) string {
 	case c.BlockK == 1 && !c.NormalizeEach:
 		return "in index order, c first: one product per step (an FMA chain)"
 	case !c.NormalizeEach:
-		return "irrelevant within a block: every term is aligned to the largest and the sum is normalised once; blocks in index order"
+		return "irrelevant within a block: every term is aligned to one grid and the sum is normalised once; blocks in index order"
 	case c.Order == mma.InOrder:
 		return "in index order, c first, each partial sum normalised"
 	}
