@@ -28,6 +28,15 @@ func init() {
 	}
 }
 
+// appendBound appends a bound's row unless it is above 1: a relative
+// error bound beyond 1 says nothing, and would stretch the plot's axis.
+func appendBound(rows []Row, r Row) []Row {
+	if r.Y > 1 {
+		return rows
+	}
+	return append(rows, r)
+}
+
 // bfmaUnits are the units of the block-FMA experiments: the paper's V100
 // first, the later generations beside it.
 var bfmaUnits = []string{"v100", "a100", "h100"}
@@ -98,7 +107,7 @@ func bfmaMatmul() *Experiment {
 		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the paper's data distribution is not ours to copy: ours), rounded to binary16 for the "+
 			"block FMAs; TC16 and TC32 through the bit-exact unit models (Algorithm 3.1: blocks of the unit's k products, each block's result "+
 			"the next block's addend), fp16 and fp32 in plain arithmetic c ← fl(c + fl(a·b)); panels v100 (the paper's GPU), a100, h100 "+
-			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA)", rows, rows),
+			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA), left out above 1", rows, rows),
 	}, "unit", "componentwise_error", componentwise)
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		units, err := unitsOf(cfg, "bfma-matmul")
@@ -127,8 +136,8 @@ func bfmaMatmul() *Experiment {
 						}
 						var out []Row
 						for _, unit := range units {
-							out = append(out, Row{Panel: unit, Series: series, X: float64(n), Y: y},
-								Row{Panel: unit, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
+							out = append(out, Row{Panel: unit, Series: series, X: float64(n), Y: y})
+							out = appendBound(out, Row{Panel: unit, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
 						}
 						return out, nil
 					}})
@@ -153,8 +162,8 @@ func bfmaMatmul() *Experiment {
 								return nil, err
 							}
 							y := componentwiseError(rows, rows, n, a, b, c)
-							return []Row{{Panel: unit, Series: series, X: float64(n), Y: y},
-								{Panel: unit, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant}}, nil
+							return appendBound([]Row{{Panel: unit, Series: series, X: float64(n), Y: y}},
+								Row{Panel: unit, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant}), nil
 						}})
 				}
 			}
@@ -190,10 +199,11 @@ func bfmaLU() *Experiment {
 			"beside plain fp16 and fp32 LU; the abstract: TC32 much more accurate than TC16",
 		Setup: "A n×n with entries uniform in (−0.5,0.5] (ours); right-looking blocked LU with partial pivoting, block size 32 (package lu): " +
 			"panel and triangular solve in the storage format, updates through the bit-exact unit model (TC16: fp16 output and factors; TC32: " +
-			"fp32 output and factors, L21 and U12 rounded to fp16) or in plain arithmetic; panels v100 (the paper's GPU), a100, h100; " +
+			"fp32 output and factors, L21 and U12 rounded to fp16) or in plain arithmetic; beyond the paper, on the first unit, updates by " +
+			"double-fp16-fabsum (fp32-accurate products from the same fp16 tensor cores, factors in fp32); panels v100 (the paper's GPU), a100, h100; " +
 			"n = 2^5..2^10 (--quick: 2^5..2^9; at n = 32 = nb there is no update); y = ‖PA − L̂Û‖∞/‖A‖∞ for every unit and, for the first, the " +
 			"componentwise max|P·fl(A) − L̂Û|/(|L̂||Û|) (fl(A): A rounded to the storage format); dashed: the componentwise bound c of " +
-			"bound.LU, and in the normwise panels u_s + c·‖|L̂||Û|‖∞/‖A‖∞ with the measured factors",
+			"bound.LU, and in the normwise panels u_s + c·‖|L̂||Û|‖∞/‖A‖∞ with the measured factors; bounds above 1 are left out",
 		PanelColumn: "panel", SeriesColumn: "series", XColumn: "n", YColumn: "backward_error",
 		XLabel: "n", YLabel: "backward error", LogX: true, LogY: true, NoteColumn: "bound_first_order",
 	}
@@ -232,11 +242,11 @@ func bfmaLU() *Experiment {
 						nb := bound.U(f.Storage, format.NearestEven) + bd.Total*ers.LUNorm
 						var out []Row
 						for _, p := range panels {
-							out = append(out, Row{Panel: p + normwisePanel, Series: series, X: float64(n), Y: ers.Normwise},
-								Row{Panel: p + normwisePanel, Series: "bound " + series, X: float64(n), Y: nb, Note: bd.Dominant})
+							out = append(out, Row{Panel: p + normwisePanel, Series: series, X: float64(n), Y: ers.Normwise})
+							out = appendBound(out, Row{Panel: p + normwisePanel, Series: "bound " + series, X: float64(n), Y: nb, Note: bd.Dominant})
 							if p == units[0] {
-								out = append(out, Row{Panel: p + componentwisePanel, Series: series, X: float64(n), Y: ers.Componentwise},
-									Row{Panel: p + componentwisePanel, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
+								out = append(out, Row{Panel: p + componentwisePanel, Series: series, X: float64(n), Y: ers.Componentwise})
+								out = appendBound(out, Row{Panel: p + componentwisePanel, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
 							}
 						}
 						return out, nil
@@ -250,6 +260,10 @@ func bfmaLU() *Experiment {
 					tasks = append(tasks, task([]string{unit}, strings.ToUpper(name), func() (lu.Form, error) { return lu.ParseForm(name, unit, "fp16") }))
 				}
 			}
+			// Beyond the paper: fp32-accurate updates from the same fp16 tensor cores.
+			tasks = append(tasks, task(units[:1], "double-fp16-fabsum", func() (lu.Form, error) {
+				return lu.ParseForm("double-fp16-fabsum", units[0], "")
+			}))
 		}
 		return tasks, nil
 	}

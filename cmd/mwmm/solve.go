@@ -111,7 +111,7 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
-	size, nb, maxIter                                                 int
+	size, nb, maxIter, maxInner                                       int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
 	json, luError                                                     bool
@@ -141,6 +141,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.Float64Var(&o.tol, "tol", 0, "stop at this normwise backward `ERROR` (default √n·2^-53)")
 	fs.IntVar(&o.maxIter, "max-iter", 20, "at most `N` refinement steps")
 	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
+	fs.IntVar(&o.maxInner, "max-inner", 0, "at most `N` GMRES iterations per step, without restarts (default min(n, 300))")
 	fs.BoolVar(&o.luError, "lu-error", false, "also measure the factorization's backward error (costs about as much as factoring)")
 	return fs, o
 }
@@ -156,8 +157,8 @@ func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []f
 	if o.nb < 1 {
 		return 0, nil, nil, "", form, usagef("--nb %d: the block size must be at least 1", o.nb)
 	}
-	if withB && (o.tol < 0 || o.gmresTol <= 0 || o.maxIter < 0) {
-		return 0, nil, nil, "", form, usagef("--tol, --gmres-tol and --max-iter must be positive")
+	if withB && (o.tol < 0 || o.gmresTol <= 0 || o.maxIter < 0 || o.maxInner < 0) {
+		return 0, nil, nil, "", form, usagef("--tol, --gmres-tol, --max-iter and --max-inner must be positive")
 	}
 	if o.a == "" {
 		if o.b != "" {
@@ -386,7 +387,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	ctx, stop := signalContext()
 	defer stop()
 	luOpt, finish := factorOptions(o, form, n, stderr)
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, Residual: res}
+	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
 	if o.maxIter == 0 {
 		sopt.Refine = solve.None // no steps; Options would read 0 as its default
 	}

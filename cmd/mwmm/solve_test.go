@@ -145,3 +145,36 @@ func TestLUCommand(t *testing.T) {
 		t.Errorf("permutation has %d distinct entries", len(seen))
 	}
 }
+
+func TestBoundLU(t *testing.T) {
+	code, out, errOut := mwmm(t, "", "bound", "--lu", "-n", "1000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Forms []struct {
+			Form  string
+			Bound struct{ Total float64 }
+			Max   float64 `json:"max_kappa_gmres_ir"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	c := map[string]float64{}
+	for _, f := range r.Forms {
+		c[f.Form] = f.Bound.Total
+		if !(f.Max > 1) {
+			t.Errorf("%s: GMRES-IR limit %v", f.Form, f.Max)
+		}
+	}
+	// TC32's constant is fp16's rounding of the factors, not n·u16.
+	if !(c["tc32"] < c["tc16"]/50 && c["tc16"] < c["fp16"] && c["double-fp16-fabsum"] < c["tc32"]/10 && c["fp64"] < 1e-12) {
+		t.Errorf("bounds out of order: %v", c)
+	}
+	for _, bad := range [][]string{{"bound", "--lu"}, {"bound", "--lu", "-n", "10", "--nb", "0"}, {"bound", "--lu", "-n", "10", "--unit", "nosuch"}, {"bound", "--lu", "-n", "10", "-p", "2"}} {
+		if code, _, _ := mwmm(t, "", bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
