@@ -46,15 +46,14 @@ a and b in the unit's input format, c and d in its output format, computed
 as the unit does it. The NVIDIA tensor cores fuse a block of products in one
 step (4 on the V100), align the terms on a grid hung from the largest
 exponent sum e_a+e_b, dropping the bits below it, normalise once and round
-toward zero. Longer dot products
-are cut into blocks taken in order, each block's result the next block's c,
-as a GEMM accumulates.
+toward zero. Longer dot products are cut into blocks taken in order, each
+block's result the next block's c, as a GEMM accumulates.
 
 mwmm mma list prints the units (presets): for each, the formats it takes,
 the parameters of each input→output pair (the first is the default) on one
-line, and where each parameter comes from: the papers' sections, "not
-measured" where they leave it open. PRESET... restricts the list; --json
-prints the same as JSON.
+line, and where each parameter comes from: the papers' sections and the
+measurements, "not measured" where they leave it open. PRESET... restricts
+the list; --json prints the same as JSON.
 
 mwmm mma eval reads test cases from standard input, one a line:
 
