@@ -342,13 +342,14 @@ func Units() []Preset {
 //	ieee:k=16,acc=binary64
 //
 // The keys are k, extra (bits, or unlimited), carry (bits, or unlimited),
-// align (truncate|rne), sticky (on|off), norm (end|each), order
-// (largest|inorder), addend (with|after), products (exact or a format name),
-// productp (products rounded to that many bits), productmode, acc (format),
-// accp (the accumulator's precision, its range kept), accmode, outmode, convert (the input conversion
-// mode) and subnormals, subnormals-in, subnormals-out (on|off: kept or
-// flushed to zero, for inputs and outputs or one of them). With overrides the
-// preset's format pairs are not enforced.
+// align (truncate|rne), sticky (on|off), anchor (exp|lead: AnchorExponents),
+// range (ieee|fixed: FixedRange), norm (end|each), order (largest|inorder),
+// addend (with|after), products (exact or a format name), productp
+// (products rounded to that many bits), productmode, acc (format), accp (the
+// accumulator's precision, its range kept), accmode, outmode, convert (the
+// input conversion mode) and subnormals, subnormals-in, subnormals-out
+// (on|off: kept or flushed to zero, for inputs and outputs or one of them).
+// With overrides the preset's format pairs are not enforced.
 func Lookup(spec, input, output string) (*Model, error) {
 	name, overrides, _ := strings.Cut(spec, ":")
 	pre, err := FindPreset(strings.TrimSpace(name))
