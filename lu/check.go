@@ -49,7 +49,7 @@ func (fa *Factors) Errors(a []float64) (Errors, error) {
 					l = w[i*n+k]
 				}
 				u := w[k*n+j]
-				p := l * u
+				p := float64(l * u) // unfused: TwoSum needs the rounded product
 				e := math.FMA(l, u, -p)
 				hi, lo = twoSum(hi, lo, p, e)
 				abs += math.Abs(p)

@@ -356,7 +356,9 @@ func residual(p Residual, n int, a, x, b, r []float64) {
 		}
 		hi, lo := b[i], 0.0
 		for j, v := range row {
-			p := -v * x[j]
+			// The conversion keeps the compiler from fusing the product
+			// into the sum below, which would break TwoSum.
+			p := float64(-v * x[j])
 			e := math.FMA(-v, x[j], -p)
 			s := hi + p
 			bb := s - hi
