@@ -121,8 +121,11 @@ func bfmaMatmul() *Experiment {
 		var tasks []Task
 		for _, n := range sizes(6, hi) {
 			key := fmt.Sprint("bfma", n)
-			for _, f := range []format.Format{format.Binary16, format.Binary32} {
-				series := formatShort(f)
+			for _, pf := range []struct {
+				f      format.Format
+				series string
+			}{{format.Binary16, "fp16"}, {format.Binary32, "fp32"}} {
+				f, series := pf.f, pf.series
 				// The (0,1] data are binary64: rounding them into f costs u too.
 				u := bound.U(f, format.NearestEven)
 				tasks = append(tasks, Task{Panel: strings.Join(units, ", "), Series: series, X: float64(n), Cost: float64(rows * rows * n * 4),
@@ -143,8 +146,11 @@ func bfmaMatmul() *Experiment {
 					}})
 			}
 			for _, unit := range units {
-				for _, out := range []format.Format{format.Binary16, format.Binary32} {
-					series := "TC" + strings.TrimPrefix(formatShort(out), "fp")
+				for _, tc := range []struct {
+					out    format.Format
+					series string
+				}{{format.Binary16, "TC16"}, {format.Binary32, "TC32"}} {
+					out, series := tc.out, tc.series
 					tasks = append(tasks, Task{Panel: unit, Series: series, X: float64(n), Cost: float64(rows * rows * n),
 						Run: func(ctx context.Context) ([]Row, error) {
 							m, err := tcUnit(unit, out)
@@ -171,16 +177,6 @@ func bfmaMatmul() *Experiment {
 		return tasks, nil
 	}
 	return e
-}
-
-func formatShort(f format.Format) string {
-	switch f {
-	case format.Binary16:
-		return "fp16"
-	case format.Binary32:
-		return "fp32"
-	}
-	return f.Name()
 }
 
 // The panels of bfma-lu: the normwise backward error for every unit, and
