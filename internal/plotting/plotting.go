@@ -3,7 +3,8 @@
 // as PNG, SVG or PDF through gonum.org/v1/plot.
 //
 // A Figure holds Panels; a Panel holds Series. Save lays the panels out in a
-// row (4.5in × 3.8in each) with a shared X range and a shared Y range, so
+// row (4.5in × 3.8in each, the legend in a strip at the right) with a
+// shared X range and a shared Y range, so
 // that a curve in one panel can be compared by eye with the same curve in
 // the next one. A series keeps its colour, marker and line style across
 // panels: the style belongs to the series Name, assigned in the order the
@@ -25,9 +26,18 @@
 // error, makes that the bottom of the Y axis, and says so in the Y label.
 // NaN and ±Inf points, and X ≤ 0 on a log X axis, are left out.
 //
-// Tick labels on log axes are powers of ten written "1e-06": the default
-// Liberation fonts lack the superscript digits ⁰ ⁹ and ⁻, and gonum's LaTeX
-// handler does not typeset exponents.
+// Tick labels on log axes are powers of ten with typeset exponents, 10⁻⁶:
+// the tick labels are written "10^-6" and a text handler of this package
+// draws the exponent smaller and raised (the Liberation fonts lack the
+// superscript digits ⁰ ⁹ and ⁻, and gonum's LaTeX handler does not typeset
+// exponents). Ranges narrower than two decades label 1, 2 and 5 × 10^e, so
+// that neighbouring labels do not collide.
+//
+// The legend lists every series of the figure once and sits to the right of
+// the panels, outside the data; a title longer than the canvas is wrapped.
+// No two series of a figure share a colour (up to len(palette) series).
+// Inspect returns where things were drawn, for tests that check a figure
+// mechanically.
 package plotting
 
 import (
@@ -38,6 +48,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,7 +106,9 @@ const (
 	maxExp = 308
 )
 
-// Okabe–Ito palette, yellow last because it is faint on white.
+// Okabe–Ito palette, then Paul Tol's muted colours that differ from it,
+// yellow last because it is faint on white. A style's colour is unique
+// within a figure of up to len(palette) series.
 var palette = []color.Color{
 	color.NRGBA{0x00, 0x72, 0xB2, 0xFF}, // blue
 	color.NRGBA{0xD5, 0x5E, 0x00, 0xFF}, // vermillion
@@ -104,6 +117,12 @@ var palette = []color.Color{
 	color.NRGBA{0xE6, 0x9F, 0x00, 0xFF}, // orange
 	color.NRGBA{0x56, 0xB4, 0xE9, 0xFF}, // sky blue
 	color.NRGBA{0x00, 0x00, 0x00, 0xFF}, // black
+	color.NRGBA{0x88, 0x22, 0x55, 0xFF}, // wine
+	color.NRGBA{0x99, 0x99, 0x33, 0xFF}, // olive
+	color.NRGBA{0x33, 0x22, 0x88, 0xFF}, // indigo
+	color.NRGBA{0x66, 0x11, 0x00, 0xFF}, // brown
+	color.NRGBA{0x88, 0x88, 0x88, 0xFF}, // grey
+	color.NRGBA{0x44, 0xAA, 0x99, 0xFF}, // teal
 	color.NRGBA{0xF0, 0xE4, 0x42, 0xFF}, // yellow
 }
 
@@ -128,7 +147,7 @@ func Save(fig Figure, path string) error {
 	default:
 		return fmt.Errorf("plotting: %s: extension %q not supported; use .png, .svg or .pdf", path, ext)
 	}
-	b, err := render(fig, ext)
+	b, _, err := render(fig, ext)
 	if err != nil {
 		return fmt.Errorf("plotting: %s: %w", path, err)
 	}
@@ -291,7 +310,10 @@ func axisRange(lo, hi float64, log, decades bool) (float64, float64) {
 // logTicks labels powers of ten, at most max of them: every decade, or
 // every 2nd, 3rd, ... decade on wide ranges, with unlabelled (minor) ticks
 // at the rest, and at 2..9 × 10^e when few decades are shown. A range
-// holding fewer than two powers of ten labels the 2..9 × 10^e ticks too.
+// holding fewer than three powers of ten labels 1, 2 and 5 × 10^e (2..9 ×
+// 10^e too, every k-th, when that still gives fewer than two labels).
+// Labels are written for powText: "10^-6", "2×10^3", and 1 to 9, 20 to 90
+// plainly.
 type logTicks struct{ max int }
 
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -305,7 +327,9 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		step++
 	}
 	fine := eHi-eLo <= 6 // few enough decades to show 2..9 × 10^e
+	type mant struct{ m, e int }
 	var ticks []plot.Tick
+	var ms []mant
 	for e := eLo; e <= eHi; e++ {
 		for m := 1; m <= 9; m++ {
 			if m > 1 && !fine {
@@ -320,27 +344,116 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			tk := plot.Tick{Value: v}
 			if m == 1 && e%step == 0 {
-				tk.Label = strconv.FormatFloat(v, 'e', 0, 64)
+				tk.Label = powLabel(1, e)
 			}
 			ticks = append(ticks, tk)
+			ms = append(ms, mant{m, e})
 		}
 	}
-	if inner >= 2 {
+	if inner >= 3 {
 		return ticks
 	}
 	// Too narrow for decades alone (step is 1 here, so every decade in range
-	// is labelled): label every k-th tick of all of them instead.
+	// is labelled): label 1, 2 and 5 × 10^e, whose neighbours are at least
+	// 0.3 decade apart, or every k-th tick when that gives too few.
 	if len(ticks) < 2 {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	n := 0
+	for i := range ticks {
+		ticks[i].Label = ""
+		if m := ms[i].m; m == 1 || m == 2 || m == 5 {
+			ticks[i].Label = powLabel(m, ms[i].e)
+			n++
+		}
+	}
+	if n >= 2 {
+		return ticks
 	}
 	every := (len(ticks) + t.max - 1) / t.max
 	for i := range ticks {
 		ticks[i].Label = ""
 		if i%every == 0 {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', -1, 64)
+			ticks[i].Label = powLabel(ms[i].m, ms[i].e)
 		}
 	}
 	return ticks
+}
+
+// powLabel writes m × 10^e for powText: "10^-6", "2×10^3", and 1 to 9, 20
+// to 90 plainly.
+func powLabel(m, e int) string {
+	switch {
+	case e == 0:
+		return strconv.Itoa(m)
+	case e == 1 && m > 1:
+		return strconv.Itoa(10 * m)
+	case m == 1:
+		return "10^" + strconv.Itoa(e)
+	}
+	return strconv.Itoa(m) + "×10^" + strconv.Itoa(e)
+}
+
+// powText is a text handler that typesets "B^E", E an integer, with the
+// exponent smaller and raised (and − for the minus sign); other text it
+// draws as text.Plain does. Tick labels use it.
+type powText struct{ text.Plain }
+
+// expScale is the size of an exponent relative to its base; expRise how far
+// its baseline is raised, in units of the base's font size.
+const (
+	expScale = 0.7
+	expRise  = 0.42
+)
+
+// split returns the base and the exponent of "B^E", or ok false.
+func (powText) split(txt string) (base, exp string, ok bool) {
+	base, exp, ok = strings.Cut(txt, "^")
+	if !ok || base == "" || strings.Contains(txt, "\n") {
+		return "", "", false
+	}
+	if _, err := strconv.Atoi(exp); err != nil {
+		return "", "", false
+	}
+	return base, strings.Replace(exp, "-", "−", 1), true
+}
+
+func (h powText) small(fnt font.Font) font.Font {
+	fnt.Size *= expScale
+	return fnt
+}
+
+// Box is the bounding box of the base and its raised exponent.
+func (h powText) Box(txt string, fnt font.Font) (width, height, depth vg.Length) {
+	base, exp, ok := h.split(txt)
+	if !ok {
+		return h.Plain.Box(txt, fnt)
+	}
+	bw, bh, bd := h.Plain.Box(base, fnt)
+	ew, eh, _ := h.Plain.Box(exp, h.small(fnt))
+	return bw + ew, max(bh, expRise*fnt.Size+eh), bd
+}
+
+// Draw draws the base as text.Plain would draw the whole label, and the
+// exponent after it.
+func (h powText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
+	base, exp, ok := h.split(txt)
+	if !ok || sty.Rotation != 0 {
+		h.Plain.Draw(c, txt, sty, pt)
+		return
+	}
+	w, _, _ := h.Box(txt, sty.Font)
+	bw, _, _ := h.Plain.Box(base, sty.Font)
+	face := h.Fonts.Lookup(sty.Font, sty.Font.Size)
+	// The baseline where Plain puts it for a one-line text of this box: the
+	// exponent's extra height lies above the base.
+	_, ht, dp := h.Box(txt, sty.Font)
+	y := pt.Y + (ht+dp)*vg.Length(sty.YAlign) + sty.Font.Size - face.Extents().Ascent
+	x := pt.X + vg.Length(sty.XAlign)*w
+	c.SetColor(sty.Color)
+	c.FillString(face, vg.Point{X: x, Y: y}, base)
+	small := h.small(sty.Font)
+	c.FillString(h.Fonts.Lookup(small, small.Size), vg.Point{X: x + bw, Y: y + expRise*sty.Font.Size}, exp)
 }
 
 // countMultiples counts the multiples of step in [a, b].
@@ -354,19 +467,75 @@ func countMultiples(a, b, step int) int {
 	return n
 }
 
+// Layout says where Save drew the parts of a figure, in points from the
+// canvas's bottom-left corner. Inspect returns it, so that tests can check
+// a figure mechanically: the title and the legend inside the canvas and off
+// the data, tick labels apart, one style per series.
+type Layout struct {
+	Width, Height vg.Length
+	Title         vg.Rectangle   // all lines of the title; zero when there is none
+	Legend        vg.Rectangle   // zero when no series is named
+	Data          []vg.Rectangle // each panel's data area
+	// Each panel's tick labels, in tick order, on the X and on the Y axis.
+	XTicks, YTicks [][]vg.Rectangle
+	// Styles lists the named series of the figure once each, in legend
+	// order.
+	Styles []SeriesStyle
+}
+
+// SeriesStyle is how a series is drawn: Shape indexes the glyph shapes.
+type SeriesStyle struct {
+	Name   string
+	Color  color.Color
+	Shape  int
+	Dashed bool
+}
+
+// Inspect lays fig out as Save would, draws it on a throw-away canvas and
+// returns the Layout.
+func Inspect(fig Figure) (*Layout, error) {
+	_, l, err := render(fig, ".svg")
+	return l, err
+}
+
+// wrap breaks s at spaces into lines no wider than width in sty (a word
+// longer than width gets a line of its own).
+func wrap(s string, sty text.Style, width vg.Length) string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		try := strings.TrimSpace(line + " " + w)
+		if line != "" && sty.Width(try) > width {
+			lines = append(lines, line)
+			try = w
+		}
+		line = try
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
 // render draws fig into a byte slice in the format named by ext.
-func render(fig Figure, ext string) (out []byte, err error) {
+func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 	// gonum reports many problems by panicking; Save reports errors.
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("gonum/plot panicked: %v", r)
+			out, lay, err = nil, nil, fmt.Errorf("gonum/plot panicked: %v", r)
 		}
 	}()
 	l, err := prepare(fig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	const pad vg.Length = 6 // points
+	leg, entries := newLegend(l)
+	var legW, legH vg.Length
+	if len(entries) > 0 {
+		legW, legH = legendSize(leg, entries)
 	}
 	w := panelWidth * vg.Length(len(fig.Panels))
+	if legW > 0 {
+		w += legW + 2*pad
+	}
 	h := panelHeight
 	var c vg.CanvasWriterTo
 	switch ext {
@@ -380,8 +549,8 @@ func render(fig Figure, ext string) (out []byte, err error) {
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	lay = &Layout{Width: w, Height: h}
 
-	const pad vg.Length = 6 // points
 	style := func(size vg.Length) text.Style {
 		return text.Style{
 			Font:    font.From(plot.DefaultFont, size),
@@ -393,8 +562,12 @@ func render(fig Figure, ext string) (out []byte, err error) {
 	}
 	if fig.Title != "" {
 		sty := style(14)
-		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}, fig.Title)
-		dc.Max.Y -= sty.Rectangle(fig.Title).Size().Y + 2*pad
+		title := wrap(fig.Title, sty, w-4*pad)
+		at := vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}
+		dc.FillText(sty, at, title)
+		r := sty.Rectangle(title)
+		lay.Title = vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}
+		dc.Max.Y -= sty.Height(title) + 2*pad
 	}
 	// Save draws the axis labels itself: gonum reserves room for them at
 	// the arithmetic middle of the axis range, which on a log axis lies near
@@ -416,42 +589,88 @@ func render(fig Figure, ext string) (out []byte, err error) {
 	if yText != "" {
 		dc.Min.X += yLabel.Rectangle(yText).Size().X + pad
 	}
+	// The legend's strip, right of the panels.
+	if legW > 0 {
+		dc.Max.X -= legW + 2*pad
+	}
 
 	plots := make([]*plot.Plot, len(fig.Panels))
 	for i := range fig.Panels {
 		plots[i], err = newPanel(fig, l, i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: 2 * pad, PadTop: pad, PadLeft: pad, PadRight: 2 * pad}
 	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
-	legendOnlyFirst := sameNames(l.panels)
 	for i, p := range plots {
 		p.Draw(canvases[0][i])
 		data := p.DataCanvas(canvases[0][i])
+		lay.Data = append(lay.Data, data.Rectangle)
 		if fig.XLabel != "" {
 			dc.FillText(xLabel, vg.Point{X: data.Center().X, Y: xLabelY}, fig.XLabel)
 		}
 		if i == 0 && yText != "" {
 			dc.FillText(yLabel, vg.Point{X: yLabelX, Y: data.Center().Y}, yText)
 		}
-		if i == 0 || !legendOnlyFirst {
-			drawLegend(p, data, l.panels[i])
+		xt, yt := tickBoxes(p, data)
+		lay.XTicks, lay.YTicks = append(lay.XTicks, xt), append(lay.YTicks, yt)
+	}
+	if legW > 0 {
+		// Top-aligned with the data areas, moved up if it is taller.
+		top := lay.Data[0].Max.Y
+		if top-legH < pad {
+			top = min(h-pad, legH+pad)
 		}
+		x := dc.Max.X + pad
+		box := vg.Rectangle{Min: vg.Point{X: x, Y: top - legH}, Max: vg.Point{X: x + legW, Y: top}}
+		drawLegend(dc, leg, box)
+		lay.Legend = box
+	}
+	for _, e := range entries {
+		lay.Styles = append(lay.Styles, SeriesStyle{Name: e.name, Color: palette[e.style%len(palette)],
+			Shape: shapeOf(e.style), Dashed: e.dashed})
 	}
 
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), lay, nil
+}
+
+// tickBoxes returns where the panel's tick labels were drawn (the X labels
+// centred under their ticks, the Y labels right-aligned beside them; the
+// distance from the axis does not matter for telling whether they overlap).
+func tickBoxes(p *plot.Plot, data draw.Canvas) (xs, ys []vg.Rectangle) {
+	trX, trY := p.Transforms(&data)
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tk.Label == "" {
+			continue
+		}
+		sty := p.X.Tick.Label
+		r := sty.Rectangle(tk.Label)
+		at := vg.Point{X: trX(tk.Value), Y: data.Min.Y}
+		xs = append(xs, vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)})
+	}
+	for _, tk := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if tk.Label == "" {
+			continue
+		}
+		sty := p.Y.Tick.Label
+		r := sty.Rectangle(tk.Label)
+		at := vg.Point{X: data.Min.X, Y: trY(tk.Value)}
+		ys = append(ys, vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)})
+	}
+	return xs, ys
 }
 
 // newPanel builds the gonum plot of panel i, without legend or axis labels.
 func newPanel(fig Figure, l *layout, i int) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fig.Panels[i].Title
+	ticks := powText{text.Plain{Fonts: font.DefaultCache}}
+	p.X.Tick.Label.Handler, p.Y.Tick.Label.Handler = ticks, ticks
 	if fig.LogX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = logTicks{max: maxXLabels}
@@ -487,8 +706,7 @@ func newLinePoints(s cleanSeries) (*plotter.Line, *plotter.Scatter, error) {
 		return nil, nil, err
 	}
 	col := palette[s.style%len(palette)]
-	// Past len(palette) styles, shift the shape so (colour, shape) stays unique.
-	shape := glyphs[(s.style+s.style/len(palette))%len(glyphs)]
+	shape := glyphs[shapeOf(s.style)]
 	line.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(1.2)}
 	if s.dashed {
 		line.LineStyle.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
@@ -497,97 +715,123 @@ func newLinePoints(s cleanSeries) (*plotter.Line, *plotter.Scatter, error) {
 	return line, points, nil
 }
 
-// sameNames reports whether every panel lists the same named series in the
-// same order; one legend then serves the whole row.
-func sameNames(panels [][]cleanSeries) bool {
-	names := func(ss []cleanSeries) []string {
-		var n []string
-		for _, s := range ss {
-			if s.name != "" {
-				n = append(n, s.name)
-			}
-		}
-		return n
-	}
-	first := names(panels[0])
-	for _, ss := range panels[1:] {
-		if strings.Join(names(ss), "\x00") != strings.Join(first, "\x00") {
-			return false
-		}
-	}
-	return true
+// shapeOf is the glyph of style st: past len(palette) styles the shape is
+// shifted, so that (colour, shape) stays unique.
+func shapeOf(st int) int {
+	return (st + st/len(palette)) % len(glyphs)
 }
 
-// drawLegend draws the legend of one panel on a translucent white box, in
-// the corner of the data area that hides the fewest points and line pieces
-// (top-left on ties: error-vs-n curves usually rise to the right).
-func drawLegend(p *plot.Plot, data draw.Canvas, series []cleanSeries) {
+// newLegend returns the figure's legend: each named series once, in style
+// order, with the first panel's dashing.
+func newLegend(l *layout) (*plot.Legend, []cleanSeries) {
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
 	leg.TextStyle.Font = font.From(plot.DefaultFont, 10)
-	var enth, textw vg.Length
-	n := 0
-	for _, s := range series {
-		if s.name == "" {
-			continue
+	var entries []cleanSeries
+	seen := map[string]bool{}
+	for _, p := range l.panels {
+		for _, s := range p {
+			if s.name == "" || seen[s.name] {
+				continue
+			}
+			seen[s.name] = true
+			entries = append(entries, s)
 		}
+	}
+	slices.SortStableFunc(entries, func(a, b cleanSeries) int { return a.style - b.style })
+	for _, s := range entries {
 		// The thumbnail needs no data: empty series still get an entry.
 		line, points, err := newLinePoints(cleanSeries{style: s.style, dashed: s.dashed})
 		if err != nil {
 			panic(err) // unreachable: no points to reject
 		}
 		leg.Add(s.name, line, points)
+	}
+	return &leg, entries
+}
+
+// legendInset is the room between the legend's box and its entries.
+const legendInset = vg.Length(3)
+
+// legendSize is the box the legend's entries fill, from Legend.Draw's own
+// layout rules, plus the inset.
+func legendSize(leg *plot.Legend, entries []cleanSeries) (w, h vg.Length) {
+	var enth, textw vg.Length
+	for _, s := range entries {
 		enth = max(enth, leg.TextStyle.Rectangle(s.name).Max.Y)
 		textw = max(textw, leg.TextStyle.Rectangle(" "+s.name).Max.X)
-		n++
 	}
-	if n == 0 {
-		return
-	}
-	// The size Legend.Draw fills, from its own layout rules.
-	const inset, margin = vg.Length(3), vg.Length(4)
-	w := leg.ThumbnailWidth + textw + 2*inset
-	h := vg.Length(n)*enth + vg.Length(n-1)*leg.Padding + leg.TextStyle.FontExtents().Descent + 2*inset
+	n := vg.Length(len(entries))
+	w = leg.ThumbnailWidth + textw + 2*legendInset
+	h = n*enth + (n-1)*leg.Padding + leg.TextStyle.FontExtents().Descent + 2*legendInset
+	return w, h
+}
 
-	trX, trY := p.Transforms(&data)
-	var pts []vg.Point
-	for _, s := range series {
-		for k, xy := range s.xy {
-			q := vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
-			pts = append(pts, q, q, q, q) // a point weighs like 4 line samples
-			if k > 0 {
-				prev := vg.Point{X: trX(s.xy[k-1].X), Y: trY(s.xy[k-1].Y)}
-				for t := 1; t < 16; t++ {
-					f := vg.Length(t) / 16
-					pts = append(pts, vg.Point{X: prev.X + f*(q.X-prev.X), Y: prev.Y + f*(q.Y-prev.Y)})
+// drawLegend draws the legend in box on a white ground with a thin frame.
+func drawLegend(c draw.Canvas, leg *plot.Legend, box vg.Rectangle) {
+	c.SetColor(color.White)
+	c.Fill(box.Path())
+	c.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 0xAA}, Width: vg.Points(0.5)})
+	c.Stroke(box.Path())
+	inner := vg.Rectangle{
+		Min: vg.Point{X: box.Min.X + legendInset, Y: box.Min.Y + legendInset},
+		Max: vg.Point{X: box.Max.X - legendInset, Y: box.Max.Y - legendInset},
+	}
+	leg.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: inner})
+}
+
+// Problems lists what a reader would see as a fault of the drawn figure,
+// as far as it can be checked mechanically: a title or legend that leaves
+// the canvas, a legend over a panel's data area, tick labels of one axis
+// that overlap, two named series with the same colour. Empty when there is
+// none.
+func (l *Layout) Problems() []string {
+	var out []string
+	canvas := vg.Rectangle{Max: vg.Point{X: l.Width, Y: l.Height}}
+	inside := func(what string, r vg.Rectangle) {
+		if r == (vg.Rectangle{}) {
+			return
+		}
+		if r.Min.X < canvas.Min.X || r.Min.Y < canvas.Min.Y || r.Max.X > canvas.Max.X || r.Max.Y > canvas.Max.Y {
+			out = append(out, fmt.Sprintf("%s %v leaves the canvas %v", what, r, canvas.Max))
+		}
+	}
+	inside("title", l.Title)
+	inside("legend", l.Legend)
+	for i, d := range l.Data {
+		if l.Legend != (vg.Rectangle{}) && overlap(l.Legend, d) {
+			out = append(out, fmt.Sprintf("legend %v covers the data area of panel %d %v", l.Legend, i, d))
+		}
+		if l.Title != (vg.Rectangle{}) && overlap(l.Title, d) {
+			out = append(out, fmt.Sprintf("title %v covers the data area of panel %d", l.Title, i))
+		}
+	}
+	for i := range l.XTicks {
+		for axis, rs := range map[string][]vg.Rectangle{"X": l.XTicks[i], "Y": l.YTicks[i]} {
+			for j := 1; j < len(rs); j++ {
+				if overlap(rs[j-1], rs[j]) {
+					out = append(out, fmt.Sprintf("panel %d: %s tick labels %d and %d overlap", i, axis, j-1, j))
 				}
 			}
 		}
 	}
-	left, right := data.Min.X+margin, data.Max.X-margin-w
-	top, bottom := data.Max.Y-margin-h, data.Min.Y+margin
-	corners := []vg.Point{{X: left, Y: top}, {X: right, Y: top}, {X: right, Y: bottom}, {X: left, Y: bottom}}
-	best, bestScore := corners[0], -1
-	for _, o := range corners {
-		score := 0
-		for _, q := range pts {
-			if q.X >= o.X-margin && q.X <= o.X+w+margin && q.Y >= o.Y-margin && q.Y <= o.Y+h+margin {
-				score++
+	for i, a := range l.Styles {
+		for _, b := range l.Styles[:i] {
+			if colorEq(a.Color, b.Color) {
+				out = append(out, fmt.Sprintf("series %q and %q share a colour", a.Name, b.Name))
 			}
 		}
-		if bestScore < 0 || score < bestScore {
-			best, bestScore = o, score
-		}
 	}
+	return out
+}
 
-	box := vg.Rectangle{Min: best, Max: vg.Point{X: best.X + w, Y: best.Y + h}}
-	data.SetColor(color.NRGBA{R: 0xFF, G: 0xFF, B: 0xFF, A: 0xD8})
-	data.Fill(box.Path())
-	data.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 0xAA}, Width: vg.Points(0.5)})
-	data.Stroke(box.Path())
-	inner := vg.Rectangle{
-		Min: vg.Point{X: box.Min.X + inset, Y: box.Min.Y + inset},
-		Max: vg.Point{X: box.Max.X - inset, Y: box.Max.Y - inset},
-	}
-	leg.Draw(draw.Canvas{Canvas: data.Canvas, Rectangle: inner})
+// overlap reports whether two rectangles share more than an edge.
+func overlap(a, b vg.Rectangle) bool {
+	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
+}
+
+func colorEq(a, b color.Color) bool {
+	r1, g1, b1, a1 := a.RGBA()
+	r2, g2, b2, a2 := b.RGBA()
+	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
 }

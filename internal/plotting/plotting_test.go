@@ -13,6 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
 )
 
 // sizes returns n = 2^9 .. 2^20, the matrix sizes of the papers' figures.
@@ -170,12 +175,22 @@ func saveAll(t *testing.T, fig Figure) []string {
 	if err != nil {
 		t.Fatalf("PNG does not decode: %v", err)
 	}
+	lay, err := Inspect(fig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range lay.Problems() {
+		t.Error(p)
+	}
 	dpi := float64(pngDPI)
-	wantW := int(math.Round(float64(len(fig.Panels)) * 4.5 * dpi))
+	wantW := int(math.Round(float64(lay.Width/vg.Inch) * dpi))
 	wantH := int(math.Round(3.8 * dpi))
 	if b := img.Bounds(); b.Dx() != wantW || b.Dy() != wantH {
-		t.Errorf("PNG is %d×%d px, want %d×%d (%d panels × 4.5in × 3.8in at %d dpi)",
-			b.Dx(), b.Dy(), wantW, wantH, len(fig.Panels), pngDPI)
+		t.Errorf("PNG is %d×%d px, want %d×%d (%.2fin × 3.8in at %d dpi)",
+			b.Dx(), b.Dy(), wantW, wantH, float64(lay.Width/vg.Inch), pngDPI)
+	}
+	if min := float64(len(fig.Panels)) * 4.5; float64(lay.Width/vg.Inch) < min {
+		t.Errorf("canvas %.2fin wide, want at least %d panels × 4.5in", float64(lay.Width/vg.Inch), len(fig.Panels))
 	}
 
 	pdf, err := os.ReadFile(filepath.Join(dir, "fig.pdf"))
@@ -201,7 +216,8 @@ func saveAll(t *testing.T, fig Figure) []string {
 			t.Errorf("panel title %q missing from SVG", p.Title)
 		}
 	}
-	if fig.Title != "" && !slices.Contains(texts, fig.Title) {
+	// A long title is wrapped into lines, each its own text.
+	if fig.Title != "" && !strings.Contains(strings.Join(texts, " "), fig.Title) {
 		t.Errorf("figure title %q missing from SVG", fig.Title)
 	}
 	return texts
@@ -243,15 +259,21 @@ func TestSave(t *testing.T) {
 
 func TestTickLabelsInSVG(t *testing.T) {
 	texts := saveAll(t, typical())
-	// Y spans 1e-8..1e-3 whole decades; X spans 512..1048576.
-	for _, want := range []string{"1e-08", "1e-05", "1e-03", "1e+03", "1e+06"} {
+	// Y spans 1e-8..1e-3 whole decades; X spans 512..1048576. Each label
+	// is the base 10 and its exponent, drawn apart.
+	for _, want := range []string{"10", "−8", "−5", "−3", "3", "6"} {
 		if !slices.Contains(texts, want) {
-			t.Errorf("tick label %q missing from SVG texts %q", want, texts)
+			t.Errorf("tick label part %q missing from SVG texts %q", want, texts)
+		}
+	}
+	for _, bad := range []string{"1e-08", "1e+03", "10^3", "10^-8"} {
+		if slices.Contains(texts, bad) {
+			t.Errorf("tick label %q drawn as written, not typeset", bad)
 		}
 	}
 }
 
-func TestOneLegendWhenNamesMatch(t *testing.T) {
+func TestOneLegend(t *testing.T) {
 	count := func(texts []string, s string) int {
 		n := 0
 		for _, t := range texts {
@@ -261,13 +283,13 @@ func TestOneLegendWhenNamesMatch(t *testing.T) {
 		}
 		return n
 	}
-	// Both panels list the same names: one legend serves the row.
+	// One legend serves the figure, whether or not the panels list the
+	// same names.
 	if n := count(saveAll(t, typical()), "3-word split"); n != 1 {
 		t.Errorf("same names: legend entry drawn %d times, want 1", n)
 	}
-	// The panels differ: each has its own legend.
-	if n := count(saveAll(t, withEmpty()), "not run"); n != 2 {
-		t.Errorf("different names: legend entry drawn %d times, want 2", n)
+	if n := count(saveAll(t, withEmpty()), "not run"); n != 1 {
+		t.Errorf("different names: legend entry drawn %d times, want 1", n)
 	}
 }
 
@@ -405,15 +427,23 @@ func TestLogTicks(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := labelled(512, 1<<20, maxXLabels), []string{"1e+03", "1e+04", "1e+05", "1e+06"}; !slices.Equal(got, want) {
+	if got, want := labelled(512, 1<<20, maxXLabels), []string{"10^3", "10^4", "10^5", "10^6"}; !slices.Equal(got, want) {
 		t.Errorf("X 2^9..2^20 labels %q, want %q", got, want)
 	}
-	if got, want := labelled(1e-8, 1e-3, maxYLabels), []string{"1e-08", "1e-07", "1e-06", "1e-05", "1e-04", "1e-03"}; !slices.Equal(got, want) {
+	if got, want := labelled(1e-8, 1e-3, maxYLabels), []string{"10^-8", "10^-7", "10^-6", "10^-5", "10^-4", "10^-3"}; !slices.Equal(got, want) {
 		t.Errorf("Y 1e-8..1e-3 labels %q, want %q", got, want)
 	}
 	// 18 decades: every 3rd, aligned on 1e+00.
-	if got, want := labelled(1e-17, 1, maxYLabels), []string{"1e-15", "1e-12", "1e-09", "1e-06", "1e-03", "1e+00"}; !slices.Equal(got, want) {
+	if got, want := labelled(1e-17, 1, maxYLabels), []string{"10^-15", "10^-12", "10^-9", "10^-6", "10^-3", "1"}; !slices.Equal(got, want) {
 		t.Errorf("Y 1e-17..1 labels %q, want %q", got, want)
+	}
+	// Fewer than three decades: 1, 2 and 5 × 10^e, never neighbours as
+	// close as 8000 and 10000.
+	if got, want := labelled(1024, 16384, maxXLabels), []string{"2×10^3", "5×10^3", "10^4"}; !slices.Equal(got, want) {
+		t.Errorf("X 2^10..2^14 labels %q, want %q", got, want)
+	}
+	if got, want := labelled(10, 100, maxYLabels), []string{"10^1", "20", "50", "10^2"}; !slices.Equal(got, want) {
+		t.Errorf("Y 10..100 labels %q, want %q", got, want)
 	}
 	for _, r := range [][2]float64{{1e-300, 1e300}, {1e-323, 1e308}, {1e-17, 1e-16}, {512, 1000}, {512, 520}, {2, 3}} {
 		got := labelled(r[0], r[1], maxYLabels)
@@ -460,5 +490,66 @@ func TestSaveDeterministic(t *testing.T) {
 	}
 	if !bytes.Equal(out[0], out[1]) {
 		t.Error("two Saves of one figure wrote different SVG bytes")
+	}
+}
+
+// A figure with more series than the old palette had colours, a title far
+// wider than the canvas and data in every corner: the title wraps inside
+// the canvas, the legend sits off the data, every series has a colour of
+// its own.
+func TestLayoutProblems(t *testing.T) {
+	n := sizes()
+	var ss []Series
+	for i := range len(palette) {
+		ss = append(ss, Series{Name: "FABsum-v1 b=" + strconv.Itoa(1<<i), X: n, Y: errorsFrom(n, 1e-8*float64(i+1), 1e-3/float64(i+1))})
+	}
+	fig := Figure{
+		Title:  strings.Repeat("a long title that does not fit on one line ", 6),
+		XLabel: "n", YLabel: "error", LogX: true, LogY: true,
+		Panels: []Panel{{Title: "one panel", Series: ss}},
+	}
+	lay, err := Inspect(fig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := lay.Problems(); len(p) > 0 {
+		t.Errorf("problems: %q", p)
+	}
+	if len(lay.Styles) != len(palette) {
+		t.Errorf("%d styles for %d series", len(lay.Styles), len(palette))
+	}
+	if lay.Title.Size().Y < 2*14 {
+		t.Errorf("title %v is one line high; want it wrapped", lay.Title)
+	}
+	// The checks fire: a legend moved onto the data, two series of one
+	// colour, a title past the edge, tick labels on top of each other.
+	bad := *lay
+	bad.Legend = lay.Data[0]
+	bad.Styles = append(slices.Clone(lay.Styles), SeriesStyle{Name: "copy", Color: lay.Styles[1].Color})
+	bad.Title.Max.X = lay.Width + 1
+	bad.XTicks = [][]vg.Rectangle{{lay.XTicks[0][0], lay.XTicks[0][0]}}
+	got := strings.Join(bad.Problems(), "\n")
+	for _, want := range []string{"covers the data", "share a colour", "title", "overlap"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems of a broken layout %q: nothing with %q", got, want)
+		}
+	}
+}
+
+// powText typesets "10^-6" as 10 with a smaller, raised exponent: wider
+// than "10" and taller, and text without an exponent as text.Plain does.
+func TestPowText(t *testing.T) {
+	h := powText{text.Plain{Fonts: font.DefaultCache}}
+	fnt := font.From(plot.DefaultFont, 10)
+	bw, bh, _ := h.Plain.Box("10", fnt)
+	w, ht, _ := h.Box("10^-6", fnt)
+	if w <= bw || ht <= bh {
+		t.Errorf("Box(10^-6) = %v×%v, want wider and taller than 10's %v×%v", w, ht, bw, bh)
+	}
+	for _, s := range []string{"1000", "a^b", "^3", "2^3.5"} {
+		pw, ph, pd := h.Plain.Box(s, fnt)
+		if gw, gh, gd := h.Box(s, fnt); gw != pw || gh != ph || gd != pd {
+			t.Errorf("Box(%q) = %v %v %v, want Plain's %v %v %v", s, gw, gh, gd, pw, ph, pd)
+		}
 	}
 }
