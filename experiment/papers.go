@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,15 +14,25 @@ import (
 	"github.com/mwmm/mwmm/multiword"
 )
 
-// The papers, as cited in the experiments.
+// The papers, as cited in the experiments: authors, title, venue, year and
+// a public link. docs/experiments.md lists them in its references.
 const (
-	fasi   = "Fasi, Higham, Lopez, Mary, Mikaitis, Matrix multiplication in multiword arithmetic (SISC 2023; papers/multiword-matmul-tensor-cores.txt)"
-	mary   = "Mary, Mikaitis, Error analysis of matrix multiplication with narrow range floating-point arithmetic (PASC25 slides; papers/narrow-range-matmul-slides.txt)"
+	// Fasi is the multiword paper.
+	Fasi = "Fasi, Higham, Lopez, Mary, Mikaitis, \"Matrix multiplication in multiword arithmetic: error analysis and " +
+		"application to GPU tensor cores\", SIAM J. Sci. Comput. 45(1), 2023, https://hal.science/hal-03543925"
+	// MaryLA21 is the talk on the multiword paper, whose slides have plots the paper has not.
+	MaryLA21 = "Mary (with Fasi, Higham, Lopez, Mikaitis, Pranesh), \"Multiple word arithmetic with GPU tensor cores: theory and " +
+		"practice\", talk at the SIAM Conference on Applied Linear Algebra (LA21), 2021, slides https://bit.ly/la21multiword"
+	// MaryPASC25 is the talk on narrow-range arithmetic, and its paper.
+	MaryPASC25 = "Mikaitis, Mary, \"Error analysis of matrix multiplication with narrow range floating-point arithmetic\", " +
+		"talk at PASC25, 2025 (the slides' \"Numerical experiments\"); the paper: Mary, Mikaitis, SIAM J. Sci. Comput. 47(4), 2025, " +
+		"https://hal.science/hal-04671474"
 	fmaDim = "model:ieee:k=1" // the block FMA of dimension 1 of section 3: an FMA chain in binary32, RN
 )
 
 func init() {
-	for _, e := range []*Experiment{table21(), fig31(), fig43(), fabsumSim(), narrow(1), narrow(2), narrow(3)} {
+	for _, e := range []*Experiment{table21(), fig31(), fig43(), fabsumSim(44), fabsumSim(45), slidesBackward(),
+		narrow(1), narrow(2), narrow(3)} {
 		Register(e)
 	}
 }
@@ -104,7 +115,7 @@ func table21() *Experiment {
 	e := &Experiment{
 		Name:  "table2.1",
 		Title: "dominant term of the multiword error bound (2.8), fp32 accumulation",
-		Cites: fasi + ", Table 2.1",
+		Cites: "Table 2.1 of " + Fasi,
 		Shows: "the first-order bound (p+1)·u_low^p + n·u_high for fp16 and bf16 words with p = 1..3 and u_high = 2^-24: " +
 			"double-fp16 (2 × 2^-22 ≈ 3·u_high... dominated by n·2^-24) matches fp32's n·2^-24, single fp16 is stuck at 2 × 2^-11, " +
 			"and bf16 needs three words for the same",
@@ -166,7 +177,7 @@ func fig31() *Experiment {
 	e := errorColumns(&Experiment{
 		Name:  "fig3.1",
 		Title: "fp16, fp32 and double-fp16 with a block FMA of dimension 1",
-		Cites: fasi + ", Figure 3.1",
+		Cites: "Figure 3.1 of " + Fasi,
 		Shows: "double-fp16 is far more accurate than fp16; on (0,1] its error grows like n·2^-24 and fp16 catches up with " +
 			"double-fp16 and fp32 near n = 6·10^4; on (−0.5,0.5] errors do not grow and double-fp16 stays at least 10× better " +
 			"than fp16 up to n = 10^6; the 4-product variant is indistinguishable from the 3-product one",
@@ -207,7 +218,7 @@ func fig43() *Experiment {
 	e := errorColumns(&Experiment{
 		Name:  "fig4.3",
 		Title: "simulated V100 tensor cores, round toward zero against round to nearest, data in (0,1]",
-		Cites: fasi + ", Figure 4.3",
+		Cites: "Figure 4.3 of " + Fasi,
 		Shows: "with RZ (left) double-fp16's error grows like n·2^-24 and meets fp16's, far above fp32, as on the real GPU (Fig. 4.2); " +
 			"switching the tensor cores to RN (right) brings double-fp16 back to fp32's accuracy",
 		Setup: "A 16×n, B n×16 uniform in (0,1]; n = 2^9..2^20 (--quick: 2^9..2^16); each dot product cut into 16 blocks of n/16 " +
@@ -256,26 +267,72 @@ func fig43() *Experiment {
 	return e
 }
 
-func fabsumSim() *Experiment {
-	const v1, v2 = "FABsum-v1", "FABsum-v2"
-	e := errorColumns(&Experiment{
-		Name:  "fabsum-sim",
-		Title: "FABsum against plain accumulation on simulated V100 tensor cores (RZ), double-fp16, data in (0,1]",
-		Cites: fasi + ", section 4.3 and Algorithms 4.2–4.4 (the GPU Figures 4.4 and 4.5, simulated)",
-		Shows: "plain accumulation on RZ tensor cores has an error growing like n·2^-24; FABsum with block b computes each block's " +
-			"product from zero and adds the blocks with RN (v1, binary32) or in binary64 (v2), so the error follows b·2^-24 + (n/b)·2^-24 (v1) " +
-			"or b·2^-24 (v2) and no longer grows like n",
-		Setup: "A 16×n, B n×16 uniform in (0,1]; n = 2^9..2^20 (--quick: 2^9..2^15); double-fp16 (3 products) on the V100 tensor core model " +
-			"(engine model:v100), FABsum on every product with b ∈ {32, 128, 256, 1024}; fp32 (" + fmaDim + ") for reference",
-	}, "summation", "componentwise_error", componentwise)
+// cublasModel is the multiword paper's model of cublasGemmEx (section
+// 4.3): each dot product cut into 16 blocks of n/16, the block sums added
+// in binary32 with RN.
+func cublasModel(variant string, n int) string {
+	return fmt.Sprintf("%s:sum=v1,b=%d", variant, n/16)
+}
+
+// fabsumSim is Figure 4.4 (fig == 44) or 4.5 (45) of the multiword paper,
+// the error panel, simulated on the V100 and A100 tensor-core models.
+func fabsumSim(fig int) *Experiment {
+	units := []struct{ panel, engine string }{{"V100 model", "model:v100"}, {"A100 model", "model:a100"}}
+	e := errorColumns(&Experiment{Name: fmt.Sprintf("fig4.%d-sim", fig%10)}, "unit", "componentwise_error", componentwise)
+	common := "A 16×n, B n×16 uniform in (0,1] (the paper's right panel: 512×n and n×512 on the GPU; 16 rows and columns, as in " +
+		"the paper's own simulation of Figure 4.3, keep n = 2^20 within reach of the bit-exact models on a CPU; the error is the " +
+		"largest over 256 entries instead of 262144, so the curves lie slightly lower and are noisier); n = 2^10..2^20 (--quick: " +
+		"2^10..2^14); on the bit-exact V100 tensor-core model (engine model:v100: truncating alignment, round toward zero) and " +
+		"the A100 model (model:a100); Algorithm 4.4: two binary16 words (Algorithm 2.1's split, no scaling), A₁B₁ by FABsum " +
+		"(blocks of b products by the tensor cores from zero, the block sums added in binary32 with RN for v1, binary64 for v2), " +
+		"A₁B₂ and A₂B₁ accumulated plainly by the unit (spec double-fp16:first=on,sum=vK,b=B); fp32 (SGEMM) is the model of " +
+		"cublasGemmEx in fp32: 16 blocks of n/16, each an FMA chain in binary32 with RN (" + fmaDim + "), added in binary32"
+	var series []struct{ name, variant string }
+	switch fig {
+	case 44:
+		e.Title = "Algorithm 4.4 (double-fp16, FABsum on A₁B₁, b = 64..512) on simulated V100 and A100 tensor cores, data in (0,1]"
+		e.Cites = "Figure 4.4 (right panel: the error) of " + Fasi + "; simulated, as the paper simulates Figure 4.2 in Figure 4.3"
+		e.Shows = "FABsum-v2's error stays low as n grows and v1's grows with n/b; a smaller b lowers the error; FABsum-v1 b=128 is more " +
+			"accurate than FABsum-v2 b=256 for small n and less accurate for large n, the curves crossing near n ≈ 3·10^5 on the V100 " +
+			"and 10^5 on the A100; cuBLAS double-fp16 (Algorithm 4.1) grows like n, FABsum-v2 with a small b matches fp32"
+		e.Setup = common + "; cuBLAS double-fp16 is Algorithm 4.1 under the same model of cublasGemmEx (" +
+			"double-fp16:sum=v1,b=n/16 on the unit, as in fig4.3); FABsum-v1 and v2 for b = 64, 128, 256, 512. The throughput (left " +
+			"panel) needs a GPU: experiment fig4.4"
+		series = append(series, struct{ name, variant string }{"double-fp16 (cuBLAS)", ""})
+		for _, sum := range []string{"v1", "v2"} {
+			for _, b := range []int{64, 128, 256, 512} {
+				series = append(series, struct{ name, variant string }{fmt.Sprintf("FABsum-%s b=%d", sum, b),
+					fmt.Sprintf("double-fp16:first=on,sum=%s,b=%d", sum, b)})
+			}
+		}
+	case 45:
+		e.Title = "FABsum-v2 on one fp16 word (b = 128..1024) against double-fp16 FABsum-v2 b=256, simulated V100 and A100, data in (0,1]"
+		e.Cites = "Figure 4.5 (right panel: the error) of " + Fasi + "; simulated"
+		e.Shows = "on the A100 (the V100 similar): fp16 FABsum-v2 with b = 128 is as accurate as double-fp16 FABsum-v2 b=256 near " +
+			"n ≈ 10^6; with b ≥ 256 fp16 does not reach double-fp16's accuracy in the range shown (the paper conjectures it would " +
+			"for larger n)"
+		e.Setup = common + "; fp16 FABsum-v2 is one binary16 word, every block of b products by the tensor cores, the block sums " +
+			"added in binary64 (fp16:sum=v2,b=B), for b = 128, 256, 512, 1024; double-fp16 FABsum-v2 b=256 is Algorithm 4.4 as in " +
+			"fig4.4-sim. The throughput (left panel) needs a GPU: experiment fig4.5"
+		series = append(series, struct{ name, variant string }{"double-fp16 FABsum-v2 b=256", "double-fp16:first=on,sum=v2,b=256"})
+		for _, b := range []int{128, 256, 512, 1024} {
+			series = append(series, struct{ name, variant string }{fmt.Sprintf("fp16 FABsum-v2 b=%d", b), fmt.Sprintf("fp16:sum=v2,b=%d", b)})
+		}
+	}
 	e.Tasks = func(cfg Config) ([]Task, error) {
-		tc := engineOr(cfg, "model:v100")
+		if cfg.Engine != "" {
+			return nil, fmt.Errorf("%s runs on the V100 and A100 models, one panel each; --engine does not apply", e.Name)
+		}
 		hi := 20
 		if cfg.Quick {
-			hi = 15
+			hi = 14
+		}
+		var panels []string
+		for _, u := range units {
+			panels = append(panels, u.panel)
 		}
 		var tasks []Task
-		for _, n := range sizes(9, hi) {
+		for _, n := range sizes(10, hi) {
 			key := fmt.Sprint("uniform", n)
 			add := func(panels []string, series, engine, variant string) error {
 				pr, err := lookup(series, engine, variant)
@@ -284,18 +341,65 @@ func fabsumSim() *Experiment {
 				}
 				return err
 			}
-			if err := add([]string{v1, v2}, "plain", tc, "double-fp16"); err != nil {
+			// fp32 on the CUDA cores is the same on both units: computed once.
+			if err := add(panels, "fp32 (SGEMM)", fmaDim, cublasModel("fp32", n)); err != nil {
 				return nil, err
 			}
-			for _, sum := range []string{"v1", "v2"} {
-				for _, b := range []int{32, 128, 256, 1024} {
-					if err := add([]string{"FABsum-" + sum}, fmt.Sprintf("b=%d", b), tc, fmt.Sprintf("double-fp16:sum=%s,b=%d", sum, b)); err != nil {
+			for _, u := range units {
+				for _, s := range series {
+					v := s.variant
+					if v == "" {
+						v = cublasModel("double-fp16", n)
+					}
+					if err := add([]string{u.panel}, s.name, u.engine, v); err != nil {
 						return nil, err
 					}
 				}
 			}
-			if err := add([]string{v1, v2}, "fp32", fmaDim, "fp32"); err != nil {
-				return nil, err
+		}
+		return tasks, nil
+	}
+	return e
+}
+
+// symmetric is uniform in [−1, 1], the data of the multiword slides'
+// backward-error plot.
+var symmetric = Dist{"symmetric", "[-1,1]", func(r *rand.Rand) float64 { return 1 - 2*r.Float64() }}
+
+// slidesBackward is the multiword slides' plot of the backward error of
+// fp16, double-fp16 and fp32 on a V100 for data in [−1, 1], beside data in
+// [0, 1], simulated on the V100 model.
+func slidesBackward() *Experiment {
+	e := errorColumns(&Experiment{
+		Name:  "slides-backward",
+		Title: "backward error of fp16, double-fp16 and fp32 on simulated V100 tensor cores, data in [−1,1] and [0,1]",
+		Cites: "the plots \"From theory to practice\" of " + MaryLA21,
+		Shows: "on a V100, double-fp16 up to 2× faster than fp32 with a similar backward error for data uniform in [−1,1], " +
+			"decreasing with n as Higham and Mary's probabilistic analysis of random data predicts; for data uniform in [0,1] " +
+			"double-fp16's error grows far above fp32's (\"[0,1] uniform entries!!\"), the round-toward-zero effect of the paper's section 4.3",
+		Setup: "the slides' plots are images we do not have; their metric, sizes and library are not stated in their text, so ours " +
+			"are: the normwise backward error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against binary64; A 16×n, B n×16 uniform in [−1,1] and in (0,1]; " +
+			"n = 2^9..2^18 (--quick: 2^9..2^14); fp16 and double-fp16 (3 products) on the bit-exact V100 tensor-core model " +
+			"(model:v100) under the multiword paper's model of cublasGemmEx (16 blocks of n/16 added in binary32 with RN, as in " +
+			"fig4.3); fp32 the same blocks as FMA chains in binary32 with RN (" + fmaDim + "). The speed half of the slides' plot " +
+			"needs a GPU: experiment fig4.1",
+	}, "distribution", "normwise_backward_error", "normwise backward error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞)")
+	e.Tasks = func(cfg Config) ([]Task, error) {
+		tc := engineOr(cfg, "model:v100")
+		hi := 18
+		if cfg.Quick {
+			hi = 14
+		}
+		var tasks []Task
+		for _, d := range []Dist{symmetric, Uniform} {
+			for _, n := range sizes(9, hi) {
+				for _, s := range []struct{ series, engine string }{{"fp16", tc}, {"double-fp16", tc}, {"fp32", fmaDim}} {
+					pr, err := lookup(s.series, s.engine, cublasModel(s.series, n))
+					if err != nil {
+						return nil, err
+					}
+					tasks = append(tasks, errorTask(cfg, []string{d.Label}, pr, d, fmt.Sprint(d.Name, n), 16, n, 16, InfNormError))
+				}
 			}
 		}
 		return tasks, nil
@@ -369,20 +473,26 @@ func narrow(which int) *Experiment {
 	acc := accs[which]
 	e := &Experiment{
 		Name:  fmt.Sprintf("narrow%d", which),
-		Cites: mary + ", Numerical experiments " + strings.Repeat("I", which),
+		Cites: "Numerical experiments " + strings.Repeat("I", which) + " of " + MaryPASC25,
 	}
 	switch which {
 	case 1, 2:
 		e.Title = fmt.Sprintf("single-word fp8 inputs with %s accumulation, subnormals on/off, with and without range limits", acc.Name())
-		e.Shows = "the single-word algorithm with scaling by powers of two reaches the input format's accuracy (about u = 2^-4 for E4M3, 2^-3 " +
-			"for E5M2) with no overflow at any n; flushing subnormals costs a little accuracy at most; the same precisions without range " +
-			"limits show what underflow costs: the gap between the curves"
+		e.Shows = "(the slides' conclusion; their plots are not available in text) underflows in narrow-range formats are not a " +
+			"problem provided the three scalings are used: with scaling by powers of two there is no overflow at any n, the error " +
+			"stays below the input format's u (2^-4 for E4M3, 2^-3 for E5M2), and subnormals on, off or no range limits at all " +
+			"give nearly the same error"
 	case 3:
 		e.Title = "multiword fp8 (p = 1, 2, 3) with binary32 accumulation, subnormals on/off"
 		e.Shows = "each extra word gains about a factor u of the input format until binary32's n·2^-24 is reached; the word scaling 2^(t·i) " +
 			"keeps low words out of the subnormal range, so subnormals on or off barely matter"
 	}
-	e.Setup = fmt.Sprintf("A 10×n, B n×10 with magnitudes log-uniform in [1e-10, 1e10] and random signs; n = 2^4..2^16 (--quick: 2^4..2^10); "+
+	e.Setup = fmt.Sprintf("The slides' plots are images we do not have; their text fixes A 10×n, B n×10 with entries in ±[1e-10, 1e10], the "+
+		"error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against binary64, subnormals on and off, and a variant without range limits. Our choices: "+
+		"the fp8 formats (E4M3 and E5M2, one panel each), the accumulation format (binary16 for narrow1, binary32 for narrow2 "+
+		"and narrow3), the data (magnitudes log-uniform in [1e-10, 1e10], random signs, our seed), n = 2^4..2^16 "+
+		"(--quick: 2^4..2^10), and the arithmetic below. "+
+		"A 10×n, B n×10 with magnitudes log-uniform in [1e-10, 1e10] and random signs; "+
 		"error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against binary64; rows of A and columns of B scaled by powers of two to θ = min(f_max, sqrt(F_max/n)), "+
 		"words scaled by 2^(t·i) (engine %s,acc=...: an FMA chain in the accumulation format with RN, subnormals as the series says); "+
 		"'no range limits' keeps the precisions and takes the exponent range 2^±500, unscaled; dashed: the slides' bound (subnormals off)", fmaDim)
