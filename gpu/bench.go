@@ -286,9 +286,13 @@ type Timing struct {
 	N      int
 	// Total is the whole product; Products leaves out the split (for the
 	// fused kernels, every pass before the product kernel; the same as
-	// Total for baselines).
+	// Total for baselines). Both are medians over the timed runs.
 	Total, Products time.Duration
-	Reps            int
+	// MeanProducts is the mean of the timed runs without the split: the
+	// multiword paper's t_avg = t_s/R of eq. (4.1), whose t_s "includes
+	// only the computation of the matrix–matrix product".
+	MeanProducts time.Duration
+	Reps         int
 }
 
 // TFLOPs is the effective rate 2n³/t of a duration.
@@ -387,12 +391,21 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 			}
 			totals, prods = append(totals, t), append(prods, tp)
 		}
-		out = append(out, Timing{Method: meth.Name, N: n, Total: median(totals), Products: median(prods), Reps: reps})
+		out = append(out, Timing{Method: meth.Name, N: n, Total: median(totals), Products: median(prods),
+			MeanProducts: mean(prods), Reps: reps})
 		if after != nil {
 			after()
 		}
 	}
 	return out, nil
+}
+
+func mean(ts []time.Duration) time.Duration {
+	var s time.Duration
+	for _, t := range ts {
+		s += t
+	}
+	return s / time.Duration(len(ts))
 }
 
 func median(ts []time.Duration) time.Duration {

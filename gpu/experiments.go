@@ -8,7 +8,7 @@ import (
 	"github.com/mwmm/mwmm/experiment"
 )
 
-const fasi = "Fasi, Higham, Lopez, Mary, Mikaitis, Matrix multiplication in multiword arithmetic (SISC 2023; papers/multiword-matmul-tensor-cores.txt)"
+const fasi = experiment.Fasi
 
 // measurer is what the experiments need of an Engine (Time and Accuracy);
 // the tests give a fake one, so that the task lists are checked without a
@@ -52,15 +52,15 @@ func init() {
 	experiment.Register(&experiment.Experiment{
 		Name:  "fig4.1",
 		Title: "throughput of cuBLASLt baselines and multiword variants on this GPU",
-		Cites: fasi + ", Figure 4.1",
+		Cites: "Figure 4.1 of " + fasi,
 		Shows: "on V100 and A100, fp16 tensor cores run far above fp32; double-fp16 (Algorithm 4.1, three fp16 products) reaches 30 and 76 " +
 			"effective Tflop/s, 2.2× and 7.3× fp32, about a third of fp16",
-		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); median of 10 timed runs after 50 ms of warm-up runs " +
-			"(CUDA events); effective Tflop/s = 2n³/t with the split included (the note column: without it); baselines through cuBLASLt: " +
+		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); 10 timed runs after 50 ms of warm-up runs " +
+			"(CUDA events); effective Tflop/s = 2n³/t in two panels: " + timingPanels + "; baselines through cuBLASLt: " +
 			"sgemm (pedantic fp32), sgemm-tf32, hgemm, bgemm (inputs converted beforehand), dgemm",
 		Requires:    "gpu",
 		Serial:      true,
-		PanelColumn: "device", SeriesColumn: "method", XColumn: "n", YColumn: "tflops", NoteColumn: "tflops_without_split",
+		PanelColumn: "timing", SeriesColumn: "method", XColumn: "n", YColumn: "tflops",
 		XLabel: "n (A, B n×n)", YLabel: "effective Tflop/s (2n³/t)", LogX: true, LogY: true,
 		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
 			e, err := SharedEngine(0)
@@ -73,10 +73,11 @@ func init() {
 	experiment.Register(&experiment.Experiment{
 		Name:  "fig4.2",
 		Title: "componentwise error of the baselines and multiword variants on this GPU",
-		Cites: fasi + ", Figure 4.2",
+		Cites: "Figure 4.2 of " + fasi,
 		Shows: "on (−0.5,0.5] double-fp16 is often far more accurate than fp16 but not always as accurate as fp32; on (0,1] the tensor " +
 			"cores' round-toward-zero makes double-fp16's error grow like n·2^-24, no better than fp16 for large n and far worse than fp32",
-		Setup: "A 512×n, B n×512 fp32 uniform in (0,1] and (−0.5,0.5] made on the GPU; n = 2^10..2^20 (--quick: 2^10..2^14); " +
+		Setup: "A 16×n, B n×16 (the paper's outer dimensions; fig4.2-512 runs A 512×n, B n×512) fp32 uniform in (0,1] and (−0.5,0.5] " +
+			"made on the GPU; n = 2^10..2^20 (--quick: 2^10..2^14); " +
 			"error max|C−Ĉ|/(|A||B|) against C and |A||B| by DGEMM from the same fp32 data (note column: normwise ‖C−Ĉ‖_F/‖C‖_F)",
 		Requires:    "gpu",
 		Serial:      true,
@@ -87,7 +88,26 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return errorTasks(cfg, paperDists, nil, paperMethods(), e), nil
+			return errorTasks(cfg, 16, paperDists, nil, paperMethods(), e), nil
+		},
+	})
+	experiment.Register(&experiment.Experiment{
+		Name:  "fig4.2-512",
+		Title: "componentwise error of the baselines and multiword variants on this GPU, A 512×n and B n×512",
+		Cites: "Figure 4.2 of " + fasi + ", with the outer dimensions of its Figures 4.4 and 4.5 (512) instead of 16",
+		Shows: "as fig4.2",
+		Setup: "as fig4.2, with A 512×n and B n×512: the error is the largest over 262144 entries instead of 256, and matches the " +
+			"shape of fig4.4-error and fig4.5-error and of mwmm bench's accuracy sweep",
+		Requires:    "gpu",
+		Serial:      true,
+		PanelColumn: "distribution", SeriesColumn: "method", XColumn: "n", YColumn: "componentwise_error", NoteColumn: "normwise_error",
+		XLabel: "n (inner dimension)", YLabel: "componentwise error max|C−Ĉ|/(|A||B|)", LogX: true, LogY: true,
+		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
+			e, err := SharedEngine(0)
+			if err != nil {
+				return nil, err
+			}
+			return errorTasks(cfg, 512, paperDists, nil, paperMethods(), e), nil
 		},
 	})
 	for _, e := range fabsumFigure("fig4.4", "Figure 4.4", "Algorithm 4.4 (double-fp16, FABsum-v1/v2 on A₁B₁, b = 64..512)",
@@ -184,14 +204,14 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 	return []*experiment.Experiment{{
 		Name:  name,
 		Title: "throughput of " + what + " on this GPU",
-		Cites: fasi + ", " + figure + " (left)",
+		Cites: figure + " (left) of " + fasi,
 		Shows: shows,
-		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); median of 10 timed runs after 50 ms of warm-up runs " +
-			"(CUDA events); effective Tflop/s = 2n³/t with any split kernel included (the note column: without it). Curves: " + specs +
+		Setup: "A, B n×n fp32 uniform in (0,1] made on the GPU; n = 2^10..2^14 (--quick: 2^10..2^12); 10 timed runs after 50 ms of warm-up runs " +
+			"(CUDA events); effective Tflop/s = 2n³/t in two panels: " + timingPanels + ". Curves: " + specs +
 			". The error (right panel) is experiment " + name + "-error",
 		Requires:    "gpu",
 		Serial:      true,
-		PanelColumn: "device", SeriesColumn: "method", XColumn: "n", YColumn: "tflops", NoteColumn: "tflops_without_split",
+		PanelColumn: "timing", SeriesColumn: "method", XColumn: "n", YColumn: "tflops",
 		XLabel: "n (A, B n×n)", YLabel: "effective Tflop/s (2n³/t)", LogX: true, LogY: true,
 		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
 			e, err := SharedEngine(0)
@@ -204,7 +224,7 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 	}, {
 		Name:  name + "-error",
 		Title: "componentwise error of " + what + " on this GPU",
-		Cites: fasi + ", " + figure + " (right)",
+		Cites: figure + " (right) of " + fasi,
 		Shows: shows,
 		Setup: "A 512×n, B n×512 fp32 uniform in (0,1] made on the GPU; n = 2^10..2^20 (--quick: 2^10..2^14); error max|C−Ĉ|/(|A||B|) " +
 			"against C and |A||B| by DGEMM from the same fp32 data (note column: normwise ‖C−Ĉ‖_F/‖C‖_F). Curves: " + specs +
@@ -219,7 +239,7 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 				return nil, err
 			}
 			s := series()
-			return errorTasks(cfg, 1, s, seriesMethods(s), e), nil
+			return errorTasks(cfg, 512, 1, s, seriesMethods(s), e), nil
 		},
 	}}
 }
@@ -245,14 +265,26 @@ func seriesLabel(series []figureSeries) func(method string) string {
 	}
 }
 
+// The two timings of the throughput figures, as panel titles: the
+// multiword paper's (eq. 4.1: the mean of R = 10 runs, the split left
+// out) and ours (the median, every pass included).
+const (
+	paperTiming  = "paper's t_avg: mean of 10, split excluded"
+	ourTiming    = "ours: median of 10, split included"
+	timingPanels = "\"" + paperTiming + "\" (the paper's eq. 4.1) and \"" + ourTiming + "\" (what a caller waits for), each " +
+		"titled with the device"
+)
+
 // throughputTasks times the methods on n×n matrices, one point per n with
-// every method (on the same operands, one after another).
+// every method (on the same operands, one after another), and reports
+// each timing twice: the paper's definition and ours, a panel each.
 func throughputTasks(cfg experiment.Config, device string, series []figureSeries, methods []Method, m measurer) []experiment.Task {
 	label := seriesLabel(series)
+	paper, ours := device+": "+paperTiming, device+": "+ourTiming
 	var tasks []experiment.Task
 	for x := 10; x <= timingHi(cfg); x++ {
 		n := 1 << x
-		tasks = append(tasks, experiment.Task{Panel: device, Series: "all methods", X: float64(n),
+		tasks = append(tasks, experiment.Task{Panel: paper + ", " + ours, Series: "all methods", X: float64(n),
 			Cost: float64(n) * float64(n) * float64(n) * float64(len(methods)),
 			Run: func(context.Context) ([]experiment.Row, error) {
 				ts, err := m.Time(n, 10, methods, nil)
@@ -261,8 +293,10 @@ func throughputTasks(cfg experiment.Config, device string, series []figureSeries
 				}
 				var rows []experiment.Row
 				for _, t := range ts {
-					rows = append(rows, experiment.Row{Panel: device, Series: label(t.Method), X: float64(n),
-						Y: TFLOPs(n, t.Total), Note: fmt.Sprintf("%.4g", TFLOPs(n, t.Products))})
+					rows = append(rows, experiment.Row{Panel: paper, Series: label(t.Method), X: float64(n), Y: TFLOPs(n, t.MeanProducts)})
+				}
+				for _, t := range ts {
+					rows = append(rows, experiment.Row{Panel: ours, Series: label(t.Method), X: float64(n), Y: TFLOPs(n, t.Total)})
 				}
 				return rows, nil
 			}})
@@ -270,10 +304,10 @@ func throughputTasks(cfg experiment.Config, device string, series []figureSeries
 	return tasks
 }
 
-// errorTasks measures the methods' errors for A 512×n and B n×512 drawn
-// from the first dists distributions of DistNames, one point per
+// errorTasks measures the methods' errors for A outer×n and B n×outer
+// drawn from the first dists distributions of DistNames, one point per
 // distribution and n with every method.
-func errorTasks(cfg experiment.Config, dists int, series []figureSeries, methods []Method, m measurer) []experiment.Task {
+func errorTasks(cfg experiment.Config, outer, dists int, series []figureSeries, methods []Method, m measurer) []experiment.Task {
 	label := seriesLabel(series)
 	var tasks []experiment.Task
 	for dist, name := range DistNames[:dists] {
@@ -281,7 +315,7 @@ func errorTasks(cfg experiment.Config, dists int, series []figureSeries, methods
 			n := 1 << x
 			tasks = append(tasks, experiment.Task{Panel: name, Series: "all methods", X: float64(n), Cost: float64(n) * float64(len(methods)),
 				Run: func(context.Context) ([]experiment.Row, error) {
-					acc, err := m.Accuracy(512, n, dist, cfg.Seed, methods)
+					acc, err := m.Accuracy(outer, n, dist, cfg.Seed, methods)
 					if err != nil {
 						return nil, err
 					}

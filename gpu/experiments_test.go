@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/internal/plotting"
 	"github.com/mwmm/mwmm/multiword"
 )
 
@@ -37,7 +38,8 @@ func (f *fakeMeasurer) Time(n, reps int, methods []Method, after func()) ([]Timi
 	f.times = append(f.times, fmt.Sprintf("n=%d reps=%d %s", n, reps, names(methods)))
 	var ts []Timing
 	for i, m := range methods {
-		ts = append(ts, Timing{Method: m.Name, N: n, Total: time.Duration(i+2) * time.Millisecond, Products: time.Millisecond, Reps: reps})
+		ts = append(ts, Timing{Method: m.Name, N: n, Total: time.Duration(i+2) * time.Millisecond, Products: time.Millisecond,
+			MeanProducts: time.Duration(i+1)*time.Millisecond + 500*time.Microsecond, Reps: reps})
 	}
 	return ts, nil
 }
@@ -258,18 +260,25 @@ func TestFigureTasks(t *testing.T) {
 					t.Errorf("%s: Time call %q, want %q", c.name, call, want)
 				}
 			}
-			if len(rows) != len(tt)*len(c.series) {
+			// Each timing twice: the paper's t_avg (the mean without the
+			// split) and ours (the median with it), a panel each.
+			if len(rows) != 2*len(tt)*len(c.series) {
 				t.Errorf("%s: %d throughput rows", c.name, len(rows))
 			}
 			for i, r := range rows {
-				s := c.series[i%len(c.series)]
-				n := 1 << (10 + i/len(c.series))
-				if r.Panel != "H200" || r.Series != s.Label || r.X != float64(n) ||
-					r.Y != TFLOPs(n, time.Duration(i%len(c.series)+2)*time.Millisecond) {
+				k := i % len(c.series)
+				paper := (i/len(c.series))%2 == 0
+				s := c.series[k]
+				n := 1 << (10 + i/(2*len(c.series)))
+				panel, t0 := "H200: "+ourTiming, time.Duration(k+2)*time.Millisecond
+				if paper {
+					panel, t0 = "H200: "+paperTiming, time.Duration(k+1)*time.Millisecond+500*time.Microsecond
+				}
+				if r.Panel != panel || r.Series != s.Label || r.X != float64(n) || r.Y != TFLOPs(n, t0) {
 					t.Errorf("%s row %d: %+v", c.name, i, r)
 				}
 			}
-			et := errorTasks(cfg, 1, c.series, methods, f)
+			et := errorTasks(cfg, 512, 1, c.series, methods, f)
 			if len(et) != eHi-9 {
 				t.Fatalf("%s quick=%v: %d error tasks, want %d", c.name, quick, len(et), eHi-9)
 			}
@@ -290,10 +299,11 @@ func TestFigureTasks(t *testing.T) {
 	// fig4.2 on the paper's two distributions only.
 	f := &fakeMeasurer{}
 	rows := runTasks(t, throughputTasks(experiment.Config{Quick: true}, "dev", nil, paperMethods(), f))
-	if rows[0].Series != "sgemm" || len(rows) != 3*16 {
+	if rows[0].Series != "sgemm" || len(rows) != 2*3*16 {
 		t.Errorf("fig4.1: %d rows, first %+v", len(rows), rows[0])
 	}
-	et := errorTasks(experiment.Config{Quick: true}, paperDists, nil, paperMethods(), f)
+	// fig4.2 has the paper's outer dimensions, 16.
+	et := errorTasks(experiment.Config{Quick: true}, 16, paperDists, nil, paperMethods(), f)
 	var panels []string
 	for _, task := range et {
 		if !slices.Contains(panels, task.Panel) {
@@ -306,6 +316,39 @@ func TestFigureTasks(t *testing.T) {
 	rows = runTasks(t, et)
 	if len(rows) != 2*5*15 || rows[0].Series != "sgemm" { // dgemm is the reference
 		t.Errorf("fig4.2: %d rows, first %+v", len(rows), rows[0])
+	}
+	if !strings.HasPrefix(f.accs[0], "16×1024 ") {
+		t.Errorf("fig4.2: Accuracy call %q, want A 16×n", f.accs[0])
+	}
+}
+
+// Every GPU experiment's figure, from the fake measurer's rows, reads
+// cleanly: title and legend inside the canvas and off the data, tick
+// labels apart, a colour per series.
+func TestFiguresReadCleanly(t *testing.T) {
+	f := &fakeMeasurer{}
+	for _, c := range []struct {
+		name  string
+		tasks []experiment.Task
+	}{
+		{"fig4.1", throughputTasks(experiment.Config{}, "NVIDIA H100 80GB HBM3", nil, paperMethods(), f)},
+		{"fig4.2", errorTasks(experiment.Config{}, 16, paperDists, nil, paperMethods(), f)},
+		{"fig4.4", throughputTasks(experiment.Config{}, "NVIDIA H100 80GB HBM3", fig44Series(), seriesMethods(fig44Series()), f)},
+		{"fig4.4-error", errorTasks(experiment.Config{}, 512, 1, fig44Series(), seriesMethods(fig44Series()), f)},
+		{"fig4.5", throughputTasks(experiment.Config{}, "NVIDIA H100 80GB HBM3", fig45Series(), seriesMethods(fig45Series()), f)},
+		{"fig4.5-error", errorTasks(experiment.Config{}, 512, 1, fig45Series(), seriesMethods(fig45Series()), f)},
+	} {
+		e, err := experiment.Lookup(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lay, err := plotting.Inspect(e.Figure(runTasks(t, c.tasks)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, p := range lay.Problems() {
+			t.Errorf("%s: %s", c.name, p)
+		}
 	}
 }
 
