@@ -109,6 +109,7 @@ func bfmaMatmul() *Experiment {
 			"the next block's addend), fp16 and fp32 in plain arithmetic c ← fl(c + fl(a·b)); panels v100 (the paper's GPU), a100, h100 "+
 			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA), left out above 1", rows, rows),
 	}, "unit", "componentwise_error", componentwise)
+	e.Engines = "model" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		units, err := unitsOf(cfg, "bfma-matmul")
 		if err != nil {
@@ -203,6 +204,7 @@ func bfmaLU() *Experiment {
 		PanelColumn: "panel", SeriesColumn: "series", XColumn: "n", YColumn: "backward_error",
 		XLabel: "n", YLabel: "backward error", LogX: true, LogY: true, NoteColumn: "bound_first_order",
 	}
+	e.Engines = "model" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		units, err := unitsOf(cfg, "bfma-lu")
 		if err != nil {
@@ -290,6 +292,7 @@ func gmresIR() *Experiment {
 		PanelColumn: "quantity", SeriesColumn: "factorization", XColumn: "kappa", YColumn: "value",
 		XLabel: "κ₂(A)", YLabel: "value", LogX: true, LogY: true, NoteColumn: "converged",
 	}
+	e.Engines = "model" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		units, err := unitsOf(cfg, "gmres-ir")
 		if err != nil {

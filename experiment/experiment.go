@@ -57,6 +57,10 @@ type Experiment struct {
 	// Requires names what the experiment needs beyond the CPU ("gpu"), or is
 	// empty.
 	Requires string
+	// Engines says which --engine values (Config.Engine) the experiment
+	// takes: "" none (its arithmetic is fixed), "any" every multiword
+	// engine, "model" model:<unit> engines only. Run refuses the others.
+	Engines string
 	// Serial runs the points one at a time whatever Config.Workers says:
 	// timings on one GPU must not overlap.
 	Serial bool

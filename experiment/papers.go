@@ -185,6 +185,7 @@ func fig31() *Experiment {
 			"through a block FMA of dimension 1 (engine " + fmaDim + ": exact products accumulated one at a time in binary32 with " +
 			"round to nearest); fp16 is one binary16 word, double-fp16 two words with 3 (Algorithm 2.1) or 4 products",
 	}, "distribution", "componentwise_error", componentwise)
+	e.Engines = "any" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		engine := engineOr(cfg, fmaDim)
 		var prs []product
@@ -226,6 +227,7 @@ func fig43() *Experiment {
 			"fp16 and double-fp16 blocks through the bit-exact V100 tensor core model (engine model:v100: 4-wide block FMA, truncating " +
 			"alignment, RZ), and in the RN panel the same unit with accmode=rn,align=rne; fp32 on the CUDA cores: " + fmaDim + " in both panels",
 	}, "rounding", "componentwise_error", componentwise)
+	e.Engines = "model" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		tc := engineOr(cfg, "model:v100")
 		if !strings.HasPrefix(tc, "model:") {
@@ -384,6 +386,7 @@ func slidesBackward() *Experiment {
 			"fig4.3); fp32 the same blocks as FMA chains in binary32 with RN (" + fmaDim + "). The speed half of the slides' plot " +
 			"needs a GPU: experiment fig4.1",
 	}, "distribution", "normwise_backward_error", "normwise backward error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞)")
+	e.Engines = "any" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		tc := engineOr(cfg, "model:v100")
 		hi := 18
@@ -497,6 +500,7 @@ func narrow(which int) *Experiment {
 		"words scaled by 2^(t·i) (engine %s,acc=...: an FMA chain in the accumulation format with RN, subnormals as the series says); "+
 		"'no range limits' keeps the precisions and takes the exponent range 2^±500, unscaled; dashed: the slides' bound (subnormals off)", fmaDim)
 	errorColumns(e, "input", "normwise_error", "normwise error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞)")
+	e.Engines = "any" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
 		engine := engineOr(cfg, fmaDim)
 		hi := 16

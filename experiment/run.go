@@ -18,6 +18,7 @@ import (
 
 	"github.com/mwmm/mwmm/internal/plotting"
 	"github.com/mwmm/mwmm/internal/progress"
+	"github.com/mwmm/mwmm/multiword"
 )
 
 // Result is what a run produced.
@@ -32,28 +33,36 @@ type Result struct {
 
 // Run computes the experiment's points, Workers at a time, and writes
 // NAME.csv, NAME.png and NAME.svg into outDir (no files when outDir is
-// empty). Rows reach the CSV as their points finish, so an interrupted run
-// (ctx cancelled, as by Ctrl-C) keeps them: Run then stops waiting, writes
-// the CSV in task order and the plots of what it has, and returns the result
-// with Interrupted set and ctx's error. A task's error stops the run the
-// same way. Progress, when not nil and a terminal, shows a bar.
+// empty). It checks the engine and builds every task before it touches a
+// file: a refused run (a *ConfigError) writes nothing. Rows reach
+// NAME.csv.partial as their points finish; a complete run then replaces
+// NAME.csv and the plots (atomically, mode 0644 less the umask). An
+// interrupted run (ctx cancelled, as by Ctrl-C) or a failed one stops
+// waiting and keeps what it has without replacing a result with less: the
+// rows, in task order, go to NAME.csv with plots when there is no NAME.csv
+// yet, and to NAME.partial.csv beside an existing one otherwise; no rows,
+// no files. It returns the result with Interrupted set and ctx's error.
+// Progress, when not nil and a terminal, shows a bar.
 func Run(ctx context.Context, e *Experiment, cfg Config, outDir string, progressTo io.Writer) (*Result, error) {
+	if err := CheckEngine(e, cfg.Engine); err != nil {
+		return nil, err
+	}
 	tasks, err := e.Tasks(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+		return nil, &ConfigError{fmt.Errorf("experiment %s: %w", e.Name, err)}
 	}
 	res := &Result{Points: len(tasks)}
-	var csvFile *os.File
+	var partial *os.File
 	var out *csv.Writer
 	if outDir != "" {
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			return nil, err
 		}
-		if csvFile, err = os.Create(filepath.Join(outDir, e.Name+".csv")); err != nil {
+		if partial, err = os.OpenFile(filepath.Join(outDir, e.Name+".csv.partial"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 			return nil, err
 		}
-		defer csvFile.Close()
-		out = csv.NewWriter(csvFile)
+		defer partial.Close()
+		out = csv.NewWriter(partial)
 		if err := writeRecord(out, e.header()); err != nil {
 			return nil, err
 		}
@@ -167,13 +176,43 @@ wait:
 		res.Rows = append(res.Rows, rows...)
 	}
 	if outDir != "" {
-		files, err := e.write(outDir, res.Rows)
+		partial.Close()
+		os.Remove(partial.Name()) // its rows are in res.Rows
+		files, err := e.write(outDir, res.Rows, runErr == nil && res.Done == len(tasks))
 		res.Files = files
 		if err != nil {
 			return res, errors.Join(runErr, err)
 		}
 	}
 	return res, runErr
+}
+
+// A ConfigError is a run refused before it started (an engine the
+// experiment does not take, an unknown engine): nothing was computed or
+// written.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// CheckEngine says whether the experiment takes engine (Config.Engine) and
+// whether the engine exists; empty always passes. It returns a *ConfigError.
+func CheckEngine(e *Experiment, engine string) error {
+	if engine == "" {
+		return nil
+	}
+	switch e.Engines {
+	case "":
+		return &ConfigError{fmt.Errorf("%s takes no --engine: its arithmetic is fixed (see 'mwmm experiment show %s')", e.Name, e.Name)}
+	case "model":
+		if !strings.HasPrefix(engine, "model:") {
+			return &ConfigError{fmt.Errorf("%s runs its products through unit models, so --engine must be model:<unit>, not %q", e.Name, engine)}
+		}
+	}
+	if _, err := multiword.Open(engine); err != nil {
+		return &ConfigError{err}
+	}
+	return nil
 }
 
 func writeRecord(w *csv.Writer, rec []string) error {
@@ -200,39 +239,79 @@ func (e *Experiment) record(r Row) []string {
 	return rec
 }
 
-// write rewrites the CSV in task order (atomically) and draws the plots.
-func (e *Experiment) write(dir string, rows []Row) ([]string, error) {
+// write writes the rows in task order and their plots. A complete run
+// replaces NAME.csv, .png and .svg; an incomplete one writes them only where
+// there is no NAME.csv yet, and NAME.partial.csv (no plots) otherwise. No
+// rows, no files.
+func (e *Experiment) write(dir string, rows []Row, complete bool) ([]string, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
 	path := filepath.Join(dir, e.Name+".csv")
-	tmp, err := os.CreateTemp(dir, e.Name+".csv.*")
-	if err != nil {
-		return nil, err
+	if !complete {
+		if _, err := os.Stat(path); err == nil {
+			path = filepath.Join(dir, e.Name+".partial.csv")
+			return []string{path}, writeFileAtomic(path, func(f *os.File) error { return e.writeCSV(f, rows) })
+		}
 	}
-	w := csv.NewWriter(tmp)
-	_ = w.Write(e.header())
-	for _, r := range rows {
-		_ = w.Write(e.record(r))
-	}
-	w.Flush()
-	if err := errors.Join(w.Error(), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return nil, err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := writeFileAtomic(path, func(f *os.File) error { return e.writeCSV(f, rows) }); err != nil {
 		return nil, err
 	}
 	files := []string{path}
-	if len(rows) == 0 {
-		return files, nil
-	}
 	fig := e.Figure(rows)
 	for _, ext := range []string{".png", ".svg"} {
 		p := filepath.Join(dir, e.Name+ext)
-		if err := plotting.Save(fig, p); err != nil {
+		// Save picks the format by extension: the temporary name keeps it.
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp%s", e.Name, os.Getpid(), ext))
+		err := plotting.Save(fig, tmp)
+		if err == nil {
+			err = os.Rename(tmp, p)
+		}
+		if err != nil {
+			os.Remove(tmp)
 			return files, fmt.Errorf("experiment %s: plot: %w", e.Name, err)
 		}
 		files = append(files, p)
 	}
 	return files, nil
+}
+
+func (e *Experiment) writeCSV(f io.Writer, rows []Row) error {
+	w := csv.NewWriter(f)
+	_ = w.Write(e.header())
+	for _, r := range rows {
+		_ = w.Write(e.record(r))
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// writeFileAtomic writes path through a temporary file in the same folder,
+// renamed over path once complete. The temporary file is created with mode
+// 0644 less the umask, as os.Create would (os.CreateTemp's 0600 would make
+// the CSV unreadable to others beside plots that are readable).
+func writeFileAtomic(path string, fill func(*os.File) error) error {
+	var f *os.File
+	var err error
+	for i := 0; ; i++ {
+		tmp := fmt.Sprintf("%s.%d.%d.tmp", path, os.Getpid(), i)
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil || !errors.Is(err, os.ErrExist) || i > 100 {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(fill(f), f.Close()); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
 
 // Figure is the plot of rows: one panel per Panel value, one curve per

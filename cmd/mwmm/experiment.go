@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/multiword"
 )
 
 var experimentCmd = &command{
@@ -35,7 +36,10 @@ Rows reach the CSV as points finish, and points run in parallel on all
 cores (--workers). A progress bar shows on stderr when it is a terminal and
 the run lasts over a second. Ctrl-C stops the run: the rows already
 computed stay in the CSV (rewritten in sweep order) and are plotted, and
-the command exits with status 1.
+the command exits with status 1; a closed terminal (SIGHUP) and SIGTERM do
+the same. Nothing replaces a result with less: an engine or option the
+experiment refuses is reported before any file is touched, and the rows of
+an interrupted or failed run go to NAME.partial.csv when NAME.csv exists.
 
 --quick runs a reduced sweep (smaller and fewer sizes, the same curves):
 each CPU experiment in well under 30 s on two cores. Without it, fig3.1
@@ -45,7 +49,9 @@ minutes.
 --engine replaces an experiment's default engine (see 'show'): for
 example 'reference' (fast, ideal rounding), 'model:a100' to see another
 tensor core, or gpu (an NVIDIA GPU: see mwmm info). Experiments that change a unit's
-rounding (fig4.3) need a model:<unit> engine. --seed changes the random
+rounding (fig4.3) need a model:<unit> engine; those with fixed arithmetic
+(table2.1, the GPU figures) take none, and refuse one ('run all' skips
+them). --seed changes the random
 matrices; every curve of one panel at one n multiplies the same matrices.
 
 Plots use log-log axes; an error of exactly 0 is drawn at the bottom of
@@ -121,14 +127,28 @@ func runExperiment(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		if o.workers < 0 {
 			return usagef("--workers %d: want 0 (one per core) or more", o.workers)
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		if o.out == "" {
+			return usagef("--out \"\": want a folder for the files (--out . for this one)")
+		}
+		if len(es) == 1 {
+			if err := experiment.CheckEngine(es[0], o.engine); err != nil {
+				return usage(err)
+			}
+		} else if o.engine != "" { // an unknown engine is refused before anything runs
+			if _, err := multiword.Open(o.engine); err != nil {
+				return usage(fmt.Errorf("--engine: %w", err))
+			}
+		}
+		// SIGHUP (the terminal closed) ends a run as Ctrl-C does: rows kept, CSV sorted, plots drawn.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		defer stop()
 		cfg := experiment.Config{Quick: o.quick, Seed: o.seed, Engine: o.engine, Workers: o.workers}
+		all := rest[0] == "all"
 		for i, e := range es {
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
-			if err := runOne(ctx, e, cfg, o.out, stdout, stderr, rest[0] == "all"); err != nil {
+			if err := runOne(ctx, e, cfg, o.out, stdout, stderr, all); err != nil {
 				return err
 			}
 		}
@@ -140,11 +160,19 @@ func runExperiment(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 
 func runOne(ctx context.Context, e *experiment.Experiment, cfg experiment.Config, out string, stdout, stderr io.Writer, all bool) error {
 	fmt.Fprintf(stdout, "%s: %s\n%s\n\n", e.Name, e.Title, e.Cites)
+	if err := experiment.CheckEngine(e, cfg.Engine); err != nil && all { // 'all' runs what takes the engine
+		fmt.Fprintf(stdout, "skipped: %v\n", err)
+		return nil
+	}
 	res, err := experiment.Run(ctx, e, cfg, out, stderr)
 	if res == nil {
 		if all && e.Requires != "" {
 			fmt.Fprintf(stdout, "skipped: %v\n", err)
 			return nil
+		}
+		var ce *experiment.ConfigError
+		if errors.As(err, &ce) {
+			return usage(err)
 		}
 		return err
 	}
@@ -152,13 +180,25 @@ func runOne(ctx context.Context, e *experiment.Experiment, cfg experiment.Config
 	fmt.Fprintf(stdout, "\n%d of %d points in %s", res.Done, res.Points, res.Elapsed.Round(10*time.Millisecond))
 	if len(res.Files) > 0 {
 		fmt.Fprintf(stdout, "; wrote %s", strings.Join(res.Files, ", "))
+	} else {
+		fmt.Fprint(stdout, "; wrote no files (no rows)")
 	}
 	fmt.Fprintln(stdout)
+	kept := "no rows were computed, no file was written"
+	if len(res.Files) > 0 {
+		kept = "the rows computed are in " + res.Files[0]
+		if strings.HasSuffix(res.Files[0], ".partial.csv") {
+			kept += " (the earlier results are kept)"
+		}
+	}
 	if res.Interrupted {
-		return fmt.Errorf("interrupted after %d of %d points; the rows computed are in the CSV", res.Done, res.Points)
+		return fmt.Errorf("interrupted after %d of %d points; %s", res.Done, res.Points, kept)
 	}
 	if err != nil && errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted")
+	}
+	if err != nil && res.Done < res.Points {
+		return fmt.Errorf("%w; %s", err, kept)
 	}
 	return err
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mwmm/mwmm/experiment"
 )
@@ -68,13 +70,112 @@ func TestExperimentErrors(t *testing.T) {
 		{[]string{"experiment", "run"}, exitUsage, "one experiment name"},
 		{[]string{"experiment", "run", "fig9.9"}, exitUsage, "unknown experiment"},
 		{[]string{"experiment", "show", "fig9.9"}, exitUsage, "fig3.1"},
-		{[]string{"experiment", "run", "fig4.3", "--quick", "--engine", "reference", "--out", ""}, exitFailure, "must be model:<unit>"},
-		{[]string{"experiment", "run", "narrow1", "--engine", "warp-drive", "--out", ""}, exitFailure, "unknown engine"},
+		{[]string{"experiment", "run", "fig4.3", "--quick", "--engine", "reference", "--out", "x"}, exitUsage, "must be model:<unit>"},
+		{[]string{"experiment", "run", "narrow1", "--engine", "warp-drive", "--out", "x"}, exitUsage, "unknown engine"},
+		// Issue 28: an engine the experiment does not take, a bad one, and no folder are bad command lines.
+		{[]string{"experiment", "run", "fig4.3", "--quick", "--engine", "gpu", "--out", "x"}, exitUsage, "must be model:<unit>"},
+		{[]string{"experiment", "run", "table2.1", "--engine", "model:nosuch", "--out", "x"}, exitUsage, "takes no --engine"},
+		{[]string{"experiment", "run", "table2.1", "--engine", "reference", "--out", "x"}, exitUsage, "takes no --engine"},
+		{[]string{"experiment", "run", "all", "--engine", "model:nosuch", "--out", "x"}, exitUsage, "nosuch"},
+		{[]string{"experiment", "run", "narrow1", "--out", ""}, exitUsage, "--out"},
 		{[]string{"experiment", "run", "narrow1", "--workers", "-1"}, exitUsage, "--workers"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != c.code || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}
+
+// Issue 28, defect 1: a refused run touches no file, and the old results
+// stay whole beside it.
+func TestExperimentRefusedRunKeepsFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := map[string]string{"fig3.1.csv": "series,n\nold,1\n", "fig3.1.png": "png", "fig3.1.svg": "svg"}
+	for name, body := range old {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errOut := mwmm(t, "", "experiment", "run", "fig3.1", "--quick", "--engine", "model:nosuch", "--out", dir)
+	if code != exitUsage || !strings.Contains(errOut, "nosuch") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the engine", code, errOut)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != len(old) {
+		t.Errorf("folder holds %d files after a refused run, want the %d old ones", len(ents), len(old))
+	}
+	for name, body := range old {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != body {
+			t.Errorf("%s: %q, %v; want the old %q", name, b, err, body)
+		}
+	}
+}
+
+// Issue 28, defect 5: 'run all' with an engine skips the experiments that
+// do not take it and runs the others.
+func TestExperimentRunAllSkips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every CPU experiment that takes the reference engine")
+	}
+	dir := t.TempDir()
+	code, out, errOut := mwmm(t, "", "experiment", "run", "all", "--quick", "--engine", "reference", "--out", dir, "--workers", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"skipped: table2.1 takes no --engine", "skipped: fig4.3 runs its products through unit models"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, name := range []string{"fig3.1", "slides-backward", "narrow1", "narrow2", "narrow3"} {
+		if _, err := os.Stat(filepath.Join(dir, name+".csv")); err != nil {
+			t.Errorf("%s did not run: %v", name, err)
+		}
+	}
+}
+
+// Issue 28, defect 9: SIGHUP (the terminal closed) ends a run as Ctrl-C
+// does: exit 1, the rows computed in the CSV in sweep order, and plots.
+func TestExperimentSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	done := make(chan int)
+	var out string
+	go func() {
+		code, o, _ := mwmm(t, "", "experiment", "run", "fig3.1", "--out", dir, "--workers", "1")
+		out = o
+		done <- code
+	}()
+	// The streaming file exists once the signal handler is installed.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "fig3.1.csv.partial"))
+		if err == nil && strings.Count(string(b), "\n") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	if code := <-done; code != exitFailure {
+		t.Fatalf("exit %d after SIGHUP, want 1", code)
+	}
+	for _, ext := range []string{".csv", ".png", ".svg"} {
+		if _, err := os.Stat(filepath.Join(dir, "fig3.1"+ext)); err != nil {
+			t.Errorf("after SIGHUP: %v\n%s", err, out)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "fig3.1.csv"))
+	recs, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil || len(recs) < 3 {
+		t.Fatalf("CSV %q: %v", b, err)
+	}
+	// Sweep order: the first distribution's sizes before the second's, n rising within.
+	for i := 2; i < len(recs); i++ {
+		if recs[i][0] == recs[i-1][0] && len(recs[i][2]) < len(recs[i-1][2]) {
+			t.Errorf("CSV not in sweep order at record %d: %v after %v", i, recs[i], recs[i-1])
 		}
 	}
 }
