@@ -89,18 +89,20 @@ mwmm gemm --variants`,
 
 type gemmOptions struct {
 	a, b, out, variant, fabsum, engine, size, dist string
-	block                                          int
+	block, group                                   int
 	first, all, scale, check, json, variants       bool
-	blockSet                                       bool
+	blockSet, force                                bool
 	seed                                           uint64
 }
 
 func gemmFlags() (*flag.FlagSet, *gemmOptions) {
-	o := new(gemmOptions)
+	o := &gemmOptions{block: 256}
 	fs := newFlagSet("gemm")
 	fs.StringVar(&o.a, "a", "", "`A.npy`, the m×k left factor")
-	fs.Var(bOrBlock{o}, "b", "`B.npy`, the k×n right factor; an integer instead is the FABsum block size (-b 256)")
-	fs.IntVar(&o.block, "block", 256, "FABsum block `SIZE` (also -b SIZE)")
+	fs.Var(bOrBlock{o}, "b", "`B.npy`, the k×n right factor; an integer instead is --block (-b 256)")
+	fs.Var(blockFlag{o}, "block", "FABsum block `SIZE`: products per block sum, 0 for one block of the whole inner dimension (also -b SIZE; default 256)")
+	fs.IntVar(&o.group, "group", 0, "with --fabsum v2 or pair: add each `G` block sums in binary32 before the wider addition (the variants' group=G)")
+	fs.BoolVar(&o.force, "force", false, "run sizes estimated to take over an hour or more memory than is available")
 	fs.StringVar(&o.out, "out", "", "write C to this `.npy` file")
 	fs.StringVar(&o.variant, "variant", "double-fp16", "the multiword `VARIANT` (--variants lists them), with optional :key=value options")
 	fs.StringVar(&o.fabsum, "fabsum", "", "FABsum `VERSION`: v1 (block sums in the accumulator, binary32), v2 (in binary64) or pair (in a binary32 TwoSum pair)")
@@ -109,7 +111,7 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")
 	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu (FABsum plans on its fused kernel)")
 	fs.StringVar(&o.size, "size", "16,1024,16", "`M,K,N` of random A and B when --a and --b are not given")
-	fs.StringVar(&o.dist, "dist", "uniform", "random entries: uniform (0,1], centered (-0.5,0.5], normal, or logu (log-uniform ±[1e-10,1e10])")
+	fs.StringVar(&o.dist, "dist", "uniform", "random entries, `DIST`: uniform (0,1], centered (-0.5,0.5], normal, or logu (log-uniform ±[1e-10,1e10]; logu:3 for ±[1e-3,1e3])")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrices")
 	fs.BoolVar(&o.check, "check", false, "print the error against the float64 product and the a-priori bound")
 	fs.BoolVar(&o.json, "json", false, "print the summary as JSON")
@@ -137,7 +139,7 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return usage(err)
 	}
-	a, b, err := gemmInputs(o)
+	a, b, err := gemmInputs(fs, o)
 	if err != nil {
 		return err
 	}
@@ -147,7 +149,7 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	m, k, n := a.Rows, a.Cols, b.Cols
 	c := make([]float64, m*n)
 	start := time.Now()
-	if err := eng.Multiply(plan, m, n, k, a.Data, b.Data, c); err != nil {
+	if err := multiplyRows(eng, plan, m, n, k, a.Data, b.Data, c, stderr); err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
@@ -167,7 +169,9 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	sum.NonFinite = countNonFinite(c)
 	inputsFinite := countNonFinite(a.Data) == 0 && countNonFinite(b.Data) == 0
 	if o.check {
+		t := time.Now()
 		sum.Check = gemmCheck(eng, plan, m, n, k, a.Data, b.Data, c)
+		sum.Check.Seconds = time.Since(t).Seconds()
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
@@ -185,6 +189,7 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if ch := sum.Check; ch != nil {
 		fmt.Fprintf(w, "componentwise error\t%.3g\tmax |C−Ĉ|/(|A||B|), eq. (3.1)\n", ch.Componentwise)
 		fmt.Fprintf(w, "normwise error\t%.3g\t‖C−Ĉ‖_F/‖C‖_F\n", ch.Normwise)
+		fmt.Fprintf(w, "check time\t%.3g s\tthe float64 product and the errors\n", ch.Seconds)
 		if ch.Bound > 0 {
 			fmt.Fprintf(w, "a-priori bound\t%.3g\tcomponentwise, this plan on this engine's unit, if nothing underflows\n", ch.Bound)
 		}
@@ -192,11 +197,29 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if sum.NonFinite > 0 && inputsFinite {
-		fmt.Fprintf(stderr, "mwmm gemm: warning: %d entries of C are Inf or NaN although A and B are finite: entries overflow %s (try --scale)\n",
-			sum.NonFinite, plan.Low.Name())
-	}
+	gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite)
 	return nil
+}
+
+// gemmWarnings says on stderr when C cannot be as accurate as the plan
+// promises because the inputs leave the words' range: overflow (Inf or NaN
+// in C) or underflow (entries the words represent worse than the split's
+// bound, or not at all). The hint fits the plan: --scale where it is off.
+func gemmWarnings(stderr io.Writer, o *gemmOptions, plan multiword.Plan, m, n, k int, a, b []float64, nonFinite int, inputsFinite bool) {
+	hint := " (try --scale)"
+	if plan.Scale {
+		hint = " even with scaling: the entries of a row of A or a column of B span a wider range than the words hold"
+	}
+	if nonFinite > 0 && inputsFinite {
+		fmt.Fprintf(stderr, "mwmm gemm: warning: %d entries of C are Inf or NaN although A and B are finite: entries overflow %s%s\n",
+			nonFinite, plan.Low.Name(), hint)
+	}
+	la, lb := splitLoss(&plan, a, m, k, true, k), splitLoss(&plan, b, k, n, false, k)
+	if la+lb > 0 {
+		fmt.Fprintf(stderr, "mwmm gemm: warning: %d of A's %d and %d of B's %d entries underflow %s: "+
+			"they lose accuracy or vanish (the smallest normal of %s is %g), and C's error can reach 100%%%s\n",
+			la, len(a), lb, len(b), plural(plan.Words, plan.Low.Name()+" word"), plan.Low.Name(), plan.Low.MinNormal(), hint)
+	}
 }
 
 type gemmSummary struct {
@@ -217,6 +240,7 @@ type gemmError struct {
 	Componentwise float64 `json:"componentwise"`
 	Normwise      float64 `json:"normwise"`
 	Bound         float64 `json:"bound,omitempty"`
+	Seconds       float64 `json:"seconds"` // of the check
 }
 
 // bOrBlock is the flag -b/--b, which the issue's synopsis gives two
@@ -232,14 +256,30 @@ func (f bOrBlock) String() string {
 }
 
 func (f bOrBlock) Set(s string) error {
-	if v, err := strconv.Atoi(s); err == nil {
-		if v < 1 {
-			return fmt.Errorf("block size %d < 1", v)
-		}
-		f.o.block, f.o.blockSet = v, true
-		return nil
+	if _, err := strconv.Atoi(s); err == nil {
+		return blockFlag(f).Set(s)
 	}
 	f.o.b = s
+	return nil
+}
+
+// blockFlag is --block, the FABsum block size (0: the whole inner
+// dimension, as the variants' b=0).
+type blockFlag struct{ o *gemmOptions }
+
+func (f blockFlag) String() string {
+	if f.o == nil {
+		return ""
+	}
+	return strconv.Itoa(f.o.block)
+}
+
+func (f blockFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("the FABsum block size is an integer ≥ 0 (0: one block of the whole inner dimension), not %q", s)
+	}
+	f.o.block, f.o.blockSet = v, true
 	return nil
 }
 
@@ -249,8 +289,13 @@ func gemmPlan(fs *flag.FlagSet, o *gemmOptions) (multiword.Plan, error) {
 	var opts []string
 	if o.fabsum != "" {
 		opts = append(opts, "sum="+o.fabsum, "b="+strconv.Itoa(o.block))
-	} else if o.blockSet || flagSet(fs, "block") {
-		return multiword.Plan{}, usagef("a block size needs --fabsum v1, v2 or pair")
+		if o.group > 0 {
+			opts = append(opts, "group="+strconv.Itoa(o.group))
+		}
+	} else if o.blockSet {
+		return multiword.Plan{}, usagef("--block (-b SIZE) needs --fabsum v1, v2 or pair")
+	} else if flagSet(fs, "group") {
+		return multiword.Plan{}, usagef("--group needs --fabsum v2 or pair")
 	}
 	if o.first {
 		if o.fabsum == "" {
@@ -289,9 +334,14 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // gemmInputs reads A and B, or draws them.
-func gemmInputs(o *gemmOptions) (a, b npy.Matrix, err error) {
+func gemmInputs(fs *flag.FlagSet, o *gemmOptions) (a, b npy.Matrix, err error) {
 	switch {
 	case o.a != "" && o.b != "":
+		for _, f := range []string{"size", "dist", "seed"} {
+			if flagSet(fs, f) {
+				return a, b, usagef("--%s draws random matrices: it does not go with --a and --b", f)
+			}
+		}
 		if a, err = npy.ReadFile(o.a); err != nil {
 			return a, b, err
 		}
@@ -318,6 +368,9 @@ func gemmInputs(o *gemmOptions) (a, b npy.Matrix, err error) {
 	dist, err := experiment.ParseDist(o.dist)
 	if err != nil {
 		return a, b, usagef("--dist: %v", err)
+	}
+	if err := checkCost(o, dims[0], dims[1], dims[2]); err != nil {
+		return a, b, err
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 0x67656d6d))
 	fill := func(r, c int) npy.Matrix {

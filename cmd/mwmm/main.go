@@ -15,10 +15,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mwmm/mwmm/gpu"
 )
 
 // A command is one subcommand of mwmm. To add one, write a file with a
@@ -65,12 +68,26 @@ func commandNames() string {
 	return strings.Join(ns, ", ")
 }
 
-// Exit statuses.
+// Exit statuses: the rule of docs/cli.md. 2 is for a command line that
+// would fail the same way on every machine; what depends on the machine or
+// the data (no GPU, a missing file, a bad line of input) is 1.
 const (
 	exitOK      = 0
-	exitFailure = 1 // the command ran and failed
-	exitUsage   = 2 // bad command line: unknown command, flag, format, mode or value
+	exitFailure = 1 // the command ran and failed, or this machine cannot run it (no GPU)
+	exitUsage   = 2 // bad command line: unknown command, flag, name or value, or values that cannot go together
 )
+
+// noGPU says whether err is the absence of a GPU or of part of CUDA: a
+// failure of this machine (exit 1), even where the command line named the
+// GPU (--engine gpu, --unit gpu:fma).
+func noGPU(err error) bool {
+	for _, e := range []error{gpu.ErrNoDriver, gpu.ErrDriverTooOld, gpu.ErrNoDevice, gpu.ErrNoNVRTC, gpu.ErrNoCublasLt} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -101,7 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		writeHelp(stdout, cmd)
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue) && !noGPU(err):
 		hint := "mwmm help " + cmd.name
 		if cmd == helpCmd {
 			hint = "mwmm help"
@@ -190,6 +207,12 @@ func isNumber(s string) bool {
 // parseNumber reads a value as strconv.ParseFloat does (decimal, hex float,
 // inf, nan); a decimal beyond float64's range reads as ±Inf or ±0.
 func parseNumber(s string) (float64, error) {
+	if t := strings.TrimLeft(s, "+-"); len(s)-len(t) == 1 && strings.EqualFold(t, "nan") {
+		if s[0] == '-' { // ParseFloat takes no sign on NaN
+			return math.Copysign(math.NaN(), -1), nil
+		}
+		return math.NaN(), nil
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil && errors.Is(err, strconv.ErrRange) {
 		err = nil
@@ -288,4 +311,12 @@ func runHelp(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return nil
 	}
 	return usagef("help takes one command name, got %d arguments", len(args))
+}
+
+// plural is "the e4m3 word" for 1 and "the 2 fp16 words" for more.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "the " + noun
+	}
+	return fmt.Sprintf("the %d %ss", n, noun)
 }

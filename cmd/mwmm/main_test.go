@@ -134,9 +134,10 @@ func TestRoundStdin(t *testing.T) {
 	if code != 0 || out != "448\n448\n" {
 		t.Errorf("round from stdin without final newline: exit %d, stdout %q", code, out)
 	}
+	// Bad input data is a failure (1), not a bad command line (2).
 	code, out, errs = mwmm(t, "1\nxyz\n2\n", "round", "--format", "fp16")
-	if code != 2 || !strings.Contains(errs, `"xyz"`) || !strings.Contains(errs, "line 2") {
-		t.Errorf("bad stdin line: exit %d, stderr %q; want 2 naming \"xyz\" on line 2", code, errs)
+	if code != 1 || !strings.Contains(errs, `"xyz"`) || !strings.Contains(errs, "line 2") {
+		t.Errorf("bad stdin line: exit %d, stderr %q; want 1 naming \"xyz\" on line 2", code, errs)
 	}
 	if out != "1\n" {
 		t.Errorf("bad stdin line: stdout %q, want the lines before it, \"1\\n\"", out)
@@ -390,5 +391,25 @@ func TestRuntimeErrors(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"round", "--format", "fp16"}, failReader{}, io.Discard, &errb); code != 1 || !strings.Contains(errb.String(), "device gone") {
 		t.Errorf("read error: exit %d, stderr %q; want 1", code, errb.String())
+	}
+}
+
+// Issue 28, defect 6: stdin lines of any length, # comments and a BOM as
+// mma eval takes them, and signed NaN as a value, not a flag.
+func TestRoundStdinLines(t *testing.T) {
+	// 1.5 written with 100,000 characters.
+	long := "1.5" + strings.Repeat("0", 99997)
+	in := "\uFEFF# a comment\n  # another\n" + long + "\n2\n"
+	code, out, errs := mwmm(t, in, "round", "--format", "fp16")
+	if code != 0 || out != "1.5\n2\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1.5 and 2", code, out, errs)
+	}
+	code, _, errs = mwmm(t, "1\n"+strings.Repeat("x", 200000)+"\n", "round", "--format", "fp16")
+	if code != 1 || !strings.Contains(errs, "line 2") || !strings.Contains(errs, "200000 characters") || len(errs) > 300 {
+		t.Errorf("long bad line: exit %d, stderr %.300q", code, errs)
+	}
+	code, out, errs = mwmm(t, "", "round", "--format", "fp16", "-NaN", "+nan", "-inf")
+	if code != 0 || out != "NaN\nNaN\n-Inf\n" {
+		t.Errorf("-NaN +nan -inf: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

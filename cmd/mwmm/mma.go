@@ -264,7 +264,11 @@ func runMMAEval(args []string, stdout io.Writer, stdin io.Reader) error {
 // unitError is a usage error for a unit that cannot be opened, without the
 // package's "mma: " prefix (the command names itself).
 func unitError(err error) error {
-	return usage(errors.New(strings.TrimPrefix(err.Error(), "mma: ")))
+	msg := errors.New(strings.TrimPrefix(err.Error(), "mma: "))
+	if noGPU(err) {
+		return msg // this machine cannot run it: exit 1
+	}
+	return usage(msg)
 }
 
 // holdsBinary32 reports whether every value of f is a binary32, so that eval's

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -37,7 +39,9 @@ func roundHelp() string {
 Round prints each VALUE rounded to the format given by --format, one result
 per line, as the shortest decimal that reads back as the same float64:
 448, 0.001953125, -0, +Inf, NaN. With no VALUE it reads the values from
-standard input, one per line, skipping blank lines.
+standard input, one per line, skipping blank lines and lines that start
+with # (as mma eval does); a bad line stops it with its line number and
+exit status 1.
 
 A VALUE is anything Go's strconv.ParseFloat reads: 1.5, -2e-3, 0x1p-10,
 inf, -inf, nan. It is read as the nearest float64 first, so a decimal with
@@ -133,22 +137,41 @@ func runRound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return w.Flush()
 	}
 
-	sc := bufio.NewScanner(stdin)
-	for line := 1; sc.Scan(); line++ {
-		s := strings.TrimSpace(sc.Text())
-		if s == "" {
+	return roundLines(stdin, w, roundOne)
+}
+
+// roundLines rounds each line of r, as mma eval reads its cases: blank lines
+// and lines starting with # are skipped, a UTF-8 byte order mark at the
+// start is ignored, and lines may be of any length. A line that is not a
+// number stops it (exit status 1: bad input, not a bad command line) after
+// the results of the lines before.
+func roundLines(r io.Reader, w *bufio.Writer, roundOne func(float64)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), math.MaxInt)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" || s[0] == '#' {
 			continue
 		}
 		x, err := parseNumber(s)
 		if err != nil {
 			w.Flush()
-			return usagef("standard input, line %d: %v", line, err)
+			if len(s) > 40 {
+				err = fmt.Errorf("%.40q… (%d characters) is not a number", s, len(s))
+			}
+			return fmt.Errorf("standard input, line %d: %v", line, err)
 		}
 		roundOne(x)
 	}
 	if err := sc.Err(); err != nil {
 		w.Flush()
-		return fmt.Errorf("reading standard input: %v", err)
+		return fmt.Errorf("standard input, after line %d: %v", line, err)
 	}
 	return w.Flush()
 }

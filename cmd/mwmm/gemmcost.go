@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/internal/progress"
+	"github.com/mwmm/mwmm/multiword"
+)
+
+// Multiply-adds a second on two cores of the development VM, conservative:
+// the reference engine's float64 loops and the bit-exact block FMA model.
+const (
+	referenceRate = 3e8
+	modelRate     = 1e7
+	maxEstimate   = time.Hour
+)
+
+// gemmEstimate is the CPU engines' time for m×k by k×n with plan's products
+// (0 for other engines, which this cannot predict) and the memory the
+// command needs: A, B, their words, C and --check's float64 product.
+func gemmEstimate(engine string, products, m, k, n int) (time.Duration, float64) {
+	work := float64(products) * float64(m) * float64(k) * float64(n)
+	var d time.Duration
+	switch {
+	case engine == "reference":
+		d = time.Duration(work / referenceRate * float64(time.Second))
+	case strings.HasPrefix(engine, "model:"):
+		d = time.Duration(work / modelRate * float64(time.Second))
+	}
+	words := math.Sqrt(float64(products)) + 1
+	bytes := 8 * ((float64(m)*float64(k)+float64(k)*float64(n))*(1+words) + 3*float64(m)*float64(n))
+	return d, bytes
+}
+
+// checkCost refuses random matrices whose product would take over an hour
+// or more memory than the machine has available, unless --force.
+func checkCost(o *gemmOptions, m, k, n int) error {
+	if o.force {
+		return nil
+	}
+	plan, err := multiword.Lookup(o.variant)
+	products := 3
+	if err == nil {
+		products = plan.Products()
+	}
+	d, bytes := gemmEstimate(o.engine, products, m, k, n)
+	if d > maxEstimate {
+		return usagef("--size %d,%d,%d: about %s on the %s engine (%d products of %.3g multiply-adds each); run it with --force, or on --engine gpu",
+			m, k, n, roundDuration(d), o.engine, products, float64(m)*float64(k)*float64(n))
+	}
+	if avail := availableMemory(); avail > 0 && bytes > float64(avail) {
+		return usagef("--size %d,%d,%d: needs about %.1f GB of memory, %.1f GB available; run it with --force", m, k, n, bytes/1e9, float64(avail)/1e9)
+	}
+	return nil
+}
+
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%.1f hours", d.Hours())
+	case d >= time.Minute:
+		return fmt.Sprintf("%.0f minutes", d.Minutes())
+	}
+	return d.Round(time.Second).String()
+}
+
+// availableMemory is MemAvailable of /proc/meminfo in bytes, or 0 where
+// there is none.
+func availableMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// splitLoss counts the finite nonzero entries of x (rows×cols, row-major)
+// that the plan's words represent worse than the split's bound allows,
+// because they underflow the words' format: with scaling, after the rows
+// (or columns) are scaled as the plan scales them.
+func splitLoss(p *multiword.Plan, x []float64, rows, cols int, byRows bool, k int) int {
+	scales := []float64(nil)
+	if p.Scale {
+		theta := p.ScaleTarget(k)
+		if byRows {
+			scales = multiword.RowScales(x, rows, cols, theta)
+		} else {
+			scales = multiword.ColScales(x, rows, cols, theta)
+		}
+	}
+	u := math.Ldexp(1, -p.Low.Precision())
+	if !(p.SplitMode == format.NearestEven || p.SplitMode == format.NearestAway || p.SplitMode == format.NearestTowardZero) {
+		u *= 2
+	}
+	tol := 4 * math.Pow(u, float64(p.Words))
+	mode := p.SplitMode
+	if mode.IsStochastic() {
+		mode = format.TowardZero // the same grid, deterministic: the check is of range, not of the draws
+	}
+	lost := 0
+	for i, v := range x {
+		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		s := 1.0
+		if scales != nil {
+			if byRows {
+				s = scales[i/cols]
+			} else {
+				s = scales[i%cols]
+			}
+		}
+		// The split of multiword.Split, without its allocations: the
+		// residual r is what the words miss.
+		x, r, over := v*s, v*s, false
+		for j := 0; j < p.Words && r != 0; j++ {
+			w := p.Low.Round(math.Ldexp(r, p.WordShift*j), mode)
+			if math.IsInf(w, 0) || math.IsNaN(w) {
+				over = true // warned about separately
+				break
+			}
+			r -= math.Ldexp(w, -p.WordShift*j)
+		}
+		if !over && math.Abs(r) > tol*math.Abs(x) {
+			lost++
+		}
+	}
+	return lost
+}
+
+// multiplyRows multiplies on eng, in bands of rows with a progress bar on a
+// terminal when the CPU engines would take over a few seconds. Each row of C
+// depends only on its row of A and on B (the scaling of B's columns sees all
+// of B in every band), so bands give the same C; stochastic splits, whose
+// draws follow the order of the whole matrix, run in one call.
+func multiplyRows(eng multiword.Engine, plan multiword.Plan, m, n, k int, a, b, c []float64, stderr io.Writer) error {
+	d, _ := gemmEstimate(eng.Name(), plan.Products(), m, k, n)
+	if d >= 10*time.Second {
+		fmt.Fprintf(stderr, "mwmm gemm: estimated %s on the %s engine\n", roundDuration(d), eng.Name())
+	}
+	bands := min(m, 50)
+	if d < 3*time.Second || plan.SplitMode.IsStochastic() || bands < 2 || !progress.IsTerminal(stderr) {
+		return eng.Multiply(plan, m, n, k, a, b, c)
+	}
+	bar := progress.New(stderr, int64(m), "gemm")
+	defer bar.Finish()
+	for lo := 0; lo < m; {
+		hi := min(m, lo+(m+bands-1)/bands)
+		if err := eng.Multiply(plan, hi-lo, n, k, a[lo*k:hi*k], b, c[lo*n:hi*n]); err != nil {
+			return err
+		}
+		bar.Add(int64(hi - lo))
+		lo = hi
+	}
+	return nil
+}
