@@ -480,6 +480,9 @@ type Layout struct {
 	Title         vg.Rectangle   // all lines of the title; zero when there is none
 	Legend        vg.Rectangle   // zero when no series is named
 	Data          []vg.Rectangle // each panel's data area
+	// Each panel's title (wrapped to the panel's width); zero when the
+	// panel has none.
+	PanelTitles []vg.Rectangle
 	// Each panel's tick labels, in tick order, on the X and on the Y axis.
 	XTicks, YTicks [][]vg.Rectangle
 	// Styles lists the named series of the figure once each, in legend
@@ -598,19 +601,30 @@ func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 		dc.Max.X -= legW + 2*pad
 	}
 
+	tiles := draw.Tiles{Rows: 1, Cols: len(fig.Panels), PadX: 2 * pad, PadTop: pad, PadLeft: pad, PadRight: 2 * pad}
 	plots := make([]*plot.Plot, len(fig.Panels))
 	for i := range fig.Panels {
-		plots[i], err = newPanel(fig, l, i)
+		// Panel titles wrap to their tile, so that neighbours' titles
+		// neither run into each other nor off the canvas.
+		plots[i], err = newPanel(fig, l, i, tiles.At(dc, i, 0).Size().X-2*pad)
 		if err != nil {
 			return nil, nil, err
 		}
 	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: 2 * pad, PadTop: pad, PadLeft: pad, PadRight: 2 * pad}
 	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
 	for i, p := range plots {
 		p.Draw(canvases[0][i])
 		data := p.DataCanvas(canvases[0][i])
 		lay.Data = append(lay.Data, data.Rectangle)
+		var tr vg.Rectangle
+		if p.Title.Text != "" {
+			// Where plot.Draw puts it: centred, its top at the canvas's top.
+			c := canvases[0][i]
+			at := vg.Point{X: c.Center().X, Y: c.Max.Y + p.Title.TextStyle.FontExtents().Descent}
+			r := p.Title.TextStyle.Rectangle(p.Title.Text)
+			tr = vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}
+		}
+		lay.PanelTitles = append(lay.PanelTitles, tr)
 		if fig.XLabel != "" {
 			dc.FillText(xLabel, vg.Point{X: data.Center().X, Y: xLabelY}, fig.XLabel)
 		}
@@ -669,10 +683,11 @@ func tickBoxes(p *plot.Plot, data draw.Canvas) (xs, ys []vg.Rectangle) {
 	return xs, ys
 }
 
-// newPanel builds the gonum plot of panel i, without legend or axis labels.
-func newPanel(fig Figure, l *layout, i int) (*plot.Plot, error) {
+// newPanel builds the gonum plot of panel i, without legend or axis labels;
+// its title is wrapped to titleWidth.
+func newPanel(fig Figure, l *layout, i int, titleWidth vg.Length) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fig.Panels[i].Title
+	p.Title.Text = wrap(fig.Panels[i].Title, p.Title.TextStyle, titleWidth)
 	ticks := powText{text.Plain{Fonts: font.DefaultCache}}
 	p.X.Tick.Label.Handler, p.Y.Tick.Label.Handler = ticks, ticks
 	if fig.LogX {
@@ -802,6 +817,17 @@ func (l *Layout) Problems() []string {
 	}
 	inside("title", l.Title)
 	inside("legend", l.Legend)
+	for i, r := range l.PanelTitles {
+		inside(fmt.Sprintf("title of panel %d", i), r)
+		for j, o := range l.PanelTitles[:i] {
+			if r != (vg.Rectangle{}) && o != (vg.Rectangle{}) && overlap(r, o) {
+				out = append(out, fmt.Sprintf("titles of panels %d and %d overlap", j, i))
+			}
+		}
+		if r != (vg.Rectangle{}) && l.Title != (vg.Rectangle{}) && overlap(r, l.Title) {
+			out = append(out, fmt.Sprintf("title of panel %d overlaps the figure's title", i))
+		}
+	}
 	for i, d := range l.Data {
 		if l.Legend != (vg.Rectangle{}) && overlap(l.Legend, d) {
 			out = append(out, fmt.Sprintf("legend %v covers the data area of panel %d %v", l.Legend, i, d))
