@@ -319,11 +319,16 @@ func parseP3109(name, rest string) (Format, error) {
 
 func parseCustom(name, rest string) (Format, error) {
 	s := Spec{Subnormals: true, P: -1, Emin: math.MinInt, Emax: math.MinInt}
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(rest, ",") {
 		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			return Format{}, fmt.Errorf("format: %q: %q is not key=value", name, kv)
 		}
+		if seen[key] { // the last one would win silently
+			return Format{}, fmt.Errorf("format: %q: %s is given twice", name, key)
+		}
+		seen[key] = true
 		var err error
 		switch key {
 		case "p":

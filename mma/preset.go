@@ -401,12 +401,17 @@ func defaultOutput(p Preset, in format.Format) format.Format {
 
 // apply sets the parameters named in "key=value,key=value".
 func (p *Params) apply(overrides string) error {
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(overrides, ",") {
 		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			return fmt.Errorf("%q is not key=value", kv)
 		}
 		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
+		if seen[key] { // the last one would win silently
+			return fmt.Errorf("%s is given twice", key)
+		}
+		seen[key] = true
 		if err := p.set(key, val); err != nil {
 			return fmt.Errorf("%s=%s: %w", key, val, err)
 		}

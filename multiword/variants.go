@@ -173,12 +173,21 @@ func variantNames() []string {
 func (p *Plan) apply(opts string) error {
 	order := "smallest"
 	all, grouped, ordered := false, false, false
+	seen := map[string]string{} // canonical key → as written
 	for _, kv := range strings.Split(opts, ",") {
 		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			return fmt.Errorf("%q is not key=value", kv)
 		}
 		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
+		canon := key
+		if c, ok := optionAliases[key]; ok {
+			canon = c
+		}
+		if prev, ok := seen[canon]; ok { // the last one would win silently
+			return fmt.Errorf("%s=%s: %s is already given", key, val, prev)
+		}
+		seen[canon] = key
 		var err error
 		switch key {
 		case "sum", "fabsum":
@@ -249,6 +258,13 @@ func (p *Plan) apply(opts string) error {
 	if p.WordShift == -1 {
 		p.WordShift = p.Low.Precision()
 	}
+	// A block or group without FABsum would be ignored: refuse it, as the
+	// CLI refuses -b without --fabsum.
+	for _, k := range []string{"b", "group"} {
+		if w, ok := seen[k]; ok && p.Sum == bound.Plain {
+			return fmt.Errorf("%s needs sum=v1, v2 or pair (the plan's sum is plain)", w)
+		}
+	}
 	// A variant's default group goes with its v2 joint sum: options that
 	// leave that (sum=v1, joint=off, ...) drop it unless they set a group.
 	if !grouped && (p.Sum != bound.FABsumV2 && p.Sum != bound.FABsumPair || p.Words > 1 && !p.FABsumJoint) {
@@ -269,6 +285,9 @@ func (p *Plan) apply(opts string) error {
 	}
 	return nil
 }
+
+// optionAliases are the second spellings of options.
+var optionAliases = map[string]string{"fabsum": "sum", "block": "b", "g": "group", "p": "words"}
 
 func onOff(s string) (bool, error) {
 	switch s {

@@ -92,6 +92,7 @@ type gemmOptions struct {
 	block, group                                   int
 	first, all, scale, check, json, variants       bool
 	blockSet, force                                bool
+	bBlock                                         string // -b's value where it was read as the block size
 	seed                                           uint64
 }
 
@@ -176,7 +177,11 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+		gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite) // stderr: the JSON stays clean
+		return nil
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "plan\t%s\n", sum.Plan)
@@ -208,17 +213,24 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 func gemmWarnings(stderr io.Writer, o *gemmOptions, plan multiword.Plan, m, n, k int, a, b []float64, nonFinite int, inputsFinite bool) {
 	hint := " (try --scale)"
 	if plan.Scale {
-		hint = " even with scaling: the entries of a row of A or a column of B span a wider range than the words hold"
+		// Scaling to θ keeps entries within the words and sums within the
+		// accumulator unless θ was set too large.
+		hint = fmt.Sprintf(" with scaling to θ = %g: θ ≤ %.6g (%s's largest) and n·θ² ≤ %.4g (%s's) avoid it; leave theta= out for the largest θ that does",
+			plan.ScaleTarget(k), plan.Low.MaxFinite(), plan.Low.Name(), plan.Acc.MaxFinite(), plan.Acc.Name())
 	}
 	if nonFinite > 0 && inputsFinite {
 		fmt.Fprintf(stderr, "mwmm gemm: warning: %d entries of C are Inf or NaN although A and B are finite: entries overflow %s%s\n",
 			nonFinite, plan.Low.Name(), hint)
 	}
+	hint = " (try --scale)"
+	if plan.Scale {
+		hint = " even with scaling: the entries of a row of A or a column of B span a wider range than the words hold"
+	}
 	la, lb := splitLoss(&plan, a, m, k, true, k), splitLoss(&plan, b, k, n, false, k)
 	if la+lb > 0 {
-		fmt.Fprintf(stderr, "mwmm gemm: warning: %d of A's %d and %d of B's %d entries underflow %s: "+
-			"they lose accuracy or vanish (the smallest normal of %s is %g), and C's error can reach 100%%%s\n",
-			la, len(a), lb, len(b), plural(plan.Words, plan.Low.Name()+" word"), plan.Low.Name(), plan.Low.MinNormal(), hint)
+		fmt.Fprintf(stderr, "mwmm gemm: warning: entries in %d of %s of A and %d of %s of B underflow %s: "+
+			"they lose accuracy or vanish (the smallest normal of %s is %g), and C's error in those rows and columns can reach 100%%%s\n",
+			la, count(m, "row"), lb, count(n, "column"), plural(plan.Words, plan.Low.Name()+" word"), plan.Low.Name(), plan.Low.MinNormal(), hint)
 	}
 }
 
@@ -257,6 +269,7 @@ func (f bOrBlock) String() string {
 
 func (f bOrBlock) Set(s string) error {
 	if _, err := strconv.Atoi(s); err == nil {
+		f.o.bBlock = s
 		return blockFlag(f).Set(s)
 	}
 	f.o.b = s
@@ -288,7 +301,11 @@ func gemmPlan(fs *flag.FlagSet, o *gemmOptions) (multiword.Plan, error) {
 	spec := o.variant
 	var opts []string
 	if o.fabsum != "" {
-		opts = append(opts, "sum="+o.fabsum, "b="+strconv.Itoa(o.block))
+		opts = append(opts, "sum="+o.fabsum)
+		// The flag's default does not override a b= in --variant.
+		if o.blockSet || !specHas(spec, "b", "block") {
+			opts = append(opts, "b="+strconv.Itoa(o.block))
+		}
 		if o.group > 0 {
 			opts = append(opts, "group="+strconv.Itoa(o.group))
 		}
@@ -323,6 +340,20 @@ func gemmPlan(fs *flag.FlagSet, o *gemmOptions) (multiword.Plan, error) {
 	return p, nil
 }
 
+// specHas says whether the variant spec sets one of keys after its colon.
+func specHas(spec string, keys ...string) bool {
+	_, opts, _ := strings.Cut(spec, ":")
+	for _, kv := range strings.Split(opts, ",") {
+		k, _, _ := strings.Cut(kv, "=")
+		for _, key := range keys {
+			if strings.EqualFold(strings.TrimSpace(k), key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
@@ -348,6 +379,9 @@ func gemmInputs(fs *flag.FlagSet, o *gemmOptions) (a, b npy.Matrix, err error) {
 		b, err = npy.ReadFile(o.b)
 		return a, b, err
 	case o.a != "" || o.b != "":
+		if o.bBlock != "" {
+			return a, b, usagef("give both --a and --b, or neither for random matrices (-b %s is the FABsum block size; write a file named %s as ./%s)", o.bBlock, o.bBlock, o.bBlock)
+		}
 		return a, b, usagef("give both --a and --b, or neither for random matrices")
 	}
 	var dims [3]int

@@ -320,3 +320,11 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("the %d %ss", n, noun)
 }
+
+// count is "1 row" for 1 and "4 rows" otherwise.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

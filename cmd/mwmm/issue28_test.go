@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mwmm/mwmm/internal/npy"
+)
+
+// Issue 28, defect 7: a key given twice in a format, unit or variant spec
+// is refused; before, the last value won silently.
+func TestSpecKeyGivenTwice(t *testing.T) {
+	for _, args := range [][]string{
+		{"formats", "custom:p=5,emin=-6,emax=7,p=6"},
+		{"round", "--format", "custom:p=5,emin=-6,emax=7,p=6", "1"},
+		{"mma", "eval", "--unit", "v100:k=4,k=8"},
+		{"gemm", "--variant", "double-fp16:sum=v2,b=64,b=128"},
+		{"gemm", "--variant", "double-fp16:sum=v2,b=64,block=128"}, // an alias is the same key
+		{"gemm", "--variant", "double-fp16:b=64", "--fabsum", "v2", "-b", "128"},
+	} {
+		code, _, errOut := mwmm(t, "", args...)
+		if code != exitUsage || !strings.Contains(errOut, "given") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 saying the key is given twice", args, code, errOut)
+		}
+	}
+	// --fabsum's default block does not override the variant's b=.
+	code, out, errOut := mwmm(t, "", "gemm", "--size", "2,64,2", "--variant", "double-fp16:b=16", "--fabsum", "v2")
+	if code != 0 || !strings.Contains(out, "FABsum-v2 b=16") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the variant's b=16", code, out, errOut)
+	}
+}
+
+// Issue 28, defect 7: b=0 means one block of the whole inner dimension in
+// the variant and in --block alike, and a block without FABsum is refused
+// in both (double-fp16:b=0 was accepted and ignored).
+func TestGemmBlockZero(t *testing.T) {
+	var cs [2][]float64
+	for i, args := range [][]string{
+		{"--variant", "double-fp16:sum=v2,b=0"},
+		{"--variant", "double-fp16", "--fabsum", "v2", "-b", "0"},
+	} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "C.npy")
+		args = append([]string{"gemm", "--size", "3,300,2", "--dist", "centered", "--out", out}, args...)
+		code, stdout, errOut := mwmm(t, "", args...)
+		if code != 0 || !strings.Contains(stdout, "FABsum-v2 b=k") {
+			t.Fatalf("%q: exit %d, stdout %q, stderr %q; want FABsum-v2 b=k", args, code, stdout, errOut)
+		}
+		c, err := npy.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs[i] = c.Data
+	}
+	for i := range cs[0] {
+		if cs[0][i] != cs[1][i] {
+			t.Errorf("C[%d]: %g from the variant, %g from the flags", i, cs[0][i], cs[1][i])
+		}
+	}
+	for _, args := range [][]string{
+		{"gemm", "--variant", "double-fp16:b=0"},
+		{"gemm", "--variant", "double-fp16:group=4"},
+		{"gemm", "-b", "0"},
+		{"gemm", "--fabsum", "v2", "--block", "-1"},
+	} {
+		if code, _, errOut := mwmm(t, "", args...); code != exitUsage || !strings.Contains(errOut, "fabsum") && !strings.Contains(errOut, "sum=") && !strings.Contains(errOut, "≥ 0") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming FABsum", args, code, errOut)
+		}
+	}
+}
+
+// Issue 28, defect 7: flags that draw random matrices are refused beside
+// --a and --b, and -b read as the block size says so when --b is missing.
+func TestGemmInputFlags(t *testing.T) {
+	dir := t.TempDir()
+	pa := writeNpy(t, dir, "A.npy", npy.Matrix{Rows: 2, Cols: 2, Data: []float64{1, 2, 3, 4}})
+	pb := writeNpy(t, dir, "B.npy", npy.Matrix{Rows: 2, Cols: 2, Data: []float64{1, 2, 3, 4}})
+	for _, f := range [][]string{{"--size", "4,4,4"}, {"--dist", "normal"}, {"--seed", "3"}} {
+		args := append([]string{"gemm", "--a", pa, "--b", pb}, f...)
+		if code, _, errOut := mwmm(t, "", args...); code != exitUsage || !strings.Contains(errOut, f[0]) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %s", args, code, errOut, f[0])
+		}
+	}
+	code, _, errOut := mwmm(t, "", "gemm", "--a", pa, "--fabsum", "v2", "-b", "64")
+	if code != exitUsage || !strings.Contains(errOut, "-b 64 is the FABsum block size") {
+		t.Errorf("-b 64 beside --a: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Issue 28, defect 2: inputs that underflow the words warn (A of 1e-40s
+// gave error 1 and exit 0 silently); data whose tiny entries do not matter
+// (uniform in (0,1], most of whose rows hold entries below fp16's normal
+// range) does not; with --scale there is nothing to warn about.
+func TestGemmUnderflowWarning(t *testing.T) {
+	dir := t.TempDir()
+	tiny := make([]float64, 4*8)
+	for i := range tiny {
+		tiny[i] = 1e-40
+	}
+	ones := make([]float64, 8*3)
+	for i := range ones {
+		ones[i] = 1
+	}
+	pa := writeNpy(t, dir, "A.npy", npy.Matrix{Rows: 4, Cols: 8, Data: tiny, Dtype: "float32"})
+	pb := writeNpy(t, dir, "B.npy", npy.Matrix{Rows: 8, Cols: 3, Data: ones, Dtype: "float32"})
+	code, out, errOut := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--check", "--json")
+	var s gemmSummary
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Check == nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if s.Check.Componentwise != 1 {
+		t.Errorf("componentwise error %g; the words of 1e-40 are 0 in fp16, so 1 is expected", s.Check.Componentwise)
+	}
+	for _, want := range []string{"warning", "4 of 4 rows of A and 0 of 3 columns of B underflow", "binary16", "--scale"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+	code, out, errOut = mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--check", "--json", "--scale")
+	s = gemmSummary{}
+	if code != 0 || errOut != "" || json.Unmarshal([]byte(out), &s) != nil || s.Check == nil || s.Check.Componentwise > 1e-6 {
+		t.Errorf("--scale: exit %d, stderr %q, check %+v; want no warning and a small error", code, errOut, s.Check)
+	}
+	for _, dist := range []string{"uniform", "centered", "normal"} {
+		if code, _, errOut := mwmm(t, "", "gemm", "--size", "16,1024,16", "--dist", dist); code != 0 || errOut != "" {
+			t.Errorf("--dist %s: exit %d, stderr %q; want no warning", dist, code, errOut)
+		}
+	}
+}
+
+// With --scale on, the overflow warning does not suggest --scale.
+func TestGemmOverflowHintWithScale(t *testing.T) {
+	code, _, errOut := mwmm(t, "", "gemm", "--size", "2,8,2", "--variant", "fp16:theta=1e6", "--scale")
+	if code != 0 || !strings.Contains(errOut, "overflow") || strings.Contains(errOut, "try --scale") || !strings.Contains(errOut, "θ = 1e+06") {
+		t.Errorf("exit %d, stderr %q; want an overflow warning naming θ, not --scale", code, errOut)
+	}
+}
+
+// Issue 28, defect 8: sizes the CPU engines would take hours over are
+// refused with the estimate (16384³ was accepted); --check's time shows.
+func TestGemmCost(t *testing.T) {
+	code, _, errOut := mwmm(t, "", "gemm", "--size", "16384,16384,16384")
+	if code != exitUsage || !strings.Contains(errOut, "hours") || !strings.Contains(errOut, "--force") {
+		t.Errorf("exit %d, stderr %q; want 2 with the estimate and --force", code, errOut)
+	}
+	code, out, _ := mwmm(t, "", "gemm", "--size", "2,16,2", "--check")
+	if code != 0 || !strings.Contains(out, "check time") {
+		t.Errorf("exit %d, stdout %q; want the check's time", code, out)
+	}
+}
+
+// Issue 28, defect 8: a probe of a unit with huge blocks is refused with
+// its estimate (v100:k=65536 ran out of memory after minutes).
+func TestProbeLargeK(t *testing.T) {
+	code, _, errOut := mwmm(t, "", "probe", "--unit", "v100:k=65536")
+	if code != exitUsage || !strings.Contains(errOut, "hours") || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "k ≤ 1024") {
+		t.Errorf("exit %d, stderr %q; want 2 with the estimate, the limit and --force", code, errOut)
+	}
+	if d, _ := probeCost(1024); d.Seconds() < 5 || d.Seconds() > 60 {
+		t.Errorf("k=1024 estimated %v; measured 12 s", d)
+	}
+}
+
+// Issue 28, defect 3: θ beyond the formats' range is refused with the
+// condition that fails.
+func TestBoundThetaRange(t *testing.T) {
+	for _, c := range []struct{ theta, want string }{
+		{"1e30", "θ > f_max = 448 of e4m3"},
+		{"400", "n·θ² = 6.4e+05 > F_max = 65504 of binary16"},
+	} {
+		code, _, errOut := mwmm(t, "", "bound", "--narrow", "--low", "e4m3", "--high", "fp16", "-n", "4", "--theta", c.theta)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("--theta %s: exit %d, stderr %q; want 2 and %q", c.theta, code, errOut, c.want)
+		}
+	}
+	if code, _, errOut := mwmm(t, "", "bound", "--narrow", "--low", "e4m3", "--high", "fp16", "-n", "4", "--theta", "100"); code != 0 {
+		t.Errorf("--theta 100 (n·θ² = 40000 ≤ 65504): exit %d, %s", code, errOut)
+	}
+}
