@@ -93,6 +93,16 @@ type Format struct {
 // the exponent range fills an exponent field exactly: Emin = 1-bias and the
 // top field value 2^w-1 is Emax (or Emax+1 for IEEE, where it is reserved).
 func New(s Spec) (Format, error) {
+	// Named before the checks: their messages name the format.
+	if s.Name == "" {
+		s.Name = fmt.Sprintf("custom:p=%d,emin=%d,emax=%d", s.P, s.Emin, s.Emax)
+		if !s.Subnormals {
+			s.Name += ",subnormals=off"
+		}
+		if s.Specials != IEEE {
+			s.Name += ",specials=" + s.Specials.String()
+		}
+	}
 	switch {
 	case s.P < 1 || s.P > 53:
 		return Format{}, fmt.Errorf("format %s: precision p=%d outside 1..53", s.Name, s.P)
@@ -102,15 +112,6 @@ func New(s Spec) (Format, error) {
 		return Format{}, fmt.Errorf("format %s: exponent range [%d, %d] not inside binary64's [-1022, 1023]", s.Name, s.Emin, s.Emax)
 	case int(s.Specials) >= len(specialsNames):
 		return Format{}, fmt.Errorf("format %s: unknown specials policy %d", s.Name, s.Specials)
-	}
-	if s.Name == "" {
-		s.Name = fmt.Sprintf("custom:p=%d,emin=%d,emax=%d", s.P, s.Emin, s.Emax)
-		if !s.Subnormals {
-			s.Name += ",subnormals=off"
-		}
-		if s.Specials != IEEE {
-			s.Name += ",specials=" + s.Specials.String()
-		}
 	}
 	f := Format{name: s.Name, p: s.P, emin: s.Emin, emax: s.Emax, subnormals: s.Subnormals, baseSubnormals: s.Subnormals, specials: s.Specials}
 	fields := s.Emax - s.Emin + 2 // exponent field values 0 (subnormal) .. top

@@ -1,7 +1,8 @@
 // AVX2 kernel for roundAddAndMaskGo on float64 values (slice.go): 8 values
 // per iteration as two groups of 4 lanes, then at most two masked groups of
-// up to 4 for the last n%8 values. The slow positions are rare, so they are
-// appended by scalar code only when a group's out mask is non-zero.
+// up to 4 for the last n%8 values. When a group has lanes out of the normal
+// range, SUB4 rounds those below 2^Emin by subParams' fixed-point formula,
+// the lanes still out get x back, and scalar code appends their positions.
 
 #include "textflag.h"
 
@@ -15,6 +16,26 @@
 #define P_KEEP      40
 #define P_MINNORMAL 48
 #define P_SPAN      56
+
+// Offsets of the fields of subParams (slice.go), 4 lanes each;
+// TestSubParamsLayout checks them.
+#define S_LIMIT   0
+#define S_ONE     32
+#define S_K       64
+#define S_C63     96
+#define S_H1      128
+#define S_H0      160
+#define S_TIE     192
+#define S_DIRPOS  224
+#define S_DIRX    256
+#define S_MAGIC   288
+#define S_NONEGZ  320
+#define S_QUANTUM 352
+#define S_RNEC    384
+#define S_ALWAYS  416
+
+// Locals: the 4 results of each group at 0(SP) and 32(SP); for the tail,
+// x at 64(SP) and the lane mask at 96(SP).
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -64,6 +85,126 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $56
 	VPADDQ    Y10, T, T; \
 	VPCMPGTQ  Y9, T, T
 
+// SUB4 rounds the lanes of OUT (the out mask of a group of 4) whose x
+// (loaded from XMEM) is below subParams' limit, with R12 = sp: it blends
+// their results into the 4 results at RES(SP) and clears them from OUT.
+// Clobbers Y0-Y3, Y6, Y7. The steps are subParams.round's.
+#define SUB4(RES, XMEM, OUT, skip) \
+	SUB4MASK(XMEM, OUT); \
+	VPTEST    Y2, Y2; \
+	JZ        skip; \
+	SUB4BODY(RES, XMEM, OUT); \
+skip:
+
+// SUB4MASK sets Y2 to the lanes of OUT below subParams' limit.
+#define SUB4MASK(XMEM, OUT) \
+	VMOVDQU   XMEM, Y1; \
+	VPAND     Y15, Y1, Y1; \
+	VMOVDQU   S_LIMIT(R12), Y2; \
+	VPCMPGTQ  Y1, Y2, Y2; \
+	VPAND     OUT, Y2, Y2
+
+// SUB4BODY is the rest of SUB4, with |x| in Y1 and the lanes in Y2.
+#define SUB4BODY(RES, XMEM, OUT) \
+	VPSRLQ    $52, Y1, Y3; \
+	VPMAXUD   S_ONE(R12), Y3, Y3; \
+	VPSUBQ    S_ONE(R12), Y3, Y6; \
+	VPSLLQ    $52, Y6, Y6; \
+	VPSUBQ    Y6, Y1, Y1; \
+	VMOVDQU   S_K(R12), Y6; \
+	VPSUBQ    Y3, Y6, Y3; \
+	VPMINUD   S_C63(R12), Y3, Y3; \
+	VMOVDQU   S_ONE(R12), Y6; \
+	VPSLLVQ   Y3, Y6, Y6; \
+	VPSUBQ    S_ONE(R12), Y6, Y6; \
+	VPSRLQ    $1, Y6, Y7; \
+	VPAND     S_H1(R12), Y7, Y7; \
+	VPADDQ    S_H0(R12), Y7, Y7; \
+	VPSRLVQ   Y3, Y1, Y0; \
+	VPAND     S_TIE(R12), Y0, Y0; \
+	VPADDQ    Y0, Y7, Y7; \
+	VPXOR     Y0, Y0, Y0; \
+	VPCMPGTQ  XMEM, Y0, Y0; \
+	VPAND     S_DIRX(R12), Y0, Y0; \
+	VPXOR     S_DIRPOS(R12), Y0, Y0; \
+	VPAND     Y6, Y0, Y0; \
+	VPADDQ    Y0, Y7, Y7; \
+	VPADDQ    Y1, Y7, Y7; \
+	VPSRLVQ   Y3, Y7, Y7; \
+	VPADDQ    S_MAGIC(R12), Y7, Y7; \
+	VSUBPD    S_MAGIC(R12), Y7, Y7; \
+	VPXOR     Y3, Y3, Y3; \
+	VPCMPEQQ  Y3, Y7, Y3; \
+	VPAND     S_NONEGZ(R12), Y3, Y3; \
+	VMULPD    S_QUANTUM(R12), Y7, Y7; \
+	VMOVDQU   XMEM, Y1; \
+	VPANDN    Y1, Y15, Y1; \
+	VPANDN    Y1, Y3, Y1; \
+	VPOR      Y1, Y7, Y7; \
+	VMOVDQU   RES(SP), Y0; \
+	VBLENDVPD Y2, Y7, Y0, Y0; \
+	VMOVDQU   Y0, RES(SP); \
+	VPANDN    OUT, Y2, OUT
+
+
+// SUB4RNE is SUB4 for NearestEven in formats with -0, where subParams.rneC
+// = C = 2^(qe+52) is set: for |x| < 2^Emin ≤ C, |x| + C lies in [C, 2C),
+// whose spacing is the quantum 2^qe, so the float64 add rounds |x| to the
+// grid, ties to even, in one correct rounding; subtracting C is exact.
+// With the group's results in RES and |x| in A (clobbered), out mask OUT.
+#define SUB4RNE(RES, A, OUT) \
+	VMOVDQU   S_LIMIT(R12), Y6; \
+	VPCMPGTQ  A, Y6, Y6; \
+	VPAND     OUT, Y6, Y6; \
+	VADDPD    S_RNEC(R12), A, Y7; \
+	VSUBPD    S_RNEC(R12), Y7, Y7; \
+	VPANDN    RES, Y15, A; \
+	VPOR      A, Y7, Y7; \
+	VBLENDVPD Y6, Y7, RES, RES; \
+	VPANDN    OUT, Y6, OUT
+
+// SLOW8RNE is SLOW8 after SUB4RNE, all in registers.
+#define SLOW8RNE(app, next) \
+	VMOVDQU   (SI)(R9*8), Y6; \
+	VBLENDVPD Y4, Y6, Y0, Y0; \
+	VMOVDQU   Y0, (DI)(R9*8); \
+	VMOVDQU   32(SI)(R9*8), Y7; \
+	VBLENDVPD Y5, Y7, Y1, Y1; \
+	VMOVDQU   Y1, 32(DI)(R9*8); \
+	VMOVMSKPD Y4, AX; \
+	VMOVMSKPD Y5, BX; \
+	SHLQ      $4, BX; \
+	ORQ       BX, AX; \
+	JZ        next; \
+app: \
+	APPEND(app); \
+	JMP       next
+
+// SLOW8 finishes a group of 8 with out lanes (masks Y4, Y5; results Y0,
+// Y1): the subnormal lanes by SUB4, x back in the lanes still out, the
+// stores, and the positions appended. Ends at next.
+#define SLOW8(skip0, skip1, app, next) \
+	VMOVDQU   Y0, 0(SP); \
+	VMOVDQU   Y1, 32(SP); \
+	SUB4(0, (SI)(R9*8), Y4, skip0); \
+	SUB4(32, 32(SI)(R9*8), Y5, skip1); \
+	VMOVDQU   0(SP), Y0; \
+	VMOVDQU   (SI)(R9*8), Y2; \
+	VBLENDVPD Y4, Y2, Y0, Y0; \
+	VMOVDQU   Y0, (DI)(R9*8); \
+	VMOVDQU   32(SP), Y1; \
+	VMOVDQU   32(SI)(R9*8), Y3; \
+	VBLENDVPD Y5, Y3, Y1, Y1; \
+	VMOVDQU   Y1, 32(DI)(R9*8); \
+	VMOVMSKPD Y4, AX; \
+	VMOVMSKPD Y5, BX; \
+	SHLQ      $4, BX; \
+	ORQ       BX, AX; \
+	JZ        next; \
+app: \
+	APPEND(app); \
+	JMP       next
+
 // APPEND appends i+k to slow for each set bit k of AX (clobbers AX, BX, R11):
 // slow[n&255] = uint8(i+k); n++, as roundAddAndMaskGo does.
 #define APPEND(label) \
@@ -77,13 +218,13 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $56
 	ANDQ   BX, AX; \
 	JNZ    label
 
-// func roundAddAndMaskAVX2(dst, src *float64, n int, p *addAndMaskParams, slow *[block]uint8) int
-TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $0-48
+// func roundAddAndMaskAVX2(dst, src *float64, n int, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int
+TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $128-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
 	MOVQ p+24(FP), DX
-	MOVQ slow+32(FP), R8
+	MOVQ slow+40(FP), R8
 
 	MOVQ         $0x7fffffffffffffff, AX
 	MOVQ         AX, X0
@@ -117,7 +258,12 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $0-48
 	MOVQ CX, R13
 	ANDQ $-8, R13 // end of the 8-wide loops
 	TESTQ R12, R12
+	MOVQ sp+32(FP), R12 // from here on R12 = sp (MOVQ keeps the flags)
 	JNZ  dirloop
+	CMPQ S_RNEC(R12), $0
+	JNE  rneloop
+	CMPQ S_ALWAYS(R12), $0
+	JNE  subloop
 
 nearloop:
 	CMPQ R9, R13
@@ -126,23 +272,67 @@ nearloop:
 	VMOVDQU 32(SI)(R9*8), Y1
 	ROUND4NEAR(Y0, Y2, Y4)
 	ROUND4NEAR(Y1, Y3, Y5)
-	VMOVDQU Y0, (DI)(R9*8)
-	VMOVDQU Y1, 32(DI)(R9*8)
 	VPOR    Y4, Y5, Y6
 	VPTEST  Y6, Y6
 	JNZ     nearslow
+	VMOVDQU Y0, (DI)(R9*8)
+	VMOVDQU Y1, 32(DI)(R9*8)
+nearnext:
 	ADDQ    $8, R9
 	JMP     nearloop
 
 nearslow:
-	VMOVMSKPD Y4, AX
-	VMOVMSKPD Y5, BX
-	SHLQ      $4, BX
-	ORQ       BX, AX
-nearappend:
-	APPEND(nearappend)
-	ADDQ $8, R9
-	JMP  nearloop
+	SLOW8(nearsub0, nearsub1, nearappend, nearnext)
+
+rneloop:
+	CMPQ R9, R13
+	JGE  tail
+	VMOVDQU (SI)(R9*8), Y0
+	VMOVDQU 32(SI)(R9*8), Y1
+	ROUND4NEAR(Y0, Y2, Y4)
+	ROUND4NEAR(Y1, Y3, Y5)
+	SUB4RNE(Y0, Y2, Y4) // no branch: cheaper than a mispredicted one
+	SUB4RNE(Y1, Y3, Y5)
+	VPOR    Y4, Y5, Y6
+	VPTEST  Y6, Y6
+	JNZ     rneslow
+	VMOVDQU Y0, (DI)(R9*8)
+	VMOVDQU Y1, 32(DI)(R9*8)
+rnenext:
+	ADDQ    $8, R9
+	JMP     rneloop
+
+rneslow:
+	SLOW8RNE(rneappend, rnenext)
+
+	// subloop: all modes, SUB4 on every group (no branch on the
+	// subnormal lanes, which are common in this format).
+subloop:
+	CMPQ R9, R13
+	JGE  tail
+	VMOVDQU (SI)(R9*8), Y0
+	VMOVDQU 32(SI)(R9*8), Y1
+	ROUND4(Y0, Y2, Y4, Y6)
+	ROUND4(Y1, Y3, Y5, Y7)
+	VMOVDQU Y0, 0(SP)
+	VMOVDQU Y1, 32(SP)
+	SUB4MASK((SI)(R9*8), Y4)
+	SUB4BODY(0, (SI)(R9*8), Y4)
+	SUB4MASK(32(SI)(R9*8), Y5)
+	SUB4BODY(32, 32(SI)(R9*8), Y5)
+	VMOVDQU 0(SP), Y0
+	VMOVDQU 32(SP), Y1
+	VPOR    Y4, Y5, Y6
+	VPTEST  Y6, Y6
+	JNZ     subslow
+	VMOVDQU Y0, (DI)(R9*8)
+	VMOVDQU Y1, 32(DI)(R9*8)
+subnext:
+	ADDQ    $8, R9
+	JMP     subloop
+
+subslow:
+	SLOW8RNE(subappend, subnext)
 
 dirloop:
 	CMPQ R9, R13
@@ -151,23 +341,17 @@ dirloop:
 	VMOVDQU 32(SI)(R9*8), Y1
 	ROUND4(Y0, Y2, Y4, Y6)
 	ROUND4(Y1, Y3, Y5, Y7)
-	VMOVDQU Y0, (DI)(R9*8)
-	VMOVDQU Y1, 32(DI)(R9*8)
 	VPOR    Y4, Y5, Y6
 	VPTEST  Y6, Y6
 	JNZ     dirslow
+	VMOVDQU Y0, (DI)(R9*8)
+	VMOVDQU Y1, 32(DI)(R9*8)
+dirnext:
 	ADDQ    $8, R9
 	JMP     dirloop
 
 dirslow:
-	VMOVMSKPD Y4, AX
-	VMOVMSKPD Y5, BX
-	SHLQ      $4, BX
-	ORQ       BX, AX
-dirappend:
-	APPEND(dirappend)
-	ADDQ $8, R9
-	JMP  dirloop
+	SLOW8(dirsub0, dirsub1, dirappend, dirnext)
 
 	// The last 0 to 7 values, by at most two masked groups of up to 4.
 tail:
@@ -183,9 +367,20 @@ tailloop:
 tailmaskok:
 	VMOVDQU    (DX)(BX*8), Y7
 	VPMASKMOVQ (SI)(R9*8), Y7, Y0
+	VMOVDQU    Y0, 64(SP) // x, for SUB4 (reading past n could fault)
+	VMOVDQU    Y7, 96(SP)
 	ROUND4(Y0, Y2, Y4, Y6)
-	VPMASKMOVQ Y0, Y7, (DI)(R9*8)
 	VPAND      Y7, Y4, Y4
+	VPTEST     Y4, Y4
+	JZ         tailstore
+	VMOVDQU    Y0, 0(SP)
+	SUB4(0, 64(SP), Y4, tailsub)
+	VMOVDQU    0(SP), Y0
+	VMOVDQU    64(SP), Y2
+	VBLENDVPD  Y4, Y2, Y0, Y0
+	VMOVDQU    96(SP), Y7
+tailstore:
+	VPMASKMOVQ Y0, Y7, (DI)(R9*8)
 	VMOVMSKPD  Y4, AX
 	TESTQ      AX, AX
 	JZ         tailnext
@@ -197,5 +392,5 @@ tailnext:
 
 done:
 	VZEROUPPER
-	MOVQ R10, ret+40(FP)
+	MOVQ R10, ret+48(FP)
 	RET

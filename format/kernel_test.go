@@ -29,6 +29,16 @@ func TestAddAndMaskParamsLayout(t *testing.T) {
 			t.Errorf("addAndMaskParams.%s at %d, the assembly kernels expect %d", c.name, c.got, c.want)
 		}
 	}
+	var sp subParams
+	for i, off := range []uintptr{
+		unsafe.Offsetof(sp.limit), unsafe.Offsetof(sp.one), unsafe.Offsetof(sp.k), unsafe.Offsetof(sp.c63),
+		unsafe.Offsetof(sp.h1), unsafe.Offsetof(sp.h0), unsafe.Offsetof(sp.tie), unsafe.Offsetof(sp.dirPos),
+		unsafe.Offsetof(sp.dirX), unsafe.Offsetof(sp.magic), unsafe.Offsetof(sp.noNegZero), unsafe.Offsetof(sp.quantum), unsafe.Offsetof(sp.rneC), unsafe.Offsetof(sp.always),
+	} {
+		if off != uintptr(32*i) { // S_LIMIT … S_ALWAYS
+			t.Errorf("subParams field %d at %d, the assembly kernel expects %d", i, off, 32*i)
+		}
+	}
 }
 
 // kernelFormats is Builtin() with and without subnormals, and saturating.
@@ -126,7 +136,7 @@ func TestRoundAddAndMaskAVX2(t *testing.T) {
 	for _, f := range kernelFormats() {
 		xs := kernelInputs(f, rng, 8192)
 		for _, m := range kernelAddAndMaskModes(t) {
-			p := f.addAndMaskParams(m)
+			p, sp := f.addAndMaskParams(m), f.subParams(m)
 			bad := 0
 			for n := 0; n <= block; n++ {
 				for rep := range 2 {
@@ -134,7 +144,7 @@ func TestRoundAddAndMaskAVX2(t *testing.T) {
 					src := xs[off : off+n]
 					var slowGo, slowAsm [block]uint8
 					want := make([]float64, n)
-					k := roundAddAndMaskGo(want, src, &p, &slowGo)
+					k := roundAddAndMaskGo(want, src, &p, &sp, &slowGo)
 
 					buf := make([]float64, n+guard)
 					for i := range buf {
@@ -148,9 +158,9 @@ func TestRoundAddAndMaskAVX2(t *testing.T) {
 					}
 					var got int
 					if n > 0 {
-						got = roundAddAndMaskAVX2(&dst[0], &in[0], n, &p, &slowAsm)
+						got = roundAddAndMaskAVX2(&dst[0], &in[0], n, &p, &sp, &slowAsm)
 					} else {
-						got = roundAddAndMaskAVX2(nil, nil, 0, &p, &slowAsm)
+						got = roundAddAndMaskAVX2(nil, nil, 0, &p, &sp, &slowAsm)
 					}
 					ok := true
 					for i := range n {
@@ -207,13 +217,26 @@ func TestRoundAddAndMaskAVX2RandomParams(t *testing.T) {
 		if trial%3 == 0 {
 			p.dirNeg = p.dirPos // the kernel's loop without the sign blend
 		}
+		// The subnormal step's parameters: a format's, or random integer
+		// fields (the float steps need magic and quantum as they are).
+		fs := kernelFormats()
+		sp := fs[rng.IntN(len(fs))].subParams(Mode(rng.IntN(int(numFixedModes))))
+		if trial%2 == 0 {
+			for _, v := range []*[4]uint64{&sp.limit, &sp.k, &sp.h1, &sp.h0, &sp.tie, &sp.dirPos, &sp.dirX, &sp.noNegZero} {
+				x := rng.Uint64() >> rng.IntN(64)
+				*v = [4]uint64{x, x, x, x}
+			}
+		}
+		// The NearestEven shortcut takes the sign from the fast result,
+		// which only a Format's own parameters keep clear of bit 63.
+		sp.rneC = [4]uint64{}
 		for i := range src {
 			src[i] = math.Float64frombits(rng.Uint64())
 		}
 		n := rng.IntN(block + 1)
 		var s1, s2 [block]uint8
-		k2 := roundAddAndMaskGo(want[:n], src[:n], &p, &s2)
-		k1 := roundAddAndMaskAVX2(&dst[0], &src[0], n, &p, &s1)
+		k2 := roundAddAndMaskGo(want[:n], src[:n], &p, &sp, &s2)
+		k1 := roundAddAndMaskAVX2(&dst[0], &src[0], n, &p, &sp, &s1)
 		if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
 			t.Fatalf("%+v n=%d: slow list %v, Go loop %v", p, n, s1[:k1], s2[:k2])
 		}
@@ -237,11 +260,11 @@ func TestRoundAddAndMaskDispatch(t *testing.T) {
 			xs32[i] = float32(x)
 		}
 		for _, m := range kernelAddAndMaskModes(t) {
-			p := f.addAndMaskParams(m)
+			p, sp := f.addAndMaskParams(m), f.subParams(m)
 			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 255, block} {
 				var s1, s2 [block]uint8
 				d1, d2 := make([]float64, n), make([]float64, n)
-				k1, k2 := roundAddAndMask(d1, xs[:n], &p, &s1), roundAddAndMaskGo(d2, xs[:n], &p, &s2)
+				k1, k2 := roundAddAndMask(d1, xs[:n], &p, &sp, &s1), roundAddAndMaskGo(d2, xs[:n], &p, &sp, &s2)
 				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
 					t.Errorf("%v %v n=%d: float64 slow lists differ", f.Name(), m, n)
 				}
@@ -252,7 +275,7 @@ func TestRoundAddAndMaskDispatch(t *testing.T) {
 					}
 				}
 				e1, e2 := make([]float32, n), make([]float32, n)
-				k1, k2 = roundAddAndMask(e1, xs32[:n], &p, &s1), roundAddAndMaskGo(e2, xs32[:n], &p, &s2)
+				k1, k2 = roundAddAndMask(e1, xs32[:n], &p, &sp, &s1), roundAddAndMaskGo(e2, xs32[:n], &p, &sp, &s2)
 				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
 					t.Errorf("%v %v n=%d: float32 slow lists differ", f.Name(), m, n)
 				}
@@ -322,18 +345,18 @@ func BenchmarkRoundAddAndMask(b *testing.B) {
 	}
 	dst := make([]float64, block)
 	for _, m := range []Mode{NearestEven, Up} {
-		p := Binary16.addAndMaskParams(m)
+		p, sp := Binary16.addAndMaskParams(m), Binary16.subParams(m)
 		var slow [block]uint8
 		b.Run(m.String()+"/go", func(b *testing.B) {
 			for b.Loop() {
-				roundAddAndMaskGo(dst, src, &p, &slow)
+				roundAddAndMaskGo(dst, src, &p, &sp, &slow)
 			}
 			b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
 		})
 		if useAVX2 {
 			b.Run(m.String()+"/avx2", func(b *testing.B) {
 				for b.Loop() {
-					roundAddAndMaskAVX2(&dst[0], &src[0], block, &p, &slow)
+					roundAddAndMaskAVX2(&dst[0], &src[0], block, &p, &sp, &slow)
 				}
 				b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
 			})

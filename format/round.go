@@ -43,6 +43,9 @@ func (f *Format) Round(x float64, m Mode) float64 {
 			return math.Float64frombits(r | b&signBit)
 		}
 	}
+	if v, ok := f.roundSub(b, m, 0); ok {
+		return v
+	}
 	return f.roundSlow(x, m, 0)
 }
 
@@ -64,7 +67,77 @@ func (f *Format) roundStochastic(x float64, m Mode, r uint64) float64 {
 		res := (a + (r>>(p.rshift&63))*p.mul) & p.keep
 		return math.Float64frombits(res | (b ^ a))
 	}
+	if v, ok := f.roundSub(b, m, r); ok {
+		return v
+	}
 	return f.roundSlow(x, m, r)
+}
+
+// subQuantumExp is the exponent of the spacing below 2^Emin: that of the
+// subnormals, or 2^Emin itself when they are off (the neighbours are then 0
+// and 2^Emin).
+func (f *Format) subQuantumExp() int {
+	if f.subnormals {
+		return f.emin - f.p + 1
+	}
+	return f.emin
+}
+
+// roundSub rounds x (bits b) when |x| < 2^Emin, where the grid is fixed
+// point with quantum 2^qe: with |x| = mant·2^(E-1075) (E the biased
+// exponent, at least 1), the result is ⌊(mant + inc) / 2^s⌋·2^qe with
+// s = qe+1075-E ≥ 1 and inc chosen by the mode as in the normal fast path.
+// It reports false where it does not apply: |x| ≥ 2^Emin, NaN, formats
+// whose quantum is float64's own (binary64: s would be 0), and the
+// stochastic modes when s > 63 (x far below the quantum, where ⌊η·2^n⌋
+// needs more than 64 bits).
+func (f *Format) roundSub(b uint64, m Mode, r uint64) (float64, bool) {
+	a := b &^ signBit
+	qe := f.subQuantumExp()
+	if a >= f.minNormal || qe <= -1074 {
+		return 0, false
+	}
+	e1 := max(a>>52, 1)
+	mant := a - (e1-1)<<52
+	s := uint64(qe+1075) - e1
+	if s > 63 {
+		if m.IsStochastic() {
+			return 0, false
+		}
+		s = 63 // mant < 2^53: the same decisions as with the true s
+	}
+	drop := uint64(1)<<s - 1
+	neg := b&signBit != 0
+	var inc uint64
+	switch m {
+	case NearestEven:
+		inc = drop>>1 + (mant>>s)&1
+	case NearestAway:
+		inc = drop>>1 + 1
+	case NearestTowardZero:
+		inc = drop >> 1
+	case TowardZero, ToOdd:
+	case Up:
+		if !neg {
+			inc = drop
+		}
+	case Down:
+		if neg {
+			inc = drop
+		}
+	case AwayFromZero:
+		inc = drop
+	case StochasticHalf:
+		inc = drop & -(r >> 63)
+	default: // Stochastic, StochasticBits(n): see stochasticParams
+		k := min(uint64(m.randomBits()), s)
+		inc = r >> (64 - k) << (s - k)
+	}
+	q := (mant + inc) >> s
+	if m == ToOdd && mant&drop != 0 {
+		q |= 1
+	}
+	return f.signed(timesPow2(float64(q), qe), neg), true // exact: q ≤ 2^(p-1)
 }
 
 // stochasticParams describes the fast path of a stochastic mode: with a =

@@ -84,12 +84,15 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 	switch {
 	case m.addAndMask():
 		p := f.addAndMaskParams(m)
+		sp := f.subParams(m)
 		for lo := 0; lo < len(src); lo += block {
 			hi := min(lo+block, len(src))
 			var slow [block]uint8
-			n := roundAddAndMask(dst[lo:hi], src[lo:hi], &p, &slow)
+			n := roundAddAndMask(dst[lo:hi], src[lo:hi], &p, &sp, &slow)
+			// The kernels leave x itself at the positions they list, so
+			// this reads the input even when dst is src.
 			for _, j := range slow[:n] {
-				dst[lo+int(j)] = T(f.roundSlow(float64(src[lo+int(j)]), m, 0))
+				dst[lo+int(j)] = T(f.roundSlow(float64(dst[lo+int(j)]), m, 0))
 			}
 		}
 	case m.IsStochastic():
@@ -101,7 +104,7 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 			n := roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
 			for _, j := range slow[:n] {
 				r := wyrandAt(state, uint64(j))
-				dst[lo+int(j)] = T(f.roundSlow(float64(src[lo+int(j)]), m, r))
+				dst[lo+int(j)] = T(f.roundStochastic(float64(dst[lo+int(j)]), m, r))
 			}
 			state += uint64(hi-lo) * wyrandIncrement
 		}
@@ -130,7 +133,8 @@ func wyrandAt(state, i uint64) uint64 { return wyrandMix(state + (i+1)*wyrandInc
 
 // roundStochasticRun is the fast loop of a stochastic mode over ≤ block
 // values, with the i-th value using wyrandAt(state, i); like
-// roundAddAndMaskGo it notes the positions that need roundSlow.
+// roundAddAndMaskGo it notes the positions it could not round, and leaves x
+// there in dst.
 func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, state uint64, slow *[block]uint8) int {
 	dst = dst[:len(src)]
 	n := 0
@@ -143,10 +147,12 @@ func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, 
 		// a must be normal (a subnormal a would round at float64's finer
 		// spacing, with the wrong probability) and below MaxFinite (so that
 		// the result cannot overflow).
-		_, out := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in range
-		dst[i] = T(math.Float64frombits(res | (b ^ a)))
+		_, in := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in range
+		// Out of range, dst keeps x: the caller rounds it from there.
+		keepX := in - 1
+		dst[i] = T(math.Float64frombits((res|(b^a))&^keepX | b&keepX))
 		slow[n&(block-1)] = uint8(i)
-		n += int(out ^ 1)
+		n += int(in ^ 1)
 	}
 	return n
 }
@@ -201,10 +207,12 @@ func (f *Format) addAndMaskParams(m Mode) addAndMaskParams {
 	return p
 }
 
-// roundAddAndMaskGo applies p to len(src) ≤ block values, writing the fast
-// result everywhere and noting in slow the positions that need roundSlow;
-// it returns their count. No branch and no call in the loop.
-func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, slow *[block]uint8) int {
+// roundAddAndMaskGo applies p to len(src) ≤ block values, and sp to those
+// below 2^Emin that p cannot round; it notes in slow the positions that need
+// roundSlow (overflow, Inf, NaN, and what sp does not cover), leaves x
+// itself in dst there, and returns their count. dst may be src. No branch
+// and no call in the main loop.
+func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
 	dst = dst[:len(src)]
 	n := 0
 	for i, x := range src {
@@ -212,9 +220,112 @@ func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, s
 		a := b &^ signBit
 		r := p.round(a, b)
 		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
-		dst[i] = T(math.Float64frombits(r | (b ^ a)))
+		keepX := -out
+		dst[i] = T(math.Float64frombits((r|(b^a))&^keepX | b&keepX))
 		slow[n&(block-1)] = uint8(i)
 		n += int(out)
 	}
-	return n
+	k := 0
+	for _, j := range slow[:n] {
+		b := math.Float64bits(float64(dst[j]))
+		if int64(b&^signBit) < int64(sp.limit[0]) { // signed, as the kernel's VPCMPGTQ
+			dst[j] = T(math.Float64frombits(sp.round(b)))
+			continue
+		}
+		slow[k] = j
+		k++
+	}
+	return k
+}
+
+// subParams describes the fixed-point rounding below 2^Emin (roundSub) for
+// the kernels, each field repeated in 4 lanes so that the AVX2 kernel reads
+// it as a memory operand. With a = |x|'s bits, E = a>>52, E1 = max(E, 1),
+// mant = a - (E1-1)<<52 and s = min(k - E1, 63) (as 32-bit lanes: the
+// kernel's VPMINUD), drop = 2^s - 1:
+//
+//	inc = (drop>>1)&h1 + h0 + (mant>>s)&tie + drop&(dirPos ^ (x<0 ? dirX : 0))
+//	q   = (mant + inc) >> s
+//	res = float64(q)·2^qe, with x's sign unless q = 0 and noNegZero
+//
+// where a < limit (limit is 0 where roundSub does not apply: nothing is).
+// float64(q) is computed as bits(q + 2^52 as float64) - 2^52 (magic), exact
+// for q ≤ 2^52. The layout is shared with the assembly kernel: keep it.
+type subParams struct {
+	limit, one, k, c63, h1, h0, tie, dirPos, dirX, magic, noNegZero, quantum [4]uint64
+
+	// rneC, when not 0, is 2^(qe+52) for the kernel's shortcut in
+	// NearestEven (formats with -0): (|x| + rneC) - rneC. always (lane 0)
+	// asks for the subnormal step on every group rather than behind a
+	// branch. Both are set for formats with emin ≥ subAlwaysEmin.
+	rneC, always [4]uint64
+}
+
+// subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
+// of everyday magnitude fall below 2^Emin, so often that a branch on them
+// mispredicts; the kernel then does the subnormal step on every group. For
+// wider ranges (binary16 and up) it stays behind a branch, which costs
+// nothing while no value takes it.
+const subAlwaysEmin = -7
+
+func (f *Format) subParams(m Mode) subParams {
+	var sp subParams
+	set := func(v *[4]uint64, x uint64) { *v = [4]uint64{x, x, x, x} }
+	set(&sp.one, 1)
+	set(&sp.c63, 63)
+	set(&sp.magic, 0x4330000000000000) // 2^52
+	qe := f.subQuantumExp()
+	if qe <= -1074 || !m.addAndMask() {
+		return sp // limit 0: roundSub's cases stay with roundSlow
+	}
+	set(&sp.limit, f.minNormal)
+	set(&sp.k, uint64(qe+1075))
+	set(&sp.quantum, math.Float64bits(math.Ldexp(1, qe)))
+	if !f.specials.HasNegativeZero() {
+		set(&sp.noNegZero, ^uint64(0))
+	}
+	ones := ^uint64(0)
+	if f.emin >= subAlwaysEmin {
+		sp.always[0] = 1
+	}
+	switch m {
+	case NearestEven:
+		set(&sp.h1, ones)
+		set(&sp.tie, 1)
+		if f.specials.HasNegativeZero() && f.emin >= subAlwaysEmin {
+			set(&sp.rneC, math.Float64bits(math.Ldexp(1, qe+52)))
+		}
+	case NearestAway:
+		set(&sp.h1, ones)
+		set(&sp.h0, 1)
+	case NearestTowardZero:
+		set(&sp.h1, ones)
+	case Up:
+		set(&sp.dirPos, ones)
+		set(&sp.dirX, ones)
+	case Down:
+		set(&sp.dirX, ones)
+	case AwayFromZero:
+		set(&sp.dirPos, ones)
+	}
+	return sp
+}
+
+// round is subParams' formula for x's bits b, lane 0, as the kernel computes
+// it (valid when |x|'s bits are below limit).
+func (sp *subParams) round(b uint64) uint64 {
+	a := b &^ signBit
+	neg := -(b >> 63)
+	e1 := max(a>>52, sp.one[0])
+	mant := a - (e1-sp.one[0])<<52
+	s := uint64(min(uint32(sp.k[0]-e1), uint32(sp.c63[0])))
+	drop := sp.one[0]<<s - sp.one[0]
+	inc := (drop>>1)&sp.h1[0] + sp.h0[0] + (mant>>s)&sp.tie[0] + drop&(sp.dirPos[0]^neg&sp.dirX[0])
+	q := (mant + inc) >> s
+	v := math.Float64frombits(q+sp.magic[0]) - math.Float64frombits(sp.magic[0])
+	sign := b & signBit
+	if v == 0 {
+		sign &^= sp.noNegZero[0]
+	}
+	return math.Float64bits(v*math.Float64frombits(sp.quantum[0])) | sign
 }
