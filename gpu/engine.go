@@ -76,6 +76,9 @@ type Engine struct {
 	flagBufs    map[*Stream]*lineFlags // and its flags of lines with specials
 
 	kernel FusedKernel // Multiply's fused kernel (tests compare both)
+
+	laMu sync.Mutex
+	la   *linalg // cuBLAS and cuSOLVER, for the solver
 }
 
 // workspaceBytes is cuBLASLt's scratch memory: the faster algorithms want

@@ -43,6 +43,12 @@ type FusedArgs struct {
 	LdC     int
 	Stream  *Stream     // nil: the default stream
 	Kernel  FusedKernel // KernelAuto: wgmma on sm_90 where it can, else mma.sync
+	// Update makes the call C ← C − A·B (the trailing update of an LU)
+	// instead of C = A·B: on the wgmma kernel in its epilogue, elsewhere
+	// through a scratch product. Elements of C in rows and columns with a
+	// NaN or an Inf in A or B become NaN. The plan's words must hold every
+	// finite binary32 (scaling on, or bf16 and tf32 words).
+	Update bool
 	// Passes, if set, is recorded on Stream between the passes before the
 	// product kernel (the scans, the scalings, the wgmma kernel's split)
 	// and the product kernel, so that a caller can time them apart.
@@ -269,6 +275,14 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if !wg && (m+fusedBM-1)/fusedBM > 65535 {
 		return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
 	}
+	if a.Update {
+		if !p.Scale && p.Low.MaxFinite() < 1e38 {
+			return fmt.Errorf("gpu: C −= A·B needs a plan whose words hold every finite binary32 (scale=on); %q's %s words do not", p.Name, p.Low.Name())
+		}
+		if !wg {
+			return e.updateThroughScratch(p, a)
+		}
+	}
 	var fn *Function
 	if !wg {
 		if fn, err = e.fusedModule(&p, a.LayoutA, a.LayoutB); err != nil {
@@ -410,7 +424,50 @@ func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bc
 	}
 	return q.launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
-		rowFlags, colFlags, rowFlags+uintptr(4*m), colFlags+uintptr(4*n), mark)
+		rowFlags, colFlags, rowFlags+uintptr(4*m), colFlags+uintptr(4*n), mark, b2i32(a.Update))
+}
+
+// updateThroughScratch is C −= A·B for the kernels without the update
+// epilogue: the product into scratch memory, then lu.cu's sub_f32.
+func (e *Engine) updateThroughScratch(p multiword.Plan, a FusedArgs) error {
+	t, err := e.d.Alloc(4 * a.M * a.N)
+	if err != nil {
+		return err
+	}
+	defer t.Free()
+	prod := a
+	prod.Update, prod.C, prod.LayoutC, prod.LdC = false, t, ColMajor, a.M
+	if err := e.Fused(p, prod); err != nil {
+		return err
+	}
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		return err
+	}
+	sub, err := mod.Function("sub_f32")
+	if err != nil {
+		return err
+	}
+	// sub_f32 walks column-major C; a row-major C is its transpose.
+	m, n := a.M, a.N
+	c, ldc := a.C, a.LdC
+	if ldc == 0 {
+		ldc = m
+		if a.LayoutC == RowMajor {
+			ldc = n
+		}
+	}
+	if a.LayoutC == RowMajor {
+		return errors.New("gpu: C −= A·B on the mma.sync kernel takes a column-major C")
+	}
+	if err := sub.Launch([3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream, c, int64(ldc), t, int64(m), int32(m), int32(n)); err != nil {
+		return err
+	}
+	// The scratch is freed (deferred) only after the kernels that use it.
+	if a.Stream != nil {
+		return a.Stream.Sync()
+	}
+	return e.d.Sync()
 }
 
 // strides returns the distances between consecutive rows and between

@@ -157,7 +157,7 @@ func (e *Engine) WGMMASupports(p multiword.Plan) error {
 
 // wgmmaModule compiles the kernel for a plan and layouts, and returns it
 // with its shared memory size and (presplit) wgmma_split.
-func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit bool) (gemm *Function, shared int, split *Function, err error) {
+func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update bool) (gemm *Function, shared int, split *Function, err error) {
 	word, _, _ := fusedWord(p.Low)
 	all, err := fusedPairs(p)
 	if err != nil {
@@ -170,7 +170,7 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit bool) (g
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
 		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)),
-		"-DGROUP_WREG="+strconv.Itoa(wgmmaGroupRegs(p)), "-DJPROD="+b2i(jointProducts(p)))
+		"-DGROUP_WREG="+strconv.Itoa(wgmmaGroupRegs(p)), "-DJPROD="+b2i(jointProducts(p)), "-DUPDATE="+b2i(update))
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -219,7 +219,7 @@ func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld
 func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
 	flags [2]uintptr, limit, mark uint32) error {
 	presplit := words != 0
-	fn, shared, split, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB, presplit)
+	fn, shared, split, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB, presplit, a.Update)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // when the preconditioned residual is ≤ tol·‖z‖₂, after maxIt iterations,
 // or at a breakdown (the Krylov space holds the solution). It returns d,
 // the iterations and the final relative residual.
-func gmres(ctx context.Context, n int, a []float64, fa Factorization, z []float64, tol float64, maxIt int) ([]float64, int, float64, error) {
+func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, tol float64, maxIt int) ([]float64, int, float64, error) {
 	beta := norm2(z)
 	d := make([]float64, n)
 	if beta == 0 {
@@ -34,7 +34,9 @@ func gmres(ctx context.Context, n int, a []float64, fa Factorization, z []float6
 				return nil, k, res, err
 			}
 		}
-		mulVec(n, a, v[k], w)
+		if err := a.MulVec(v[k], w); err != nil {
+			return nil, k, res, err
+		}
 		if err := fa.Solve(w); err != nil {
 			return nil, k, res, err
 		}

@@ -152,15 +152,73 @@ var ErrNotConverged = errors.New("refinement did not converge")
 // returned x always has the smallest backward error met; the error wraps
 // ErrNotConverged when that is above the tolerance: then x is no answer.
 func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
-	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
 	if err := checkSystem(n, a, b); err != nil {
-		return nil, rep, err
+		return nil, Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}, err
 	}
+	return refine(ctx, dense{n, a}, b, fa, opt)
+}
+
+// An Operator is A as refinement uses it when A is not a slice here: a
+// GPU system keeps A on the device. MulVec sets y = A·x in binary64.
+type Operator interface {
+	N() int
+	MulVec(x, y []float64) error
+	NormInf() float64
+}
+
+// RefineOperator is Refine with A given as an operator; the residuals are
+// b − A·x with A·x from MulVec, so opt.Residual must be FP64.
+func RefineOperator(ctx context.Context, a Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
+	n := a.N()
+	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	if opt.Residual != FP64 {
+		return nil, rep, fmt.Errorf("solve: residuals in %s need A as a matrix here; this operator computes them in fp64", opt.Residual)
+	}
+	if len(b) != n {
+		return nil, rep, fmt.Errorf("solve: b has %d entries, A is %d×%d", len(b), n, n)
+	}
+	for i, v := range b {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, rep, fmt.Errorf("solve: b(%d) is %v", i+1, v)
+		}
+	}
+	return refine(ctx, a, b, fa, opt)
+}
+
+// dense is A held here, row-major.
+type dense struct {
+	n int
+	a []float64
+}
+
+func (d dense) N() int                      { return d.n }
+func (d dense) NormInf() float64            { return infNorm(d.n, d.a) }
+func (d dense) MulVec(x, y []float64) error { mulVec(d.n, d.a, x, y); return nil }
+
+// residualOf sets r = b − A·x: in opt's precision for a dense A, else in
+// binary64 through MulVec.
+func residualOf(p Residual, op Operator, x, b, r []float64) error {
+	if d, ok := op.(dense); ok {
+		residual(p, d.n, d.a, x, b, r)
+		return nil
+	}
+	if err := op.MulVec(x, r); err != nil {
+		return err
+	}
+	for i := range r {
+		r[i] = b[i] - r[i]
+	}
+	return nil
+}
+
+func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
+	n := op.N()
+	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
 	opt = opt.withDefaults(n)
 	rep.Tol = opt.Tol
 	start := time.Now()
 
-	normA := infNorm(n, a)
+	normA := op.NormInf()
 	normB := 0.0
 	for _, v := range b {
 		normB = math.Max(normB, math.Abs(v))
@@ -180,7 +238,9 @@ func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Op
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
 		}
-		residual(opt.Residual, n, a, x, b, r)
+		if err := residualOf(opt.Residual, op, x, b, r); err != nil {
+			return nil, rep, err
+		}
 		eta := backwardError(r, x, normA, normB)
 		st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes}
 		rep.Steps = append(rep.Steps, st)
@@ -220,7 +280,7 @@ func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Op
 		inner, innerRes = 0, 0
 		if opt.Refine == GMRES {
 			var err error
-			d, inner, innerRes, err = gmres(ctx, n, a, fa, d, opt.GMRESTol, opt.MaxInner)
+			d, inner, innerRes, err = gmres(ctx, n, op, fa, d, opt.GMRESTol, opt.MaxInner)
 			if err != nil {
 				return nil, rep, err
 			}

@@ -86,6 +86,7 @@ took, and the time of the factorization and of the refinement. A solve that
 does not reach --tol (refinement stalled, diverged or ran out of steps)
 prints its steps, writes no x, and exits with status 1.
 ` + factorHelp + `
+` + gpuSolveHelp + `
 
 A and b are NumPy .npy files (float32 or float64; b a vector or an n×1
 column); x is written as a float64 vector. Without them, A is a random
@@ -96,7 +97,9 @@ matrix of order --size drawn as --matrix says, and b has entries uniform in
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor tc32
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor fp16 --refine ir   # κ·u16 ≫ 1: fails, exit 1
 mwmm solve --size 300 --factor double-fp16-fabsum --unit v100 --json
-mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12`,
+mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12
+mwmm solve --engine gpu --size 8192 --factor double-fp16-fabsum
+mwmm solve --engine gpu --bench 4096,8192 --matrix centered,diagdom --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv`,
 	flags: func() *flag.FlagSet { fs, _ := systemFlags("solve"); return fs },
 	run:   runSolve,
 }
@@ -111,6 +114,7 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
+	engine, bench, csv                                                string
 	size, nb, maxIter, maxInner                                       int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
@@ -143,6 +147,9 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
 	fs.IntVar(&o.maxInner, "max-inner", 0, "at most `N` GMRES iterations per step, without restarts (default min(n, 300))")
 	fs.BoolVar(&o.luError, "lu-error", false, "also measure the factorization's backward error (costs about as much as factoring)")
+	fs.StringVar(&o.engine, "engine", "cpu", "where to solve, `ENGINE`: cpu (the models and plain arithmetic) or gpu (the factors and A on an NVIDIA GPU; see 'GPU' below)")
+	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
+	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
 	return fs, o
 }
 
@@ -379,6 +386,16 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	res, err := solve.ParseResidual(o.residual)
 	if err != nil {
 		return usage(err)
+	}
+	switch o.engine {
+	case "gpu":
+		return runSolveGPU(fs, o, method, res, stdout, stderr)
+	case "cpu":
+		if o.bench != "" || o.csv != "" {
+			return usagef("--bench and --csv time the GPU solver: add --engine gpu")
+		}
+	default:
+		return usagef("--engine %q: cpu or gpu", o.engine)
 	}
 	n, a, b, what, form, err := loadSystem(fs, o, true)
 	if err != nil {

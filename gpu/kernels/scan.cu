@@ -94,11 +94,13 @@ extern "C" __global__ void scale_exps(u32* info, int lines, double theta) {
 // call's mark, from line_amax or wgmma_split) to the float64 dot product,
 // rounded to binary32. Element (i, l) of A is a[i·ars + l·acs], (l, j) of B is
 // b[l·brs + j·bcs], (i, j) of C is c[i·crs + j·ccs]. Does nothing, at once,
-// when no input is non-finite.
+// when no input is non-finite. With update (C −= A·B, whose C the product
+// kernel has already changed), the flagged elements become NaN: the
+// caller's plan holds every finite input, so only NaN and Inf are flagged.
 extern "C" __global__ void patch_specials(const float* a, long long ars, long long acs, const float* b, long long brs,
                                           long long bcs, float* c, long long crs, long long ccs, int m, int n, long long k,
                                           const u32* rowFlags, const u32* colFlags, const u32* anyA, const u32* anyB,
-                                          u32 mark) {
+                                          u32 mark, int update) {
     if (*anyA != mark && *anyB != mark) {
         return;
     }
@@ -106,6 +108,10 @@ extern "C" __global__ void patch_specials(const float* a, long long ars, long lo
     for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
         int i = (int)(x / n), j = (int)(x % n);
         if (rowFlags[i] != mark && colFlags[j] != mark) {
+            continue;
+        }
+        if (update) {
+            c[i * crs + j * ccs] = __int_as_float(0x7fc00000);
             continue;
         }
         double s = 0.0;

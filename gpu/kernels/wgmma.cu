@@ -749,7 +749,17 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, f
                     if (row >= M || col >= N) {
                         continue;
                     }
-                    const float v0 = value(j, -(er[h] + ec0)), v1 = value(j + 1, -(er[h] + ec1));
+                    float v0 = value(j, -(er[h] + ec0)), v1 = value(j + 1, -(er[h] + ec1));
+#if UPDATE
+                    // C −= A·B: the old C less the product, rounded again.
+                    if (c_rowmajor) {
+                        v0 = C[(long long)row * ldc + col] - v0;
+                        v1 = col + 1 < N ? C[(long long)row * ldc + col + 1] - v1 : 0.0f;
+                    } else {
+                        v0 = C[(long long)col * ldc + row] - v0;
+                        v1 = col + 1 < N ? C[(long long)(col + 1) * ldc + row] - v1 : 0.0f;
+                    }
+#endif
                     if (pairs && col + 1 < N) {
                         asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(C + (long long)row * ldc + col), "f"(v0), "f"(v1) : "memory");
                     } else if (c_rowmajor) {

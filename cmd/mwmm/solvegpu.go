@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/solve"
+)
+
+const gpuSolveHelp = `GPU (--engine gpu): A, its factors and the refinement's products stay on
+the device; GMRES's own vectors are here (n-vectors: cheap beside the
+products). --factor is one of
+  fp64, fp32   cuSOLVER's getrf in that precision
+  tc32         the blocked LU (panel: cuSOLVER's sgetrf; U12: cuBLAS strsm)
+               with trailing updates on the tensor cores through cuBLASLt,
+               inputs rounded to --input (fp16, bf16 or tf32), binary32
+               accumulation and storage: the TC32 form
+  VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
+               kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
+and --nb is the panel width (default 512). Residuals are fp64 (cuBLAS
+dgemv on A), the corrections' solves fp64 from the factors' exact values
+(cuSOLVER dgetrs). Random A is drawn on the device (uniform, centered,
+normal, diagdom; randsvd here, then copied).
+
+--bench SIZES times, for each size and --matrix kind (comma-separated),
+cuSOLVER's dgetrf+dgetrs and its refinement solvers DDgesv, DSgesv,
+DXgesv, DHgesv, DBgesv beside each --factor, in one run on one GPU: time,
+2/3·n³/time, iterations and the backward error of every answer, measured
+in fp64 from the original A.`
+
+// gpuFormName maps the CLI's --factor and --input to a GPU form.
+func gpuFormName(factor, input string) string {
+	if factor == "tc32" {
+		return "tc32-" + input
+	}
+	return factor
+}
+
+func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res solve.Residual, stdout, stderr io.Writer) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["unit"] {
+		return usagef("--unit names a model's block FMA; --engine gpu runs on the GPU's own")
+	}
+	if res != solve.FP64 {
+		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
+	}
+	nb := 512
+	if set["nb"] {
+		nb = o.nb
+	}
+	if nb < 1 {
+		return usagef("--nb %d: the block size must be at least 1", nb)
+	}
+	var forms []gpu.LUForm
+	for _, name := range strings.Split(o.factor, ",") {
+		f, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
+		if err != nil {
+			return usage(err)
+		}
+		f.NB = nb
+		forms = append(forms, f)
+	}
+	if o.bench == "" && len(forms) > 1 {
+		return usagef("--factor %s: one factorization per solve (several with --bench)", o.factor)
+	}
+	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
+	if o.maxIter == 0 {
+		sopt.Refine = solve.None
+	}
+	e, err := gpu.SharedEngine(0)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if o.bench != "" {
+		return solveBench(ctx, e, o, forms, sopt, stdout, stderr)
+	}
+	if o.csv != "" {
+		return usagef("--csv writes --bench's table")
+	}
+	sys, b, what, err := gpuSystem(e, fs, o, set)
+	if err != nil {
+		return err
+	}
+	defer sys.Free()
+	fa, err := sys.Factor(forms[0])
+	if err != nil {
+		return err
+	}
+	defer fa.Free()
+	x, rep, serr := solve.RefineOperator(ctx, sys, b, fa, sopt)
+	if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
+		return serr
+	}
+	rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
+	sum := solveSummary{Matrix: what, Update: gpuUpdateName(forms[0]), Report: rep}
+	if serr == nil && o.x != "" {
+		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
+			return err
+		}
+		sum.X = o.x
+	}
+	if o.json {
+		err = writeJSON(stdout, sum)
+	} else {
+		err = writeSolveReport(stdout, sum)
+	}
+	if err != nil {
+		return err
+	}
+	if serr != nil && o.x != "" {
+		return fmt.Errorf("%w; %s not written", serr, o.x)
+	}
+	return serr
+}
+
+func gpuUpdateName(f gpu.LUForm) string {
+	switch {
+	case f.Getrf64:
+		return "cuSOLVER dgetrf (fp64)"
+	case f.Getrf32:
+		return "cuSOLVER sgetrf (fp32)"
+	case f.Plan != nil:
+		return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
+	}
+	return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt %v", f.NB, f.Compute)
+}
+
+// gpuSystem reads A and b, or draws them (A on the device where it can).
+func gpuSystem(e *gpu.Engine, fs *flag.FlagSet, o *systemOptions, set map[string]bool) (*gpu.System, []float64, string, error) {
+	if o.a != "" {
+		o.factor = "fp64" // loadSystem checks the CPU's form names
+		n, a, b, what, _, err := loadSystem(fs, o, true)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		sys, err := e.NewSystem(n, a)
+		return sys, b, what, err
+	}
+	if o.b != "" {
+		return nil, nil, "", usagef("--b needs --a: a right-hand side for a generated A would not match it")
+	}
+	n := o.size
+	if !set["size"] {
+		n = 256
+	}
+	if n < 1 {
+		return nil, nil, "", usagef("--size %d: the order must be at least 1", n)
+	}
+	sys, what, err := gpuMatrix(e, o.matrix, n, o.seed)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return sys, experiment.RandomVector(o.seed, "b", n), what, nil
+}
+
+// gpuMatrix draws A on the device, or here for kinds the device has not.
+func gpuMatrix(e *gpu.Engine, kind string, n int, seed uint64) (*gpu.System, string, error) {
+	for _, k := range gpu.MatrixKinds {
+		if kind == k {
+			sys, err := e.GenerateSystem(n, kind, seed)
+			return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU)", kind, n, n, seed), err
+		}
+	}
+	spec, err := experiment.ParseMatrix(kind)
+	if err != nil {
+		return nil, "", usage(err)
+	}
+	sys, err := e.NewSystem(n, spec.Generate(seed, "A", n))
+	return sys, fmt.Sprintf("%s, %d×%d (seed %d)", spec, n, n, seed), err
+}
+
+type benchRow struct {
+	n                   int
+	matrix, method      string
+	seconds, factorSecs float64
+	outer, inner        int
+	backward            float64
+	status              string
+}
+
+// solveBench times the forms and cuSOLVER's solvers on each size and kind.
+func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gpu.LUForm, sopt solve.Options, stdout, stderr io.Writer) error {
+	var sizes []int
+	for _, s := range strings.Split(o.bench, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return usagef("--bench %q: sizes are positive integers, comma-separated", o.bench)
+		}
+		sizes = append(sizes, n)
+	}
+	kinds := strings.Split(o.matrix, ",")
+	var out *csv.Writer
+	if o.csv != "" {
+		f, err := os.Create(o.csv)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = csv.NewWriter(f)
+		out.Write([]string{"n", "matrix", "method", "seconds", "tflops", "factor_seconds", "outer", "inner", "backward_error", "status"})
+	}
+	// Rows are printed as they come (fixed widths: a long run shows its
+	// progress).
+	const rowFormat = "%6s  %-9s  %-30s  %9s  %7s  %10s  %5s  %9s  %14s  %9s  %s\n"
+	fmt.Fprintf(stdout, rowFormat, "n", "matrix", "method", "time (s)", "TFLOP/s", "factor (s)", "steps", "GMRES its", "backward error", "vs getrf", "status")
+	emit := func(r benchRow, base float64) {
+		tf := 2.0 / 3 * math.Pow(float64(r.n), 3) / r.seconds / 1e12
+		ratio := ""
+		if base > 0 && r.seconds > 0 {
+			ratio = fmt.Sprintf("%.2f×", base/r.seconds)
+		}
+		fmt.Fprintf(stdout, rowFormat, strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprintf("%.4g", r.seconds), fmt.Sprintf("%.1f", tf),
+			fmt.Sprintf("%.4g", r.factorSecs), strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprintf("%.3g", r.backward), ratio, r.status)
+		if out != nil {
+			out.Write([]string{strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprint(r.seconds), fmt.Sprint(tf), fmt.Sprint(r.factorSecs),
+				strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprint(r.backward), r.status})
+			out.Flush()
+		}
+	}
+	// One untimed round on a small system: kernels compiled, libraries
+	// loaded, handles made.
+	if warm, err := e.GenerateSystem(min(sizes[0], 1024), "diagdom", 1); err == nil {
+		b := experiment.RandomVector(1, "b", warm.N())
+		for _, m := range gpu.SolveBaselines {
+			warm.Baseline(m, b)
+		}
+		for _, f := range forms {
+			if fa, err := warm.Factor(f); err == nil {
+				solve.RefineOperator(ctx, warm, b, fa, sopt)
+				fa.Free()
+			}
+		}
+		warm.Free()
+	}
+	for _, n := range sizes {
+		for _, kind := range kinds {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			sys, _, err := gpuMatrix(e, strings.TrimSpace(kind), n, o.seed)
+			if err != nil {
+				return err
+			}
+			b := experiment.RandomVector(o.seed, "b", n)
+			base := 0.0
+			for _, m := range gpu.SolveBaselines {
+				r := benchRow{n: n, matrix: kind, method: "cuSOLVER " + m, status: "ok"}
+				res, err := sys.Baseline(m, b)
+				r.seconds, r.outer = res.Duration.Seconds(), res.Iterations
+				if err != nil {
+					r.status, r.backward = err.Error(), math.NaN()
+				} else {
+					r.backward = backwardOn(sys, res.X, b)
+					if res.Iterations < 0 {
+						r.status = "fell back to fp64"
+					}
+				}
+				if m == "getrf+getrs" && err == nil {
+					base = r.seconds
+				}
+				emit(r, base)
+			}
+			for _, f := range forms {
+				r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
+				start := time.Now()
+				fa, err := sys.Factor(f)
+				if err != nil {
+					r.status, r.backward, r.seconds = err.Error(), math.NaN(), time.Since(start).Seconds()
+					emit(r, base)
+					continue
+				}
+				x, rep, err := solve.RefineOperator(ctx, sys, b, fa, sopt)
+				r.seconds = time.Since(start).Seconds()
+				r.factorSecs, r.outer, r.inner = fa.Duration.Seconds(), rep.Outer, rep.GMRES
+				fa.Free()
+				if err != nil && !errors.Is(err, solve.ErrNotConverged) {
+					return err
+				}
+				r.backward = rep.BackwardError
+				if err != nil {
+					r.status = "not converged: " + rep.Stop
+				} else if be := backwardOn(sys, x, b); be != rep.BackwardError {
+					r.backward = be
+				}
+				emit(r, base)
+			}
+			sys.Free()
+		}
+	}
+	return nil
+}
+
+// backwardOn is ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) with A·x in fp64 on the GPU.
+func backwardOn(sys *gpu.System, x, b []float64) float64 {
+	y := make([]float64, len(b))
+	if err := sys.MulVec(x, y); err != nil {
+		return math.NaN()
+	}
+	var nr, nx, nb float64
+	for i := range y {
+		nr = math.Max(nr, math.Abs(b[i]-y[i]))
+		nx = math.Max(nx, math.Abs(x[i]))
+		nb = math.Max(nb, math.Abs(b[i]))
+	}
+	return nr / (sys.NormInf()*nx + nb)
+}

@@ -1,0 +1,256 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ebitengine/purego"
+)
+
+// The sonames of cuBLAS and cuSOLVER in CUDA 13 (cuSOLVER keeps major
+// version 12 there).
+const (
+	CublasFile   = "libcublas.so.13"
+	CusolverFile = "libcusolver.so.12"
+)
+
+// ErrNoCusolver is wrapped by the error of a machine without cuBLAS or
+// cuSOLVER: the GPU solver needs both.
+var ErrNoCusolver = errors.New("no cuSOLVER or cuBLAS found")
+
+// cuBLAS enums (cublas_api.h).
+const (
+	SideLeft    = 0 // CUBLAS_SIDE_LEFT
+	SideRight   = 1 // CUBLAS_SIDE_RIGHT
+	FillLower   = 0 // CUBLAS_FILL_MODE_LOWER
+	FillUpper   = 1 // CUBLAS_FILL_MODE_UPPER
+	DiagNonUnit = 0 // CUBLAS_DIAG_NON_UNIT
+	DiagUnit    = 1 // CUBLAS_DIAG_UNIT
+)
+
+var blas struct {
+	cublasCreate     func(h *uintptr) result
+	cublasDestroy    func(h uintptr) result
+	cublasSetStream  func(h, s uintptr) result
+	cublasGetVersion func(h uintptr, v *int32) result
+	cublasStrsm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32) result
+	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
+}
+
+var solver struct {
+	cusolverDnCreate    func(h *uintptr) result
+	cusolverDnDestroy   func(h uintptr) result
+	cusolverDnSetStream func(h, s uintptr) result
+	cusolverGetProperty func(typ int32, v *int32) result
+
+	cusolverDnSgetrf_bufferSize func(h uintptr, m, n int32, a uintptr, lda int32, lwork *int32) result
+	cusolverDnDgetrf_bufferSize func(h uintptr, m, n int32, a uintptr, lda int32, lwork *int32) result
+	cusolverDnSgetrf            func(h uintptr, m, n int32, a uintptr, lda int32, work, ipiv, info uintptr) result
+	cusolverDnDgetrf            func(h uintptr, m, n int32, a uintptr, lda int32, work, ipiv, info uintptr) result
+	cusolverDnDgetrs            func(h uintptr, trans, n, nrhs int32, a uintptr, lda int32, ipiv, b uintptr, ldb int32, info uintptr) result
+
+	// The iterative-refinement solvers cusolverDn<T1><T2>gesv: T1 the
+	// data (D: fp64), T2 the factorization's precision.
+	gesvBufferSize [5]func(h uintptr, n, nrhs int32, a uintptr, lda int32, ipiv, b uintptr, ldb int32, x uintptr, ldx int32, work uintptr, bytes *uintptr) result
+	gesv           [5]func(h uintptr, n, nrhs int32, a uintptr, lda int32, ipiv, b uintptr, ldb int32, x uintptr, ldx int32, work, bytes uintptr, iter *int32, info uintptr) result
+}
+
+// GesvNames are the suffixes of cuSOLVER's iterative-refinement solvers,
+// in the order of GesvBufferSize's and Gesv's index: DD (fp64 LU), DS
+// (fp32), DX (tf32), DH (fp16), DB (bf16).
+var GesvNames = [5]string{"DD", "DS", "DX", "DH", "DB"}
+
+var (
+	solverOnce sync.Once
+	solverErr  error
+)
+
+// LoadCusolver loads libcublas.so.13 and libcusolver.so.12, once.
+func LoadCusolver() error {
+	solverOnce.Do(func() { solverErr = loadCusolver() })
+	return solverErr
+}
+
+func loadCusolver() error {
+	const hint = "install the CUDA 13 toolkit's cuBLAS and cuSOLVER (libcublas-13-0, libcusolver-13-0) or add their folder to LD_LIBRARY_PATH"
+	hb, _, err := open(CublasFile, purego.RTLD_NOW|purego.RTLD_GLOBAL, ErrNoCusolver, hint)
+	if err != nil {
+		return err
+	}
+	b := &blas
+	if err := bind(CublasFile, hb, []binding{
+		fn(&b.cublasCreate, "cublasCreate_v2", "cublasCreate"),
+		fn(&b.cublasDestroy, "cublasDestroy_v2", "cublasDestroy"),
+		fn(&b.cublasSetStream, "cublasSetStream_v2", "cublasSetStream"),
+		fn(&b.cublasGetVersion, "cublasGetVersion_v2", "cublasGetVersion"),
+		fn(&b.cublasStrsm, "cublasStrsm_v2", "cublasStrsm"),
+		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
+	}); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoCusolver, err)
+	}
+	hs, _, err := open(CusolverFile, purego.RTLD_NOW|purego.RTLD_LOCAL, ErrNoCusolver, hint)
+	if err != nil {
+		return err
+	}
+	s := &solver
+	bs := []binding{
+		fn(&s.cusolverDnCreate, "cusolverDnCreate"),
+		fn(&s.cusolverDnDestroy, "cusolverDnDestroy"),
+		fn(&s.cusolverDnSetStream, "cusolverDnSetStream"),
+		fn(&s.cusolverGetProperty, "cusolverGetProperty"),
+		fn(&s.cusolverDnSgetrf_bufferSize, "cusolverDnSgetrf_bufferSize"),
+		fn(&s.cusolverDnDgetrf_bufferSize, "cusolverDnDgetrf_bufferSize"),
+		fn(&s.cusolverDnSgetrf, "cusolverDnSgetrf"),
+		fn(&s.cusolverDnDgetrf, "cusolverDnDgetrf"),
+		fn(&s.cusolverDnDgetrs, "cusolverDnDgetrs"),
+	}
+	for i, name := range GesvNames {
+		bs = append(bs, fn(&s.gesvBufferSize[i], "cusolverDn"+name+"gesv_bufferSize"), fn(&s.gesv[i], "cusolverDn"+name+"gesv"))
+	}
+	if err := bind(CusolverFile, hs, bs); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoCusolver, err)
+	}
+	return nil
+}
+
+// cusolverStatus_t names (cusolver_common.h).
+var cusolverStatus = map[int32]string{
+	0: "CUSOLVER_STATUS_SUCCESS", 1: "CUSOLVER_STATUS_NOT_INITIALIZED", 2: "CUSOLVER_STATUS_ALLOC_FAILED",
+	3: "CUSOLVER_STATUS_INVALID_VALUE", 4: "CUSOLVER_STATUS_ARCH_MISMATCH", 6: "CUSOLVER_STATUS_EXECUTION_FAILED",
+	7: "CUSOLVER_STATUS_INTERNAL_ERROR", 8: "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED", 10: "CUSOLVER_STATUS_NOT_SUPPORTED",
+	26: "CUSOLVER_STATUS_IRS_PARAMS_INVALID", 32: "CUSOLVER_STATUS_IRS_INTERNAL_ERROR", 33: "CUSOLVER_STATUS_IRS_NOT_SUPPORTED",
+	34: "CUSOLVER_STATUS_IRS_OUT_OF_RANGE", 35: "CUSOLVER_STATUS_IRS_NRHS_NOT_SUPPORTED_FOR_REFINE_GMRES",
+	37: "CUSOLVER_STATUS_IRS_INFOS_NOT_DESTROYED", 38: "CUSOLVER_STATUS_IRS_MATRIX_SINGULAR",
+}
+
+func solverCheck(call string, s result) error {
+	if s == 0 {
+		return nil
+	}
+	name := cusolverStatus[s]
+	if name == "" {
+		name = "CUSOLVER_STATUS_UNKNOWN"
+	}
+	return &Error{Call: call, Code: int(s), Name: name}
+}
+
+func blasCheck(call string, s result) error {
+	if s == 0 {
+		return nil
+	}
+	name := statusNames[s]
+	if name == "" {
+		name = "CUBLAS_STATUS_UNKNOWN"
+	}
+	return &Error{Call: call, Code: int(s), Name: name}
+}
+
+// CublasCreate creates a cuBLAS handle in the current context.
+func CublasCreate() (uintptr, error) {
+	var h uintptr
+	err := blasCheck("cublasCreate_v2", blas.cublasCreate(&h))
+	return h, err
+}
+
+// CublasDestroy destroys a handle.
+func CublasDestroy(h uintptr) error { return blasCheck("cublasDestroy_v2", blas.cublasDestroy(h)) }
+
+// CublasSetStream makes the handle's work go to stream.
+func CublasSetStream(h, stream uintptr) error {
+	return blasCheck("cublasSetStream_v2", blas.cublasSetStream(h, stream))
+}
+
+// CublasVersion returns cuBLAS's version (e.g. 130100).
+func CublasVersion(h uintptr) (int, error) {
+	var v int32
+	err := blasCheck("cublasGetVersion_v2", blas.cublasGetVersion(h, &v))
+	return int(v), err
+}
+
+// Strsm solves op(A)·X = alpha·B (side left) in place of B, column-major.
+func Strsm(h uintptr, side, uplo, trans, diag, m, n int, alpha float32, a uintptr, lda int, b uintptr, ldb int) error {
+	return blasCheck("cublasStrsm_v2", blas.cublasStrsm(h, int32(side), int32(uplo), int32(trans), int32(diag),
+		int32(m), int32(n), &alpha, a, int32(lda), b, int32(ldb)))
+}
+
+// Dgemv computes y = alpha·op(A)·x + beta·y, A m×n column-major.
+func Dgemv(h uintptr, trans, m, n int, alpha float64, a uintptr, lda int, x uintptr, beta float64, y uintptr) error {
+	return blasCheck("cublasDgemv_v2", blas.cublasDgemv(h, int32(trans), int32(m), int32(n), &alpha, a, int32(lda), x, 1, &beta, y, 1))
+}
+
+// CusolverCreate creates a cuSOLVER dense handle in the current context.
+func CusolverCreate() (uintptr, error) {
+	var h uintptr
+	err := solverCheck("cusolverDnCreate", solver.cusolverDnCreate(&h))
+	return h, err
+}
+
+// CusolverDestroy destroys a handle.
+func CusolverDestroy(h uintptr) error {
+	return solverCheck("cusolverDnDestroy", solver.cusolverDnDestroy(h))
+}
+
+// CusolverSetStream makes the handle's work go to stream.
+func CusolverSetStream(h, stream uintptr) error {
+	return solverCheck("cusolverDnSetStream", solver.cusolverDnSetStream(h, stream))
+}
+
+// CusolverVersion returns cuSOLVER's major, minor and patch level.
+func CusolverVersion() (major, minor, patch int, err error) {
+	var v [3]int32
+	for i := range v {
+		if err := solverCheck("cusolverGetProperty", solver.cusolverGetProperty(int32(i), &v[i])); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return int(v[0]), int(v[1]), int(v[2]), nil
+}
+
+// GetrfBufferSize returns the workspace elements getrf needs for an m×n
+// matrix, of fp64 (double) or fp32.
+func GetrfBufferSize(h uintptr, double bool, m, n int, a uintptr, lda int) (int, error) {
+	var w int32
+	var s result
+	call := "cusolverDnSgetrf_bufferSize"
+	if double {
+		call = "cusolverDnDgetrf_bufferSize"
+		s = solver.cusolverDnDgetrf_bufferSize(h, int32(m), int32(n), a, int32(lda), &w)
+	} else {
+		s = solver.cusolverDnSgetrf_bufferSize(h, int32(m), int32(n), a, int32(lda), &w)
+	}
+	return int(w), solverCheck(call, s)
+}
+
+// Getrf factors the m×n column-major matrix at a with partial pivoting:
+// ipiv (device, int32) gets the 1-based pivot rows, info (device, int32)
+// is k > 0 where U(k, k) is exactly zero.
+func Getrf(h uintptr, double bool, m, n int, a uintptr, lda int, work, ipiv, info uintptr) error {
+	if double {
+		return solverCheck("cusolverDnDgetrf", solver.cusolverDnDgetrf(h, int32(m), int32(n), a, int32(lda), work, ipiv, info))
+	}
+	return solverCheck("cusolverDnSgetrf", solver.cusolverDnSgetrf(h, int32(m), int32(n), a, int32(lda), work, ipiv, info))
+}
+
+// Dgetrs solves op(A)·X = B from Dgetrf's factors, in place of B.
+func Dgetrs(h uintptr, trans, n, nrhs int, a uintptr, lda int, ipiv, b uintptr, ldb int, info uintptr) error {
+	return solverCheck("cusolverDnDgetrs", solver.cusolverDnDgetrs(h, int32(trans), int32(n), int32(nrhs), a, int32(lda), ipiv, b, int32(ldb), info))
+}
+
+// GesvBufferSize returns the workspace bytes of solver i (GesvNames).
+func GesvBufferSize(i int, h uintptr, n int, a uintptr, ipiv, b, x uintptr) (int, error) {
+	var w uintptr
+	err := solverCheck("cusolverDn"+GesvNames[i]+"gesv_bufferSize",
+		solver.gesvBufferSize[i](h, int32(n), 1, a, int32(n), ipiv, b, int32(n), x, int32(n), 0, &w))
+	return int(w), err
+}
+
+// Gesv solves A·x = b (n×n, one right-hand side, fp64 data) with solver i
+// (GesvNames) and returns its iteration count: negative when it fell back
+// to a full-precision factorization.
+func Gesv(i int, h uintptr, n int, a, ipiv, b, x, work uintptr, bytes int, info uintptr) (int, error) {
+	var iter int32
+	err := solverCheck("cusolverDn"+GesvNames[i]+"gesv",
+		solver.gesv[i](h, int32(n), 1, a, int32(n), ipiv, b, int32(n), x, int32(n), work, uintptr(bytes), &iter, info))
+	return int(iter), err
+}

@@ -1,0 +1,651 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/lu"
+	"github.com/mwmm/mwmm/multiword"
+)
+
+// ErrNoCusolver is wrapped by the solver's errors on a machine without
+// cuBLAS or cuSOLVER (libcublas.so.13, libcusolver.so.12).
+var ErrNoCusolver = cuda.ErrNoCusolver
+
+// linalg holds the cuBLAS and cuSOLVER handles of a device, made on first
+// use and destroyed with the device.
+type linalg struct {
+	blas, solver uintptr
+	id           uint64
+}
+
+func (e *Engine) linalg() (*linalg, error) {
+	e.laMu.Lock()
+	defer e.laMu.Unlock()
+	if e.la != nil {
+		return e.la, nil
+	}
+	la := &linalg{}
+	err := e.d.call(func() error {
+		if err := cuda.LoadCusolver(); err != nil {
+			return err
+		}
+		var err error
+		if la.blas, err = cuda.CublasCreate(); err != nil {
+			return err
+		}
+		if la.solver, err = cuda.CusolverCreate(); err != nil {
+			return errors.Join(err, cuda.CublasDestroy(la.blas))
+		}
+		la.id = e.d.track(func() error {
+			return errors.Join(cuda.CusolverDestroy(la.solver), cuda.CublasDestroy(la.blas))
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: solver: %w", err)
+	}
+	e.la = la
+	return la, nil
+}
+
+// SolverVersions returns the versions of cuBLAS (e.g. 130100) and
+// cuSOLVER (major, minor, patch), or an error wrapping ErrNoCusolver.
+func (e *Engine) SolverVersions() (blas int, solver [3]int, err error) {
+	la, err := e.linalg()
+	if err != nil {
+		return 0, solver, err
+	}
+	err = e.d.call(func() error {
+		var err error
+		if blas, err = cuda.CublasVersion(la.blas); err != nil {
+			return err
+		}
+		solver[0], solver[1], solver[2], err = cuda.CusolverVersion()
+		return err
+	})
+	return blas, solver, err
+}
+
+// view is the part of b from byte off on, freed with b (its own Free does
+// nothing): sub-matrices for the kernels and libraries that take a Buffer.
+func (b *Buffer) view(off int) *Buffer {
+	v := &Buffer{d: b.d, ptr: b.ptr + uintptr(off), n: b.n - off, id: b.id}
+	v.freeOnce.Do(func() {})
+	return v
+}
+
+// A System is an n×n matrix A on the device, in binary64 and column-major
+// (element (i, j) at i + j·n, as cuSOLVER keeps it), with what refinement
+// needs of it: y = A·x and ‖A‖∞. Free it when done.
+type System struct {
+	e    *Engine
+	n    int
+	a    *Buffer
+	norm float64
+}
+
+// MatrixKinds are the generators of GenerateSystem.
+var MatrixKinds = []string{"uniform", "centered", "normal", "diagdom"}
+
+// NewSystem copies the row-major n×n matrix a to the device.
+func (e *Engine) NewSystem(n int, a []float64) (*System, error) {
+	if n <= 0 || len(a) != n*n {
+		return nil, fmt.Errorf("gpu: a system of order %d needs %d entries, got %d", n, n*n, len(a))
+	}
+	cm := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			cm[i+j*n] = a[i*n+j]
+		}
+	}
+	buf, err := e.d.Alloc(8 * n * n)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.d.Upload(buf, cm); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return e.system(n, buf)
+}
+
+// GenerateSystem draws an n×n matrix on the device: uniform in (0, 1],
+// centered (uniform in (−0.5, 0.5]), normal, or diagdom (centered plus
+// n/2 on the diagonal, with its sign: diagonally dominant by rows and
+// columns). The same seed gives the same matrix on every GPU.
+func (e *Engine) GenerateSystem(n int, kind string, seed uint64) (*System, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("gpu: a system of order %d", n)
+	}
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		return nil, err
+	}
+	buf, err := e.d.Alloc(8 * n * n)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*System, error) { buf.Free(); return nil, err }
+	total := int64(n) * int64(n)
+	fill := func(name string, args ...any) error {
+		f, err := mod.Function(name)
+		if err != nil {
+			return err
+		}
+		return f.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, append([]any{buf, total, seed}, args...)...)
+	}
+	switch kind {
+	case "uniform":
+		err = fill("fill_uniform", 0.0, 1.0)
+	case "centered", "diagdom":
+		err = fill("fill_uniform", -0.5, 0.5)
+		if err == nil && kind == "diagdom" {
+			var f *Function
+			if f, err = mod.Function("add_diag"); err == nil {
+				err = f.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, buf, int64(n), int32(n), float64(n)/2)
+			}
+		}
+	case "normal":
+		err = fill("fill_normal")
+	default:
+		err = fmt.Errorf("gpu: no matrix kind %q on the device; the kinds are %v", kind, MatrixKinds)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return e.system(n, buf)
+}
+
+// system computes ‖A‖∞ and checks that A is finite.
+func (e *Engine) system(n int, a *Buffer) (*System, error) {
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		a.Free()
+		return nil, err
+	}
+	sums, err := e.d.Alloc(8 * n)
+	if err != nil {
+		a.Free()
+		return nil, err
+	}
+	defer sums.Free()
+	f, err := mod.Function("row_abs_sums")
+	if err == nil {
+		err = f.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, a, int64(n), int32(n), sums)
+	}
+	s := make([]float64, n)
+	if err == nil {
+		err = e.d.Download(s, sums)
+	}
+	if err != nil {
+		a.Free()
+		return nil, err
+	}
+	norm := 0.0
+	for _, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			a.Free()
+			return nil, errors.New("gpu: A has a NaN or an Inf entry (or its rows' sums overflow)")
+		}
+		norm = max(norm, v)
+	}
+	return &System{e: e, n: n, a: a, norm: norm}, nil
+}
+
+// N returns the order of the system.
+func (s *System) N() int { return s.n }
+
+// NormInf returns ‖A‖∞.
+func (s *System) NormInf() float64 { return s.norm }
+
+// Free frees the matrix.
+func (s *System) Free() error { return s.a.Free() }
+
+// MulVec computes y = A·x in binary64 (cublasDgemv).
+func (s *System) MulVec(x, y []float64) error {
+	return s.e.gemv(s.a, s.n, x, y)
+}
+
+func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
+	la, err := e.linalg()
+	if err != nil {
+		return err
+	}
+	v, err := e.d.Alloc(16 * n)
+	if err != nil {
+		return err
+	}
+	defer v.Free()
+	if err := e.d.Upload(v, x); err != nil {
+		return err
+	}
+	if err := e.d.call(func() error {
+		return cuda.Dgemv(la.blas, cuda.OpN, n, n, 1, a.ptr, n, v.ptr, 0, v.ptr+uintptr(8*n))
+	}); err != nil {
+		return err
+	}
+	return e.d.Download(y, v.view(8*n))
+}
+
+// An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
+// or the blocked LU whose trailing updates run on tensor cores, through
+// cuBLASLt (Compute: the TC32 form with fp16, bf16 or TF32 inputs) or
+// through the fused kernel with a multiword plan (Plan).
+type LUForm struct {
+	Name    string
+	Getrf64 bool            // cusolverDnDgetrf
+	Getrf32 bool            // cusolverDnSgetrf
+	Compute ComputeType     // the blocked LU's updates on cuBLASLt
+	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
+	NB      int             // the block size of the blocked LU; 0: 512
+}
+
+// LUForms lists the names ParseLUForm takes besides multiword variants.
+var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32"}
+
+// ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
+// tensor cores, binary32 accumulation and storage), tc32-bf16, tc32-tf32,
+// or a multiword variant with FABsum (double-fp16-fabsum ...).
+func ParseLUForm(name string) (LUForm, error) {
+	switch name {
+	case "fp64":
+		return LUForm{Name: name, Getrf64: true}, nil
+	case "fp32":
+		return LUForm{Name: name, Getrf32: true}, nil
+	case "tc32-fp16":
+		return LUForm{Name: name, Compute: Compute32FFast16F}, nil
+	case "tc32-bf16":
+		return LUForm{Name: name, Compute: Compute32FFast16BF}, nil
+	case "tc32-tf32":
+		return LUForm{Name: name, Compute: Compute32FFastTF32}, nil
+	}
+	p, err := multiword.Lookup(name)
+	if err != nil {
+		return LUForm{}, fmt.Errorf("gpu: no GPU factorization %q: the forms are %v and the multiword variants with FABsum (%v)", name, LUForms, err)
+	}
+	if err := fusedSupports(&p); err != nil {
+		return LUForm{}, fmt.Errorf("gpu: factorization %q: %w", name, err)
+	}
+	return LUForm{Name: name, Plan: &p}, nil
+}
+
+// Factors are the LU factors of a System on the device, P·A = L·U, held
+// in binary64 (the exact values of lower-precision factors) with their
+// pivots: Solve applies Û⁻¹L̂⁻¹P in binary64, as refinement wants.
+type Factors struct {
+	s        *System
+	lu, ipiv *Buffer
+	Form     string
+	NB       int
+	Duration time.Duration // the factorization, from A in binary64 on the device to the factors
+}
+
+// SingularError says that U has an exact zero pivot.
+type SingularError struct{ Column int }
+
+func (e *SingularError) Error() string {
+	return fmt.Sprintf("gpu: the matrix is singular to working precision: U(%d,%d) = 0", e.Column, e.Column)
+}
+
+// Factor factors A in the form. The time covers the whole factorization
+// on the device.
+func (s *System) Factor(f LUForm) (*Factors, error) {
+	la, err := s.e.linalg()
+	if err != nil {
+		return nil, err
+	}
+	n, d := s.n, s.e.d
+	mod, err := d.Module("lu")
+	if err != nil {
+		return nil, err
+	}
+	ipiv, err := d.Alloc(4 * n)
+	if err != nil {
+		return nil, err
+	}
+	lu, err := d.Alloc(8 * n * n)
+	if err != nil {
+		ipiv.Free()
+		return nil, err
+	}
+	fa := &Factors{s: s, lu: lu, ipiv: ipiv, Form: f.Name}
+	fail := func(err error) (*Factors, error) { fa.Free(); return nil, err }
+	if err := d.Sync(); err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	if f.Getrf64 {
+		if err := d.Copy(lu, s.a); err != nil {
+			return fail(err)
+		}
+		if err := s.e.getrf(la, true, n, n, lu.ptr, n, ipiv.ptr); err != nil {
+			return fail(err)
+		}
+	} else {
+		w, err := d.Alloc(4 * n * n)
+		if err != nil {
+			return fail(err)
+		}
+		defer w.Free()
+		if err := launch(mod, "f64_to_f32", s.a, w, int64(n)*int64(n)); err != nil {
+			return fail(err)
+		}
+		if f.Getrf32 {
+			err = s.e.getrf(la, false, n, n, w.ptr, n, ipiv.ptr)
+		} else {
+			fa.NB = f.NB
+			if fa.NB == 0 {
+				fa.NB = 512
+			}
+			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if err := launch(mod, "f32_to_f64", w, lu, int64(n)*int64(n)); err != nil {
+			return fail(err)
+		}
+	}
+	if err := d.Sync(); err != nil {
+		return fail(err)
+	}
+	fa.Duration = time.Since(start)
+	if err := fa.check(mod); err != nil {
+		return fail(err)
+	}
+	return fa, nil
+}
+
+// launch runs a grid-stride kernel of lu.cu on (x, y, count).
+func launch(mod *Module, name string, x, y *Buffer, count int64) error {
+	f, err := mod.Function(name)
+	if err != nil {
+		return err
+	}
+	return f.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, x, y, count)
+}
+
+// getrf factors the m×n matrix at a (ld lda) with cuSOLVER; the pivots
+// go to ipiv. A zero pivot is reported by check, not here.
+func (e *Engine) getrf(la *linalg, double bool, m, n int, a uintptr, lda int, ipiv uintptr) error {
+	var lwork int
+	if err := e.d.call(func() error {
+		var err error
+		lwork, err = cuda.GetrfBufferSize(la.solver, double, m, n, a, lda)
+		return err
+	}); err != nil {
+		return err
+	}
+	size := 4
+	if double {
+		size = 8
+	}
+	work, err := e.d.Alloc(size*max(lwork, 1) + 256)
+	if err != nil {
+		return err
+	}
+	defer work.Free()
+	info := work.ptr + uintptr(size*max(lwork, 1))
+	err = e.d.call(func() error { return cuda.Getrf(la.solver, double, m, n, a, lda, work.ptr, ipiv, info) })
+	if err != nil {
+		return err
+	}
+	return e.d.Sync() // the work space is freed after getrf is done
+}
+
+// blockedLU factors the column-major binary32 w in place, right-looking:
+// each panel of nb columns by cuSOLVER's sgetrf, its interchanges applied
+// to the columns on both sides, U's block row by a triangular solve, and
+// the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (f.Compute on
+// cuBLASLt, or f.Plan on the fused kernel). ipiv gets the global pivots.
+func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer) error {
+	d := e.d
+	laswp, err := mod.Function("laswp_f32")
+	if err != nil {
+		return err
+	}
+	shift, err := mod.Function("shift_pivots")
+	if err != nil {
+		return err
+	}
+	at := func(i, j int) int { return 4 * (i + j*n) }
+	for j := 0; j < n; j += nb {
+		jb := min(nb, n-j)
+		piv := ipiv.ptr + uintptr(4*j)
+		if err := e.getrf(la, false, n-j, jb, w.ptr+uintptr(at(j, j)), n, piv); err != nil {
+			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
+		}
+		// Interchanges left of the panel, then right of it.
+		if j > 0 {
+			if err := laswp.Launch(grid(j), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, 0)), int64(n), int32(j), int32(j), piv, int32(jb)); err != nil {
+				return err
+			}
+		}
+		rest := n - j - jb
+		if rest > 0 {
+			if err := laswp.Launch(grid(rest), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, j+jb)), int64(n), int32(rest), int32(j), piv, int32(jb)); err != nil {
+				return err
+			}
+			// U₁₂ = L₁₁⁻¹A₁₂.
+			if err := d.call(func() error {
+				return cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, rest, 1,
+					w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j, j+jb)), n)
+			}); err != nil {
+				return err
+			}
+			if err := e.update(f, rest, rest, jb, w.view(at(j+jb, j)), w.view(at(j, j+jb)), w.view(at(j+jb, j+jb)), n); err != nil {
+				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+			}
+		}
+		if j > 0 {
+			if err := shift.Launch(grid(jb), [3]uint32{256, 1, 1}, 0, nil, piv, int32(jb), int32(j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// update computes C −= A·B for column-major m×k A, k×n B and m×n C, all
+// with leading dimension ld.
+func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int) error {
+	if f.Plan != nil {
+		return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k,
+			A: a, LayoutA: ColMajor, LdA: ld, B: b, LayoutB: ColMajor, LdB: ld, C: c, LayoutC: ColMajor, LdC: ld, Update: true})
+	}
+	return e.lt.Matmul(MatmulSpec{M: m, N: n, K: k, A: a, B: b, C: c, D: c, LdA: ld, LdB: ld, LdC: ld, LdD: ld,
+		TypeA: F32, TypeB: F32, TypeC: F32, TypeD: F32, Compute: f.Compute, Alpha: -1, Beta: 1, Workspace: e.workspace})
+}
+
+// check reports a zero pivot or a non-finite factor.
+func (fa *Factors) check(mod *Module) error {
+	d, n := fa.s.e.d, fa.s.n
+	count, err := d.Alloc(4)
+	if err != nil {
+		return err
+	}
+	defer count.Free()
+	if err := d.Memset32(count, 0); err != nil {
+		return err
+	}
+	f, err := mod.Function("diag_check")
+	if err != nil {
+		return err
+	}
+	if err := f.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, fa.lu, int64(n), int32(n), count); err != nil {
+		return err
+	}
+	var c [1]int32
+	if err := d.Download(c[:], count); err != nil {
+		return err
+	}
+	switch {
+	case c[0] < 0:
+		return errors.New("gpu: the LU factors have a NaN or an Inf: the factorization overflowed")
+	case c[0] > 0:
+		return &SingularError{Column: int(c[0])}
+	}
+	return nil
+}
+
+// Free frees the factors.
+func (fa *Factors) Free() error { return errors.Join(fa.lu.Free(), fa.ipiv.Free()) }
+
+// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in binary64 (cusolverDnDgetrs).
+func (fa *Factors) Solve(x []float64) error {
+	e, n := fa.s.e, fa.s.n
+	la, err := e.linalg()
+	if err != nil {
+		return err
+	}
+	if len(x) != n {
+		return fmt.Errorf("gpu: Solve: %d entries for a system of order %d", len(x), n)
+	}
+	v, err := e.d.Alloc(8*n + 256)
+	if err != nil {
+		return err
+	}
+	defer v.Free()
+	if err := e.d.Upload(v, x); err != nil {
+		return err
+	}
+	info := v.ptr + uintptr(8*n)
+	if err := e.d.call(func() error {
+		return cuda.Dgetrs(la.solver, cuda.OpN, n, 1, fa.lu.ptr, n, fa.ipiv.ptr, v.ptr, n, info)
+	}); err != nil {
+		return err
+	}
+	return e.d.Download(x, v)
+}
+
+// BaselineResult is one cuSOLVER solve of A·x = b.
+type BaselineResult struct {
+	Method     string        // "getrf+getrs" or a gesv solver, e.g. "DHgesv"
+	X          []float64     // the solution
+	Iterations int           // of the gesv solvers; negative: it fell back to fp64
+	Duration   time.Duration // on the device, from A in binary64 to x
+}
+
+// SolveBaselines lists the methods of Baseline.
+var SolveBaselines = []string{"getrf+getrs", "DDgesv", "DSgesv", "DXgesv", "DHgesv", "DBgesv"}
+
+// Baseline solves A·x = b with cuSOLVER: getrf and getrs in fp64, or one
+// of its iterative-refinement solvers cusolverDn{DD,DS,DX,DH,DB}gesv
+// (A copied first: they overwrite it).
+func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
+	res := BaselineResult{Method: method}
+	e, n, d := s.e, s.n, s.e.d
+	la, err := e.linalg()
+	if err != nil {
+		return res, err
+	}
+	if len(b) != n {
+		return res, fmt.Errorf("gpu: %d right-hand side entries for a system of order %d", len(b), n)
+	}
+	a, err := d.Alloc(8 * n * n)
+	if err != nil {
+		return res, err
+	}
+	defer a.Free()
+	vec, err := d.Alloc(16*n + 4*n + 256)
+	if err != nil {
+		return res, err
+	}
+	defer vec.Free()
+	bp, xp, ipiv := vec.ptr, vec.ptr+uintptr(8*n), vec.ptr+uintptr(16*n)
+	info := ipiv + uintptr(4*n)
+	if err := d.Upload(vec, b); err != nil {
+		return res, err
+	}
+	gesv := -1
+	for i, name := range cuda.GesvNames {
+		if method == name+"gesv" {
+			gesv = i
+		}
+	}
+	if gesv < 0 && method != "getrf+getrs" {
+		return res, fmt.Errorf("gpu: no cuSOLVER method %q; the methods are %v", method, SolveBaselines)
+	}
+	if err := d.Copy(a, s.a); err != nil {
+		return res, err
+	}
+	var work *Buffer
+	if gesv >= 0 {
+		var bytes int
+		if err := d.call(func() error {
+			var err error
+			bytes, err = cuda.GesvBufferSize(gesv, la.solver, n, a.ptr, ipiv, bp, xp)
+			return err
+		}); err != nil {
+			return res, err
+		}
+		if work, err = d.Alloc(max(bytes, 256)); err != nil {
+			return res, err
+		}
+		defer work.Free()
+	}
+	if err := d.Sync(); err != nil {
+		return res, err
+	}
+	start := time.Now()
+	if gesv >= 0 {
+		err = d.call(func() error {
+			var err error
+			res.Iterations, err = cuda.Gesv(gesv, la.solver, n, a.ptr, ipiv, bp, xp, work.ptr, work.n, info)
+			return err
+		})
+	} else {
+		err = e.getrf(la, true, n, n, a.ptr, n, ipiv)
+		if err == nil {
+			err = d.call(func() error { return cuda.Dgetrs(la.solver, cuda.OpN, n, 1, a.ptr, n, ipiv, bp, n, info) })
+		}
+		xp = bp
+	}
+	if err == nil {
+		err = d.Sync()
+	}
+	res.Duration = time.Since(start)
+	if err != nil {
+		return res, fmt.Errorf("gpu: cuSOLVER %s: %w", method, err)
+	}
+	var inf [1]int32
+	if err := d.Download(inf[:], vec.view(int(info-vec.ptr))); err != nil {
+		return res, err
+	}
+	if inf[0] != 0 {
+		return res, fmt.Errorf("gpu: cuSOLVER %s: info = %d (a zero pivot, or the refinement failed)", method, inf[0])
+	}
+	res.X = make([]float64, n)
+	return res, d.Download(res.X, vec.view(int(xp-vec.ptr)))
+}
+
+// Host copies the factors here as lu.Factors (row-major, 0-based pivots),
+// for checks such as lu.Factors.Errors. Their Storage is binary64 for the
+// fp64 form and binary32 for the others (A is rounded to binary32 first).
+func (fa *Factors) Host() (*lu.Factors, error) {
+	n, d := fa.s.n, fa.s.e.d
+	cm := make([]float64, n*n)
+	if err := d.Download(cm, fa.lu); err != nil {
+		return nil, err
+	}
+	piv := make([]int32, n)
+	if err := d.Download(piv, fa.ipiv); err != nil {
+		return nil, err
+	}
+	h := &lu.Factors{N: n, Form: fa.Form, Storage: format.Binary32, NB: fa.NB, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1, Duration: fa.Duration}
+	if fa.Form == "fp64" {
+		h.Storage = format.Binary64
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			h.LU[i*n+j] = cm[i+j*n]
+		}
+		h.Piv[i] = int(piv[i]) - 1
+	}
+	return h, nil
+}

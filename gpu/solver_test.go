@@ -1,0 +1,241 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mwmm/mwmm/lu"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// The solver tests are not TestGPU*: the fake CUDA of TestFakeCUDA has no
+// cuSOLVER, so they run on real GPUs only.
+func centered(n int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	a := make([]float64, n*n)
+	for i := range a {
+		a[i] = rng.Float64() - 0.5
+	}
+	return a
+}
+
+// cpuForm is the model form whose bound covers a GPU form: the same
+// storage and update arithmetic, on the h100 model for the tensor cores.
+func cpuForm(t *testing.T, name string) lu.Form {
+	t.Helper()
+	var f lu.Form
+	var err error
+	switch name {
+	case "tc32-fp16", "tc32-bf16", "tc32-tf32":
+		f, err = lu.ParseForm("tc32", "h100", strings.TrimPrefix(name, "tc32-"))
+	case "fp32", "fp64":
+		f, err = lu.ParseForm(name, "", "")
+	default:
+		f, err = lu.ParseForm(name, "reference", "")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The GPU's factors of every form satisfy the componentwise bound of the
+// model form with the same arithmetic, and GMRES-IR from them reaches
+// binary64 accuracy; sizes that are not multiples of the block (1, 17,
+// 300 with nb = 64) exercise the panel edges.
+func TestSolverLUForms(t *testing.T) {
+	e := engineGPU(t)
+	for _, n := range []int{1, 17, 300} {
+		a := centered(n, uint64(n))
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = float64(i%7) - 3
+		}
+		s, err := e.NewSystem(n, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range append(LUForms, "double-fp16-fabsum", "triple-bf16-fabsum") {
+			f, err := ParseLUForm(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.NB = 64
+			fa, err := s.Factor(f)
+			if err != nil {
+				t.Errorf("n=%d %s: %v", n, name, err)
+				continue
+			}
+			h, err := fa.Host()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := h.Errors(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bnd, err := cpuForm(t, name).Bound(n, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(got.Componentwise <= bnd.Total) {
+				t.Errorf("n=%d %s: componentwise error %.3g above the bound %.3g", n, name, got.Componentwise, bnd.Total)
+			}
+			x, rep, err := solve.RefineOperator(context.Background(), s, b, fa, solve.Options{Refine: solve.GMRES})
+			if err != nil {
+				t.Errorf("n=%d %s: %v (%+v)", n, name, err, rep)
+			} else if be := solve.BackwardError(n, a, x, b); be > 4*rep.Tol {
+				t.Errorf("n=%d %s: backward error %.3g measured here, %.3g reported", n, name, be, rep.BackwardError)
+			}
+			fa.Free()
+		}
+		s.Free()
+	}
+}
+
+// Pivoting: a zero leading entry and tied candidates; a singular matrix is
+// an error naming the column; NaN is refused before any work.
+func TestSolverPivotsAndErrors(t *testing.T) {
+	e := engineGPU(t)
+	a := []float64{
+		0, 1, 2,
+		1, 1, 1,
+		-1, 2, 0,
+	}
+	s, err := e.NewSystem(3, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	for _, name := range []string{"fp64", "tc32-fp16", "double-fp16-fabsum"} {
+		f, _ := ParseLUForm(name)
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		x, _, err := solve.RefineOperator(context.Background(), s, []float64{3, 3, 1}, fa, solve.Options{Refine: solve.GMRES})
+		if err != nil || math.Abs(x[0]-1) > 1e-15 || math.Abs(x[1]-1) > 1e-15 || math.Abs(x[2]-1) > 1e-15 {
+			t.Errorf("%s: x = %v, %v; want 1, 1, 1", name, x, err)
+		}
+		fa.Free()
+	}
+
+	sing, err := e.NewSystem(3, []float64{1, 2, 3, 2, 4, 6, 1, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sing.Free()
+	for _, name := range []string{"fp64", "fp32", "tc32-fp16"} {
+		f, _ := ParseLUForm(name)
+		_, err := sing.Factor(f)
+		var se *SingularError
+		if !errors.As(err, &se) {
+			t.Errorf("%s on a singular matrix: %v, want a SingularError", name, err)
+		}
+	}
+
+	if _, err := e.NewSystem(2, []float64{1, math.NaN(), 0, 1}); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("NaN in A: %v", err)
+	}
+}
+
+// Many solves of different sizes leave no device memory behind; a system
+// beyond the device's memory is a clear error.
+func TestSolverNoLeaks(t *testing.T) {
+	e := engineGPU(t)
+	f, _ := ParseLUForm("double-fp16-fabsum")
+	run := func(n int) {
+		s, err := e.GenerateSystem(n, "centered", uint64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Free()
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fa.Free()
+		b := make([]float64, n)
+		b[0] = 1
+		if _, _, err := solve.RefineOperator(context.Background(), s, b, fa, solve.Options{Refine: solve.GMRES}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(256) // compiles the kernels and makes the handles
+	before, err := e.d.FreeMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []int{100, 513, 64, 1000, 256, 31} {
+		run(n + i)
+	}
+	after, err := e.d.FreeMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before > after+64<<20 {
+		t.Errorf("free device memory went from %d to %d bytes over 6 solves", before, after)
+	}
+	if _, err := e.GenerateSystem(1<<20, "centered", 1); err == nil || !strings.Contains(err.Error(), "memory") {
+		t.Errorf("a 2^20 system: %v, want an out-of-memory error", err)
+	}
+}
+
+// The cuSOLVER baselines solve a diagonally dominant system to binary64
+// accuracy; the generators are deterministic.
+func TestSolverBaselines(t *testing.T) {
+	e := engineGPU(t)
+	const n = 512
+	s, err := e.GenerateSystem(n, "diagdom", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	a := make([]float64, n*n)
+	if err := e.d.Download(a, s.a); err != nil {
+		t.Fatal(err)
+	}
+	if a[0] == a[1] || math.Abs(a[0]) < float64(n)/2 || math.Abs(a[1]) > 0.5 {
+		t.Errorf("diagdom entries %v, %v", a[0], a[1])
+	}
+	s2, err := e.GenerateSystem(n, "diagdom", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := make([]float64, n*n)
+	e.d.Download(a2, s2.a)
+	s2.Free()
+	for i := range a {
+		if a[i] != a2[i] {
+			t.Fatalf("entry %d differs between two draws with the same seed", i)
+		}
+	}
+	// A is column-major on the device: the row-major A of solve is its
+	// transpose.
+	rm := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			rm[i*n+j] = a[i+j*n]
+		}
+	}
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = 1
+	}
+	for _, m := range SolveBaselines {
+		r, err := s.Baseline(m, b)
+		if err != nil {
+			t.Errorf("%s: %v", m, err)
+			continue
+		}
+		// getrf+getrs does not refine: n·2^-53 is a generous bound for its
+		// error on a diagonally dominant matrix, and above the refined ones'.
+		if be := solve.BackwardError(n, rm, r.X, b); be > n*0x1p-53 {
+			t.Errorf("%s: backward error %.3g (%d iterations)", m, be, r.Iterations)
+		}
+	}
+}
