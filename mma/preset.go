@@ -1,6 +1,7 @@
 package mma
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -413,6 +414,10 @@ func (p *Params) apply(overrides string) error {
 		}
 		seen[key] = true
 		if err := p.set(key, val); err != nil {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) { // not strconv's wording
+				err = fmt.Errorf("%q is not a number", ne.Num)
+			}
 			return fmt.Errorf("%s=%s: %w", key, val, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package multiword
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -252,6 +253,10 @@ func (p *Plan) apply(opts string) error {
 			err = fmt.Errorf("unknown option %q (options: sum, b, group, first, joint, products, order, words, low, acc, out, split, seed, scale, theta, shift)", key)
 		}
 		if err != nil {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) { // not strconv's wording
+				err = fmt.Errorf("%q is not a number", ne.Num)
+			}
 			return fmt.Errorf("%s=%s: %w", key, val, err)
 		}
 	}
@@ -325,7 +330,11 @@ func (p Plan) String() string {
 			}
 		}
 	}
-	s := fmt.Sprintf("%s: %d×%s words, %s→%s, out %s, products %s, sum %s", p.Name, p.Words, p.Low.Name(),
+	words := "words"
+	if p.Words == 1 {
+		words = "word"
+	}
+	s := fmt.Sprintf("%s: %d×%s %s, %s→%s, out %s, products %s, sum %s", p.Name, p.Words, p.Low.Name(), words,
 		p.Low.Name(), p.Acc.Name(), p.Out.Name(), strings.Join(ps, " "), sum)
 	if p.Scale {
 		s += ", scaled"

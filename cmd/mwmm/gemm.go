@@ -186,7 +186,7 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "plan\t%s\n", sum.Plan)
 	fmt.Fprintf(w, "engine\t%s\n", sum.Engine)
-	fmt.Fprintf(w, "shape\t%d×%d times %d×%d, %d products of words\n", m, k, k, n, sum.Products)
+	fmt.Fprintf(w, "shape\t%d×%d times %d×%d, %s of words\n", m, k, k, n, count(sum.Products, "product"))
 	fmt.Fprintf(w, "time\t%.3g s\n", sum.Seconds)
 	if sum.Out != "" {
 		fmt.Fprintf(w, "wrote\t%s\n", sum.Out)

@@ -143,11 +143,11 @@ func TestGemmErrors(t *testing.T) {
 	dir := t.TempDir()
 	pa := writeNpy(t, dir, "A.npy", npy.Matrix{Rows: 2, Cols: 3, Data: make([]float64, 6)})
 	pb := writeNpy(t, dir, "B.npy", npy.Matrix{Rows: 2, Cols: 2, Data: make([]float64, 4)})
-	ints := filepath.Join(dir, "I.npy")
-	header := "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }"
+	ints := filepath.Join(dir, "I.npy") // complex64: no reader takes it
+	header := "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"
 	header += strings.Repeat(" ", 128-10-len(header)-1) + "\n"
 	raw := append([]byte("\x93NUMPY\x01\x00\x76\x00"), header...)
-	if err := os.WriteFile(ints, append(raw, 1, 0, 0, 0), 0o644); err != nil {
+	if err := os.WriteFile(ints, append(raw, 0, 0, 0x80, 0x3f, 0, 0, 0, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -156,7 +156,7 @@ func TestGemmErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--a", pa, "--b", pb}, 1, "A's columns and B's rows differ"},
-		{[]string{"--a", ints, "--b", pb}, 1, "<i4"},
+		{[]string{"--a", ints, "--b", pb}, 1, "<c8"},
 		{[]string{"--a", pa}, 2, "both --a and --b"},
 		{[]string{"--a", filepath.Join(dir, "missing.npy"), "--b", pb}, 1, "missing.npy"},
 		{[]string{"--variant", "quad-fp16"}, 2, "unknown variant"},

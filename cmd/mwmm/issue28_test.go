@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -177,5 +179,82 @@ func TestBoundThetaRange(t *testing.T) {
 	}
 	if code, _, errOut := mwmm(t, "", "bound", "--narrow", "--low", "e4m3", "--high", "fp16", "-n", "4", "--theta", "100"); code != 0 {
 		t.Errorf("--theta 100 (n·θ² = 40000 ≤ 65504): exit %d, %s", code, errOut)
+	}
+}
+
+// Issue 28, defect 10: messages name the format, use the right article and
+// number, and carry one prefix, the command's.
+func TestMessages(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		want     []string
+		notWant  []string
+		toStdout bool
+	}{
+		{args: []string{"formats", "custom:p=0,emin=-6,emax=7"}, want: []string{"format custom:p=0,emin=-6,emax=7: precision p=0"}, notWant: []string{"format :"}},
+		{args: []string{"gemm", "--variant", "e4m3", "--size", "1,1,1"}, want: []string{"1×e4m3 word,", "1 product of words"}, notWant: []string{"1×e4m3 words", "products of"}, toStdout: true},
+		{args: []string{"gemm", "--variant", "double-fp16:sum=v9"}, want: []string{"mwmm gemm: variant \"double-fp16:sum=v9\": sum=v9: unknown summation"}, notWant: []string{"multiword:", "bound:"}},
+		{args: []string{"mma", "eval", "--unit", "v100:k=x"}, want: []string{"mwmm mma: unit \"v100:k=x\": k=x: \"x\" is not a number"}, notWant: []string{"mwmm mma: mma:", "strconv"}},
+		{args: []string{"gemm", "--variant", "double-fp16:sum=v2,b=1.5"}, want: []string{"b=1.5: \"1.5\" is not a number"}, notWant: []string{"strconv", "multiword:"}},
+	} {
+		code, out, errOut := mwmm(t, "", c.args...)
+		got := errOut
+		if c.toStdout {
+			got = out
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: exit %d, output %q lacks %q", c.args, code, got, w)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(got, w) {
+				t.Errorf("%q: output %q has %q", c.args, got, w)
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		"multiword: variant \"x\": sum=v9: bound: unknown": "variant \"x\": sum=v9: unknown",
+		"multiword: bound: format: x":                      "x",
+		"the words' format: e4m3":                          "the words' format: e4m3", // not a prefix
+	} {
+		if got := oneMessage(errors.New(in)); got != want {
+			t.Errorf("oneMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Issue 28, defect 10: 'mwmm help' describes mwmm, not only rounding, and
+// lists every command with its summary and the exit statuses.
+func TestOverview(t *testing.T) {
+	code, out, _ := mwmm(t, "", "help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, c := range commands {
+		if !strings.Contains(out, "  "+c.name+" ") || !strings.Contains(out, c.summary) {
+			t.Errorf("help lacks %s: %s", c.name, c.summary)
+		}
+	}
+	for _, w := range []string{"tensor cores", "multiword", "bounds", "figures and tables", "Exit status", "docs/cli.md"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("help lacks %q", w)
+		}
+	}
+}
+
+// Issue 28, defect 10: mwmm version.
+func TestVersion(t *testing.T) {
+	code, out, errOut := mwmm(t, "", "version")
+	if code != 0 || !strings.Contains(out, "github.com/mwmm/mwmm") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the module and %s", code, out, errOut, runtime.Version())
+	}
+	code, out, _ = mwmm(t, "", "--version", "--json")
+	var v buildVersion
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Go != runtime.Version() || v.Version == "" {
+		t.Errorf("--version --json: exit %d, %q", code, out)
+	}
+	if code, _, _ := mwmm(t, "", "version", "extra"); code != exitUsage {
+		t.Errorf("version extra: exit %d, want 2", code)
 	}
 }

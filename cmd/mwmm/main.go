@@ -1,13 +1,16 @@
-// Command mwmm simulates low-precision floating-point arithmetic from the
-// command line: it lists floating-point formats and rounds numbers to them in
-// any rounding mode.
+// Command mwmm is the command line of the mwmm library: it rounds numbers
+// to low-precision floating-point formats, simulates and probes tensor
+// cores, multiplies matrices in multiword arithmetic, factors and solves
+// linear systems with block FMAs, computes a-priori error bounds, and
+// reproduces the papers' experiments.
 //
 // Usage:
 //
 //	mwmm <command> [flags] [arguments]
 //
 // Run "mwmm help" for the commands and "mwmm help <command>" for one
-// command's flags and examples.
+// command's flags and examples; docs/cli.md gives the words the commands
+// share and the exit-status rule.
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -48,7 +52,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, luCmd, solveCmd, boundCmd, experimentCmd, benchCmd, infoCmd}
+	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, luCmd, solveCmd, boundCmd, experimentCmd, benchCmd, infoCmd, versionCmd}
 }
 
 func lookup(name string) *command {
@@ -104,6 +108,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		writeOverview(stdout)
 		return exitOK
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
@@ -123,11 +129,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if cmd == helpCmd {
 			hint = "mwmm help"
 		}
-		fmt.Fprintf(stderr, "mwmm %s: %v\nRun '%s' for usage.\n", cmd.name, err, hint)
+		fmt.Fprintf(stderr, "mwmm %s: %s\nRun '%s' for usage.\n", cmd.name, oneMessage(err), hint)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "mwmm %s: %v\n", cmd.name, err)
+		fmt.Fprintf(stderr, "mwmm %s: %s\n", cmd.name, oneMessage(err))
 		return exitFailure
+	}
+}
+
+// pkgPrefix is a library package's prefix at the start of an error or
+// after a ": " of its chain.
+var pkgPrefix = regexp.MustCompile(`(^|: )(?:format|mma|multiword|bound|probe|experiment|npy|lu|solve|gpu|plotting): `)
+
+// oneMessage is err's text without the package prefixes of its chain
+// ("multiword: variant …: sum=v9: bound: unknown summation"): "mwmm NAME: "
+// is a message's one prefix.
+func oneMessage(err error) string {
+	s := err.Error()
+	for {
+		t := pkgPrefix.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
 	}
 }
 
@@ -223,10 +247,16 @@ func parseNumber(s string) (float64, error) {
 	return v, nil
 }
 
-const overviewText = `mwmm simulates low-precision floating-point arithmetic: it rounds numbers
-to any binary floating-point format (binary64 down to 4-bit, the OCP fp8,
-fp6 and fp4 formats, IEEE P3109 formats, custom ones) in every rounding
-mode, stochastic rounding included.
+const overviewText = `mwmm simulates and explains low-precision matrix arithmetic. It rounds
+numbers to any binary floating-point format (fp64 down to the 4-bit e2m1,
+the OCP fp8/fp6/fp4 formats, IEEE P3109 and custom formats) in every
+rounding mode; models tensor cores (V100, T4, A100, H100 and a generic
+block FMA) bit for bit and probes a unit, model or GPU, for its numerical
+features; multiplies matrices in multiword arithmetic (double-fp16,
+triple-bf16, 3xTF32, fp8 with scaling; FABsum) on the CPU models or an
+NVIDIA GPU; factors and solves linear systems with block-FMA LU and
+GMRES-based iterative refinement; prints the papers' a-priori error
+bounds; and reproduces the papers' figures and tables.
 
 Usage:
 
@@ -243,7 +273,10 @@ func writeOverview(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
-	io.WriteString(w, "\nRun 'mwmm help <command>' (or 'mwmm <command> -h') for its flags and examples.\n")
+	io.WriteString(w, "\nRun 'mwmm help <command>' (or 'mwmm <command> -h') for its flags and examples.\n"+
+		"Exit status: 0 success; 1 the command ran and failed, or this machine cannot run it\n"+
+		"(no GPU, a missing file, bad input data); 2 a bad command line, the same on every\n"+
+		"machine. docs/cli.md lists the words the commands share.\n")
 }
 
 // writeHelp prints a command's full help: synopsis, description, flags with

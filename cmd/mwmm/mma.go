@@ -632,7 +632,7 @@ func valueError(name string, idx int, x uint32, f string) error {
 		name += "_" + strconv.Itoa(idx)
 	}
 	v := strconv.FormatFloat(float64(math.Float32frombits(x)), 'g', -1, 32)
-	return fmt.Errorf("%s = %08x (%s) is not a %s value", name, x, v, f)
+	return fmt.Errorf("%s = %08x (%s) is not a value of %s", name, x, v, f)
 }
 
 // token returns the text up to the next blank or ';'.
