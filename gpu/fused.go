@@ -336,7 +336,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	// A's rows and B's columns are the lines scanned. Without scaling the
 	// presplit wgmma kernel's split sets the flags as it reads the
 	// entries, and nothing needs the magnitudes: no scan (two fifths of
-	// triple-bf16's passes at n = 2048, docs/perf/wgmma-h100.md).
+	// triple-bf16's passes at n = 2048, docs/perf/fabsum-kernels.md).
 	var splitFlags [2]uintptr
 	if presplit && !p.Scale {
 		splitFlags = [2]uintptr{rowFlags, colFlags}

@@ -51,7 +51,7 @@ const (
 
 // wgmmaGroupRegs is how many of a consumer thread's 64 outputs keep their
 // grouped FABsum-v2 fp64 sums (or pairs) in registers, the rest in shared
-// memory (wgmma.cu's GROUP_WREG; docs/perf/wgmma-h100.md has 32 to 48): 40
+// memory (wgmma.cu's GROUP_WREG; docs/perf/fabsum-kernels.md has 32 to 48): 40
 // for binary16 words; 48 for the larger stages of three bfloat16 or two
 // tf32 words, so that one more stage fits; 32 for pairs, whose TwoSum
 // needs temporaries.

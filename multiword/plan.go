@@ -60,7 +60,7 @@ type Plan struct {
 	// (the last group may be shorter). A GPU kernel then does one binary64
 	// addition (or TwoSum) per Group blocks instead of one per block: on
 	// Hopper binary64 additions compete with the tensor cores
-	// (docs/perf/wgmma-h100.md). It needs one product per block result: one
+	// (docs/perf/fabsum-kernels.md). It needs one product per block result: one
 	// word or FABsumJoint.
 	Group int
 

@@ -62,7 +62,7 @@ func plain(name string, low format.Format, p int, doc string) Variant {
 // The fused GPU kernels' FABsum defaults, in one place since measurements
 // move them: the block size trades speed for accuracy. A joint block chains
 // P·b products through one tensor-core accumulator, so b must be smaller
-// than for A_1B_1 alone: on an H100 (docs/perf/wgmma-h100.md) b = 64 left
+// than for A_1B_1 alone: on an H100 (docs/perf/fabsum-kernels.md) b = 64 left
 // double-fp16 at 1.29× SGEMM's error at n = 2^11 on (0,1], b = 32 keeps
 // double-fp16 (worst 0.63×) and triple-bf16 (0.75×) below SGEMM's error at
 // every n from 2^10 to 2^20 on all four bench distributions, for 1.5 % of
