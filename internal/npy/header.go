@@ -12,11 +12,18 @@ import (
 // that follow it.
 type header struct {
 	order    binary.ByteOrder
-	elemSize int    // 4 (float32) or 8 (float64)
-	dtype    string // "float32" or "float64"
+	kind     byte   // 'f' float, 'i' signed, 'u' unsigned integer, 'b' bool
+	elemSize int    // bytes per element: 1, 2, 4 or 8
+	dtype    string // "float16", "float32", "float64", "int8" … "uint64", "bool"
 	fortran  bool   // column-major data on disk
-	shape    []int  // 0 to 2 non-negative dimensions
+	shape    []int  // 0 to maxDims non-negative dimensions
 }
+
+// maxDims is NumPy's limit on dimensions (NPY_MAXDIMS: 32 before 2.0, 64 since).
+const maxDims = 64
+
+// supported is what the error messages say this package reads.
+const supported = "float16, float32, float64, int8 … int64, uint8 … uint64 and bool ('<f2', '<f4', '<f8', '<i1' … '<i8', '<u1' … '<u8', '|b1'; '>' for big endian)"
 
 // parseHeader decodes the Python dict literal that NumPy writes as the
 // header, for example
@@ -81,25 +88,43 @@ func parseHeader(text string) (header, error) {
 func (h *header) setDescr(v value) error {
 	if v.kind != kindString {
 		// A list or dict here describes a structured dtype.
-		return fmt.Errorf("unsupported dtype %s: only float32 and float64 ('<f4', '<f8', '>f4', '>f8') are supported", v.raw)
+		return fmt.Errorf("unsupported dtype %s: only %s are supported", v.raw, supported)
 	}
-	switch v.s {
+	d := v.s
+	if len(d) < 3 {
+		return fmt.Errorf("unsupported dtype %q: only %s are supported", d, supported)
+	}
+	kind, size := d[1], 0
+	switch d[2:] {
+	case "1", "2", "4", "8":
+		size = int(d[2] - '0')
+	}
+	names := map[string]string{
+		"f2": "float16", "f4": "float32", "f8": "float64",
+		"i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
+		"u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool",
+	}
+	name, ok := names[d[1:]]
+	if !ok || size == 0 {
+		return fmt.Errorf("unsupported dtype %q: only %s are supported", d, supported)
+	}
+	switch d[0] {
 	// '=' means native byte order. Every platform NumPy writes '=' on in
 	// practice is little endian (NumPy itself normally writes '<' there).
-	case "<f4", "=f4":
-		h.order, h.elemSize, h.dtype = binary.LittleEndian, 4, "float32"
-	case "<f8", "=f8":
-		h.order, h.elemSize, h.dtype = binary.LittleEndian, 8, "float64"
-	case ">f4":
-		h.order, h.elemSize, h.dtype = binary.BigEndian, 4, "float32"
-	case ">f8":
-		h.order, h.elemSize, h.dtype = binary.BigEndian, 8, "float64"
-	case "|f4", "|f8":
-		// '|' means "byte order not applicable", which is false for floats.
-		return fmt.Errorf("invalid dtype %q: a float needs byte order '<', '>' or '='", v.s)
+	case '<', '=':
+		h.order = binary.LittleEndian
+	case '>':
+		h.order = binary.BigEndian
+	case '|':
+		// "byte order not applicable": true of one-byte types only.
+		if size != 1 {
+			return fmt.Errorf("invalid dtype %q: a %d-byte %s needs byte order '<', '>' or '='", d, size, name)
+		}
+		h.order = binary.LittleEndian
 	default:
-		return fmt.Errorf("unsupported dtype %q: only float32 and float64 ('<f4', '<f8', '>f4', '>f8') are supported", v.s)
+		return fmt.Errorf("unsupported dtype %q: only %s are supported", d, supported)
 	}
+	h.kind, h.elemSize, h.dtype = kind, size, name
 	return nil
 }
 
@@ -107,8 +132,8 @@ func (h *header) setShape(v value) error {
 	if v.kind != kindTuple {
 		return fmt.Errorf("header 'shape' is %s, want a tuple of integers", v.raw)
 	}
-	if len(v.items) > 2 {
-		return fmt.Errorf("shape %s has %d dimensions: only 0, 1 or 2 are supported", v.raw, len(v.items))
+	if len(v.items) > maxDims {
+		return fmt.Errorf("shape %s has %d dimensions: NumPy allows at most %d", v.raw, len(v.items), maxDims)
 	}
 	h.shape = make([]int, len(v.items))
 	for i, d := range v.items {

@@ -12,12 +12,22 @@
 //	             starts on a multiple of 64 bytes
 //	DATA         the elements, in C (row-major) or Fortran (column-major) order
 //
-// This package handles only what a numeric matrix needs: element types
-// float32 and float64 in either byte order, and arrays of zero, one or two
-// dimensions. Every array comes back as a [Matrix]: a 0-d array is 1×1, a
-// 1-D array of length n is an n×1 column, and Fortran-order data is
-// transposed into row-major order. [Write] produces the same bytes as
-// NumPy's np.save for a C-order 2-D array, so files can go both ways.
+// This package handles what numeric arrays need. It reads element types
+// float16, float32, float64, int8 … int64, uint8 … uint64 and bool, in
+// either byte order, as float64 values: exactly, and an int64 or uint64
+// element that float64 cannot hold exactly (beyond ±2^53, not a multiple of
+// the spacing there) is an error naming it, never a silent rounding. It does
+// not read complex, long double (float128), string, object, datetime or
+// structured dtypes; NumPy's .npz archives and pickled object arrays are
+// not .npy arrays.
+//
+// [Read] and [ReadFile] return a [Matrix]: a 0-d array is 1×1, a 1-D array
+// of length n is an n×1 column, and Fortran-order data is transposed into
+// row-major order; they take 0, 1 or 2 dimensions. [NewReader] streams an
+// array of any shape (in its order on disk) chunk by chunk, and [NewWriter]
+// writes one so, as float32, float64, uint8 or uint16. [Write] produces
+// the same bytes as NumPy's np.save for a C-order 2-D array, so files can go
+// both ways.
 //
 // All errors returned by this package begin with "npy: ".
 package npy
@@ -42,7 +52,7 @@ import (
 type Matrix struct {
 	Rows, Cols int
 	Data       []float64 // len Rows*Cols, row-major
-	Dtype      string    // "float32" or "float64": the element type on disk
+	Dtype      string    // the element type on disk: "float32", "float64", "float16", "int32", …
 }
 
 const (
@@ -160,50 +170,13 @@ func writeFile(path string, m Matrix, vector bool) error {
 // its current position, or -1 if unknown. Errors carry no "npy: " prefix;
 // the exported callers add it.
 func decode(r io.Reader, size int64) (Matrix, error) {
-	var pre [8]byte // magic and version
-	if n, err := io.ReadFull(r, pre[:]); err != nil {
-		if n == 0 && err == io.EOF {
-			return Matrix{}, errors.New("empty input: not a .npy file")
-		}
-		return Matrix{}, truncated("preamble", err)
-	}
-	if string(pre[:6]) != magic {
-		return Matrix{}, fmt.Errorf("bad magic %q: not a .npy file (want %q)", pre[:6], magic)
-	}
-	major, minor := pre[6], pre[7]
-	var lenBytes int
-	switch {
-	case major == 1 && minor == 0:
-		lenBytes = 2
-	case (major == 2 || major == 3) && minor == 0:
-		// 2.0 widened the header length; 3.0 only allows UTF-8 in the header.
-		lenBytes = 4
-	default:
-		return Matrix{}, fmt.Errorf("unsupported format version %d.%d (want 1.0, 2.0 or 3.0)", major, minor)
-	}
-	var lb [4]byte
-	if _, err := io.ReadFull(r, lb[:lenBytes]); err != nil {
-		return Matrix{}, truncated("header length", err)
-	}
-	hlen := int64(binary.LittleEndian.Uint32(lb[:])) // upper bytes stay 0 for 1.0
-	consumed := int64(len(pre) + lenBytes)
-	if hlen > maxHeaderLen {
-		return Matrix{}, fmt.Errorf("header length %d exceeds the limit of %d bytes", hlen, maxHeaderLen)
-	}
-	if size >= 0 && consumed+hlen > size {
-		return Matrix{}, fmt.Errorf("truncated header: it claims %d bytes but only %d remain: %w",
-			hlen, size-consumed, io.ErrUnexpectedEOF)
-	}
-	hbuf := make([]byte, hlen)
-	if _, err := io.ReadFull(r, hbuf); err != nil {
-		return Matrix{}, truncated("header", err)
-	}
-	consumed += hlen
-	h, err := parseHeader(string(hbuf))
+	h, consumed, err := readHeader(r, size)
 	if err != nil {
 		return Matrix{}, err
 	}
-
+	if len(h.shape) > 2 {
+		return Matrix{}, fmt.Errorf("shape %s has %d dimensions: a matrix has only 0, 1 or 2", shapeRepr(h.shape), len(h.shape))
+	}
 	m := Matrix{Rows: 1, Cols: 1, Dtype: h.dtype} // a 0-d array holds one value
 	switch len(h.shape) {
 	case 1:
@@ -240,6 +213,55 @@ func decode(r io.Reader, size int64) (Matrix, error) {
 	return m, nil
 }
 
+// readHeader reads the preamble and header from r, which holds size bytes
+// (-1: unknown), and returns the header and the bytes consumed.
+func readHeader(r io.Reader, size int64) (header, int64, error) {
+	var pre [8]byte // magic and version
+	if n, err := io.ReadFull(r, pre[:]); err != nil {
+		if n == 0 && err == io.EOF {
+			return header{}, 0, errors.New("empty input: not a .npy file")
+		}
+		return header{}, 0, truncated("preamble", err)
+	}
+	if string(pre[:6]) != magic {
+		return header{}, 0, fmt.Errorf("bad magic %q: not a .npy file (want %q)", pre[:6], magic)
+	}
+	major, minor := pre[6], pre[7]
+	var lenBytes int
+	switch {
+	case major == 1 && minor == 0:
+		lenBytes = 2
+	case (major == 2 || major == 3) && minor == 0:
+		// 2.0 widened the header length; 3.0 only allows UTF-8 in the header.
+		lenBytes = 4
+	default:
+		return header{}, 0, fmt.Errorf("unsupported format version %d.%d (want 1.0, 2.0 or 3.0)", major, minor)
+	}
+	var lb [4]byte
+	if _, err := io.ReadFull(r, lb[:lenBytes]); err != nil {
+		return header{}, 0, truncated("header length", err)
+	}
+	hlen := int64(binary.LittleEndian.Uint32(lb[:])) // upper bytes stay 0 for 1.0
+	consumed := int64(len(pre) + lenBytes)
+	if hlen > maxHeaderLen {
+		return header{}, 0, fmt.Errorf("header length %d exceeds the limit of %d bytes", hlen, maxHeaderLen)
+	}
+	if size >= 0 && consumed+hlen > size {
+		return header{}, 0, fmt.Errorf("truncated header: it claims %d bytes but only %d remain: %w",
+			hlen, size-consumed, io.ErrUnexpectedEOF)
+	}
+	hbuf := make([]byte, hlen)
+	if _, err := io.ReadFull(r, hbuf); err != nil {
+		return header{}, 0, truncated("header", err)
+	}
+	consumed += hlen
+	h, err := parseHeader(string(hbuf))
+	if err != nil {
+		return header{}, 0, err
+	}
+	return h, consumed, nil
+}
+
 // readData reads n elements described by h. If known is true the caller
 // has checked that r holds them all, so the result is allocated at once;
 // otherwise it grows as data arrives, so a lying header costs at most about
@@ -262,17 +284,98 @@ func readData(r io.Reader, h header, n int, known bool) ([]float64, error) {
 			}
 			return nil, fmt.Errorf("reading data: %w", err)
 		}
-		if h.elemSize == 4 {
-			for i := 0; i < len(b); i += 4 {
-				data = append(data, float64(math.Float32frombits(h.order.Uint32(b[i:]))))
-			}
-		} else {
-			for i := 0; i < len(b); i += 8 {
-				data = append(data, math.Float64frombits(h.order.Uint64(b[i:])))
-			}
+		at := len(data)
+		data = data[:at+k]
+		if err := h.convert(b, data[at:], at); err != nil {
+			return nil, err
 		}
 	}
 	return data, nil
+}
+
+// convert decodes len(dst) elements from b into dst; first is the index of
+// dst[0] in the array, for error messages.
+func (h *header) convert(b []byte, dst []float64, first int) error {
+	o := h.order
+	switch int(h.kind)<<8 | h.elemSize {
+	case 'f'<<8 | 2:
+		for i := range dst {
+			dst[i] = float16ToFloat64(o.Uint16(b[2*i:]))
+		}
+	case 'f'<<8 | 4:
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(o.Uint32(b[4*i:])))
+		}
+	case 'f'<<8 | 8:
+		for i := range dst {
+			dst[i] = math.Float64frombits(o.Uint64(b[8*i:]))
+		}
+	case 'i'<<8 | 1:
+		for i := range dst {
+			dst[i] = float64(int8(b[i]))
+		}
+	case 'u'<<8 | 1, 'b'<<8 | 1:
+		for i := range dst {
+			dst[i] = float64(b[i])
+		}
+	case 'i'<<8 | 2:
+		for i := range dst {
+			dst[i] = float64(int16(o.Uint16(b[2*i:])))
+		}
+	case 'u'<<8 | 2:
+		for i := range dst {
+			dst[i] = float64(o.Uint16(b[2*i:]))
+		}
+	case 'i'<<8 | 4:
+		for i := range dst {
+			dst[i] = float64(int32(o.Uint32(b[4*i:])))
+		}
+	case 'u'<<8 | 4:
+		for i := range dst {
+			dst[i] = float64(o.Uint32(b[4*i:]))
+		}
+	case 'i'<<8 | 8:
+		for i := range dst {
+			v := int64(o.Uint64(b[8*i:]))
+			f := float64(v)
+			// f = 2^63 has no int64; below it the conversion back is exact.
+			if f >= 1<<63 || int64(f) != v {
+				return inexact(first+i, h.dtype, strconv.FormatInt(v, 10), f)
+			}
+			dst[i] = f
+		}
+	case 'u'<<8 | 8:
+		for i := range dst {
+			v := o.Uint64(b[8*i:])
+			f := float64(v)
+			if f >= 1<<64 || uint64(f) != v {
+				return inexact(first+i, h.dtype, strconv.FormatUint(v, 10), f)
+			}
+			dst[i] = f
+		}
+	default:
+		panic("npy: convert: unknown element type " + h.dtype)
+	}
+	return nil
+}
+
+func inexact(i int, dtype, v string, f float64) error {
+	return fmt.Errorf("element %d: %s value %s is not a float64 (the nearest is %.17g): integers beyond ±2^53 need not be, and this one would be changed; round it yourself if that is meant",
+		i, dtype, v, f)
+}
+
+// float16ToFloat64 decodes an IEEE binary16 (NumPy's float16), exactly;
+// a NaN keeps its payload, as NumPy's astype(np.float64) does.
+func float16ToFloat64(h uint16) float64 {
+	sign := uint64(h>>15) << 63
+	exp, frac := int(h>>10&0x1f), uint64(h&0x3ff)
+	switch exp {
+	case 0: // zero or subnormal: frac·2^-24
+		return math.Float64frombits(sign | math.Float64bits(math.Ldexp(float64(frac), -24)))
+	case 0x1f: // Inf (frac 0) or NaN
+		return math.Float64frombits(sign | 0x7ff<<52 | frac<<42)
+	}
+	return math.Float64frombits(sign | uint64(exp-15+1023)<<52 | frac<<42)
 }
 
 // truncated describes an early end of input while reading what.
@@ -337,7 +440,7 @@ func encode(w io.Writer, m Matrix, vector ...bool) error {
 	if len(vector) > 0 && vector[0] {
 		shape = "(" + strconv.Itoa(m.Rows*m.Cols) + ",)"
 	}
-	if _, err := w.Write(headerBytes(descr, shape, m.Rows)); err != nil {
+	if _, err := w.Write(headerBytes(descr, false, shape, m.Rows)); err != nil {
 		return err
 	}
 	per := chunkBytes / elemSize
@@ -364,16 +467,22 @@ func encode(w io.Writer, m Matrix, vector ...bool) error {
 	return nil
 }
 
-// headerBytes returns the preamble and header that np.save writes for a
-// C-order array of the given descr and shape (its Python repr) whose first
+// headerBytes returns the preamble and header that np.save writes for an
+// array of the given descr, order and shape (its Python repr) whose first
 // dimension is rows.
-func headerBytes(descr, shape string, rows int) []byte {
+func headerBytes(descr string, fortran bool, shape string, rows int) []byte {
 	// np.save writes the keys sorted, repr of each value, a trailing ", "
 	// after each, then room for the first dimension to grow.
 	var d strings.Builder
 	d.WriteString("{'descr': '")
 	d.WriteString(descr)
-	d.WriteString("', 'fortran_order': False, 'shape': ")
+	d.WriteString("', 'fortran_order': ")
+	if fortran {
+		d.WriteString("True")
+	} else {
+		d.WriteString("False")
+	}
+	d.WriteString(", 'shape': ")
 	d.WriteString(shape)
 	d.WriteString(", }")
 	d.WriteString(strings.Repeat(" ", max(0, growthAxisMaxDigits-len(strconv.Itoa(rows)))))
