@@ -189,4 +189,3 @@ func shapeRepr(shape []int) string {
 	}
 	return "(" + strings.Join(s, ", ") + ")"
 }
-
