@@ -243,6 +243,9 @@ type LUForm struct {
 	Compute ComputeType     // the blocked LU's updates on cuBLASLt
 	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
 	NB      int             // the block size of the blocked LU; 0: 512
+	// Profile times the blocked LU's phases (Factors.Phases), waiting for
+	// the GPU after each: about 10 µs a phase.
+	Profile bool
 }
 
 // LUForms lists the names ParseLUForm takes besides multiword variants.
@@ -283,6 +286,15 @@ type Factors struct {
 	Form     string
 	NB       int
 	Duration time.Duration // the factorization, from A in binary64 on the device to the factors
+	// Phases splits the blocked LU's time (with LUForm.Profile): the
+	// panels, the interchanges, the triangular solves for U₁₂, the
+	// trailing updates, and the conversions between binary64 and binary32.
+	Phases *Phases
+}
+
+// Phases is where a blocked LU's time goes.
+type Phases struct {
+	Panel, Swap, Trsm, Update, Convert time.Duration
 }
 
 // SingularError says that U has an exact zero pivot.
@@ -332,24 +344,35 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			return fail(err)
 		}
 		defer w.Free()
-		if err := launch(mod, "f64_to_f32", s.a, w, int64(n)*int64(n)); err != nil {
+		var ph *Phases
+		if f.Profile {
+			ph = new(Phases)
+		}
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Convert }, func() error {
+			return launch(mod, "f64_to_f32", s.a, w, int64(n)*int64(n))
+		}); err != nil {
 			return fail(err)
 		}
 		if f.Getrf32 {
-			err = s.e.getrf(la, false, n, n, w.ptr, n, ipiv.ptr)
+			err = timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
+				return s.e.getrf(la, false, n, n, w.ptr, n, ipiv.ptr)
+			})
 		} else {
 			fa.NB = f.NB
 			if fa.NB == 0 {
 				fa.NB = 512
 			}
-			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv)
+			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, ph)
 		}
 		if err != nil {
 			return fail(err)
 		}
-		if err := launch(mod, "f32_to_f64", w, lu, int64(n)*int64(n)); err != nil {
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Convert }, func() error {
+			return launch(mod, "f32_to_f64", w, lu, int64(n)*int64(n))
+		}); err != nil {
 			return fail(err)
 		}
+		fa.Phases = ph
 	}
 	if err := d.Sync(); err != nil {
 		return fail(err)
@@ -359,6 +382,23 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		return fail(err)
 	}
 	return fa, nil
+}
+
+// timed runs f and, when ph is not nil, waits for the GPU and adds the
+// time to the phase that which picks.
+func timed(d *Device, ph *Phases, which func(*Phases) *time.Duration, f func() error) error {
+	start := time.Now()
+	if err := f(); err != nil {
+		return err
+	}
+	if ph == nil {
+		return nil
+	}
+	if err := d.Sync(); err != nil {
+		return err
+	}
+	*which(ph) += time.Since(start)
+	return nil
 }
 
 // launch runs a grid-stride kernel of lu.cu on (x, y, count).
@@ -373,29 +413,36 @@ func launch(mod *Module, name string, x, y *Buffer, count int64) error {
 // getrf factors the m×n matrix at a (ld lda) with cuSOLVER; the pivots
 // go to ipiv. A zero pivot is reported by check, not here.
 func (e *Engine) getrf(la *linalg, double bool, m, n int, a uintptr, lda int, ipiv uintptr) error {
+	work, err := e.getrfWork(la, double, m, n, a, lda)
+	if err != nil {
+		return err
+	}
+	defer work.Free()
+	err = e.d.call(func() error {
+		return cuda.Getrf(la.solver, double, m, n, a, lda, work.ptr, ipiv, work.ptr+uintptr(work.n-256))
+	})
+	if err != nil {
+		return err
+	}
+	return e.d.Sync() // the work space is freed after getrf is done
+}
+
+// getrfWork allocates getrf's work space for an m×n matrix, and 256 bytes
+// at its end for the info word.
+func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int) (*Buffer, error) {
 	var lwork int
 	if err := e.d.call(func() error {
 		var err error
 		lwork, err = cuda.GetrfBufferSize(la.solver, double, m, n, a, lda)
 		return err
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	size := 4
 	if double {
 		size = 8
 	}
-	work, err := e.d.Alloc(size*max(lwork, 1) + 256)
-	if err != nil {
-		return err
-	}
-	defer work.Free()
-	info := work.ptr + uintptr(size*max(lwork, 1))
-	err = e.d.call(func() error { return cuda.Getrf(la.solver, double, m, n, a, lda, work.ptr, ipiv, info) })
-	if err != nil {
-		return err
-	}
-	return e.d.Sync() // the work space is freed after getrf is done
+	return e.d.Alloc((size*max(lwork, 1)+255)&^255 + 256)
 }
 
 // blockedLU factors the column-major binary32 w in place, right-looking:
@@ -403,8 +450,15 @@ func (e *Engine) getrf(la *linalg, double bool, m, n int, a uintptr, lda int, ip
 // to the columns on both sides, U's block row by a triangular solve, and
 // the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (f.Compute on
 // cuBLASLt, or f.Plan on the fused kernel). ipiv gets the global pivots.
-func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer) error {
+func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, ph *Phases) error {
 	d := e.d
+	// One work space for every panel: the first is the largest.
+	work, err := e.getrfWork(la, false, n, min(nb, n), w.ptr, n)
+	if err != nil {
+		return err
+	}
+	defer work.Free()
+	info := work.ptr + uintptr(work.n-256)
 	laswp, err := mod.Function("laswp_f32")
 	if err != nil {
 		return err
@@ -417,28 +471,43 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
 		piv := ipiv.ptr + uintptr(4*j)
-		if err := e.getrf(la, false, n-j, jb, w.ptr+uintptr(at(j, j)), n, piv); err != nil {
+		// A zero pivot shows in U's diagonal (Factors.check), so the info
+		// word is not read: no wait per panel.
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
+			return d.call(func() error {
+				return cuda.Getrf(la.solver, false, n-j, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
+			})
+		}); err != nil {
 			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
 		}
-		// Interchanges left of the panel, then right of it.
-		if j > 0 {
-			if err := laswp.Launch(grid(j), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, 0)), int64(n), int32(j), int32(j), piv, int32(jb)); err != nil {
-				return err
-			}
-		}
 		rest := n - j - jb
-		if rest > 0 {
-			if err := laswp.Launch(grid(rest), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, j+jb)), int64(n), int32(rest), int32(j), piv, int32(jb)); err != nil {
-				return err
+		// Interchanges left of the panel, then right of it.
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
+			if j > 0 {
+				if err := laswp.Launch(grid(j), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, 0)), int64(n), int32(j), int32(j), piv, int32(jb)); err != nil {
+					return err
+				}
 			}
+			if rest > 0 {
+				return laswp.Launch(grid(rest), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, j+jb)), int64(n), int32(rest), int32(j), piv, int32(jb))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if rest > 0 {
 			// U₁₂ = L₁₁⁻¹A₁₂.
-			if err := d.call(func() error {
-				return cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, rest, 1,
-					w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j, j+jb)), n)
+			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Trsm }, func() error {
+				return d.call(func() error {
+					return cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, rest, 1,
+						w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j, j+jb)), n)
+				})
 			}); err != nil {
 				return err
 			}
-			if err := e.update(f, rest, rest, jb, w.view(at(j+jb, j)), w.view(at(j, j+jb)), w.view(at(j+jb, j+jb)), n); err != nil {
+			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
+				return e.update(f, rest, rest, jb, w.view(at(j+jb, j)), w.view(at(j, j+jb)), w.view(at(j+jb, j+jb)), n)
+			}); err != nil {
 				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 			}
 		}

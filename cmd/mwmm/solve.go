@@ -118,7 +118,7 @@ type systemOptions struct {
 	size, nb, maxIter, maxInner                                       int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
-	json, luError                                                     bool
+	json, luError, profile                                            bool
 }
 
 func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
@@ -127,7 +127,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.a, "a", "", "`A.npy`, the n×n matrix")
 	fs.IntVar(&o.size, "size", 0, "order `N` of a random A when --a is not given (default 256)")
 	fs.StringVar(&o.matrix, "matrix", "centered", "the random A: `KIND[:key=value,...]`, e.g. randsvd:kappa=1e8,mode=one-small")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random A (and b)")
+	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random A (and b)")
 	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant")
 	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")
 	fs.StringVar(&o.input, "input", "fp16", "the unit's input `FORMAT` for tc16 and tc32")
@@ -150,6 +150,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.engine, "engine", "cpu", "where to solve, `ENGINE`: cpu (the models and plain arithmetic) or gpu (the factors and A on an NVIDIA GPU; see 'GPU' below)")
 	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
+	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
 	return fs, o
 }
 
