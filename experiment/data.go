@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 )
 
@@ -31,11 +32,32 @@ var (
 	}}
 )
 
+// logUniform is logu:e, magnitudes log-uniform in [10^-e, 10^e].
+func logUniform(e float64) Dist {
+	t := strconv.FormatFloat(e, 'g', -1, 64)
+	return Dist{"logu:" + t, "±[1e-" + t + ",1e" + t + "]", func(r *rand.Rand) float64 {
+		return math.Pow(10, e*(2*r.Float64()-1)) * float64(1-2*r.IntN(2))
+	}}
+}
+
 // Dists lists the distributions ParseDist knows.
 func Dists() []Dist { return []Dist{Uniform, Centered, Normal, LogUniform} }
 
 // ParseDist returns the distribution of that name.
+//
+// logu:E is log-uniform magnitudes in [1e-E, 1eE] with random signs (E > 0
+// up to 300); logu alone is logu:10, the same data in every command.
 func ParseDist(name string) (Dist, error) {
+	if rest, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(name)), "logu:"); ok {
+		e, err := strconv.ParseFloat(rest, 64)
+		if err != nil || !(e > 0 && e <= 300) {
+			return Dist{}, fmt.Errorf("distribution %q: logu:E wants a number 0 < E ≤ 300 (magnitudes in [1e-E, 1eE])", name)
+		}
+		if e == 10 {
+			return LogUniform, nil
+		}
+		return logUniform(e), nil
+	}
 	var names []string
 	for _, d := range Dists() {
 		if strings.EqualFold(d.Name, strings.TrimSpace(name)) {
@@ -43,7 +65,7 @@ func ParseDist(name string) (Dist, error) {
 		}
 		names = append(names, d.Name)
 	}
-	return Dist{}, fmt.Errorf("unknown distribution %q: %s", name, strings.Join(names, ", "))
+	return Dist{}, fmt.Errorf("unknown distribution %q: %s or logu:E", name, strings.Join(names, ", "))
 }
 
 // Fill sets every element of x to a draw.

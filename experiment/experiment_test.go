@@ -307,8 +307,8 @@ func TestFiguresReadCleanly(t *testing.T) {
 func TestNarrow(t *testing.T) {
 	for _, name := range []string{"narrow1", "narrow2"} {
 		rows := runQuick(t, name)
-		for _, panel := range []string{"fp8-E4M3", "fp8-E5M2"} {
-			u := map[string]float64{"fp8-E4M3": 1.0 / 16, "fp8-E5M2": 1.0 / 8}[panel]
+		for _, panel := range []string{"e4m3", "e5m2"} {
+			u := map[string]float64{"e4m3": 1.0 / 16, "e5m2": 1.0 / 8}[panel]
 			b := series(rows, panel, "bound (subnormals off)")
 			for n, e := range series(rows, panel, "subnormals off") {
 				if e > b[n] {
@@ -321,7 +321,7 @@ func TestNarrow(t *testing.T) {
 		}
 	}
 	rows := runQuick(t, "narrow3")
-	for _, panel := range []string{"fp8-E4M3", "fp8-E5M2"} {
+	for _, panel := range []string{"e4m3", "e5m2"} {
 		p1, p2, p3 := series(rows, panel, "p=1, subnormals on"), series(rows, panel, "p=2, subnormals on"), series(rows, panel, "p=3, subnormals on")
 		for n := range p1 {
 			if !(p3[n] < p2[n] && p2[n] < p1[n]) {

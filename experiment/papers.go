@@ -509,7 +509,7 @@ func narrow(which int) *Experiment {
 		}
 		var tasks []Task
 		for _, low := range []format.Format{format.E4M3, format.E5M2} {
-			panel := "fp8-" + strings.ToUpper(low.Name())
+			panel := low.Name() // as users type it, and as the other experiments name formats
 			var cases []narrowCase
 			if which == 3 {
 				for p := 1; p <= 3; p++ {

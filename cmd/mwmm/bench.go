@@ -103,7 +103,7 @@ mwmm bench --methods double-fp16,double-fp16-fabsum,double-fp16:scale=on,shift=1
 # the wgmma kernel against the mma.sync kernel, speed only
 mwmm bench --sizes 2048,8192 --accuracy 0 --methods double-fp16-fabsum,double-fp16-fabsum@mma
 # one size timed; accuracy on normal and log-uniform data only
-mwmm bench --sizes 4096 --methods double-fp16,triple-bf16-fabsum --dists normal,logu`
+mwmm bench --sizes 4096 --methods double-fp16,triple-bf16-fabsum --dists normal,logu:3`
 
 type benchOptions struct {
 	sizes, accuracy, csv, methods, dists string
@@ -112,13 +112,13 @@ type benchOptions struct {
 
 func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs := newFlagSet("bench")
-	fs.StringVar(&o.sizes, "sizes", "4096,8192,16384", "square sizes n to time, comma-separated")
-	fs.IntVar(&o.reps, "reps", 10, "timed runs per method and size (after 50 ms of warm-up runs); the median is reported")
-	fs.StringVar(&o.accuracy, "accuracy", "10..20", "accuracy sweep n = 2^lo..2^hi, or 0 to skip")
-	fs.StringVar(&o.methods, "methods", "all", "methods to measure: names of the list above or variant specs, comma-separated (sgemm is always added)")
-	fs.StringVar(&o.dists, "dists", "all", "distributions of the accuracy sweep: indices 0-3 or names, comma-separated")
-	fs.StringVar(&o.csv, "csv", "", "also write the measurements to this CSV file")
-	fs.IntVar(&o.device, "device", 0, "GPU index")
+	fs.StringVar(&o.sizes, "sizes", "4096,8192,16384", "square `SIZES` n to time, comma-separated")
+	fs.IntVar(&o.reps, "reps", 10, "`N` timed runs per method and size (after 50 ms of warm-up runs); the median is reported")
+	fs.StringVar(&o.accuracy, "accuracy", "10..20", "accuracy sweep n = 2^lo..2^hi, as `LO..HI`, or 0 to skip")
+	fs.StringVar(&o.methods, "methods", "all", "methods to measure, a `LIST`: names of the list above or variant specs, comma-separated (sgemm is always added)")
+	fs.StringVar(&o.dists, "dists", "all", "distributions of the accuracy sweep, a `LIST`: indices 0-3 or names, comma-separated")
+	fs.StringVar(&o.csv, "csv", "", "also write the measurements to this CSV `FILE`")
+	fs.IntVar(&o.device, "device", 0, "the `I` of the GPU (as gpu:I in --engine)")
 	return fs
 }
 
@@ -215,7 +215,9 @@ func parseMethods(list string) ([]gpu.Method, error) {
 
 // distAliases are the short names of gpu.DistNames, by index: those of
 // the experiment package's CPU distributions where they match.
-var distAliases = [][]string{{"uniform"}, {"centered"}, {"normal"}, {"logu", "log-uniform"}}
+// Index 3 is logu:3; plain logu (logu:10 in gemm and the experiments) is
+// kept for scripts, with a note.
+var distAliases = [][]string{{"uniform"}, {"centered"}, {"normal"}, {"logu:3", "log-uniform", "logu"}}
 
 // distChoice is "i name (or aliases)" for distribution i.
 func distChoice(i int) string {
@@ -353,6 +355,10 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	}
 	if p.dists, err = parseDists(o.dists); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(splitList(o.dists), func(d string) bool { return strings.EqualFold(d, "logu") }) {
+		fmt.Fprintln(stderr, "mwmm bench: note: --dists logu is read as logu:3 (±[1e-3,1e3]), bench's log-uniform data; "+
+			"elsewhere logu means logu:10 (±[1e-10,1e10]): write logu:3")
 	}
 	e, err := gpu.SharedEngine(o.device)
 	if err != nil {

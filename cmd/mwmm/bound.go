@@ -17,8 +17,8 @@ import (
 var boundCmd = &command{
 	name:    "bound",
 	summary: "a-priori error bounds of multiword matrix multiplication (Theorem 2.1, Table 2.1, FABsum, narrow range)",
-	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [-b B]] [--prob]\n" +
-		"                  [--mode-low MODE] [--mode-high MODE] [--json]\n" +
+	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [--block B]] [--prob]\n" +
+		"                  [--split MODE] [--accmode MODE] [--json]\n" +
 		"       mwmm bound --table [--json]\n" +
 		"       mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]",
 	help: `
@@ -46,13 +46,15 @@ the analysis then says nothing.
 
 The unit roundoffs come from the formats and the rounding modes: u = 2^-p
 for round to nearest, 2^(1-p) for the directed and stochastic modes.
---mode-high is the rounding of the accumulation. NVIDIA's tensor cores
+--split is the rounding of the splitting into words (a variant's split=),
+--accmode the rounding of the accumulation (a unit's accmode=; --mode-low
+and --mode-high are older names of the two). NVIDIA's tensor cores
 round toward zero (rz): that doubles u_high (2^-23 for fp32) and, for data
 of one sign, makes the worst case the actual error, since every rounding
 of a growing positive sum goes down.
 
 --fabsum bounds FABsum (section 4.4), the paper's cure: the n products are
-cut into blocks of b (-b, default 256), each block summed by the unit, the
+cut into blocks of b (--block or -b, default 256), each block summed by the unit, the
 block sums added in the high precision (v1, to first order
 (b + n/b)·u_high), in fp64 (v2, b·u_high + (n/b)·2^-53, plus one rounding
 of the fp64 sum to the high precision) or into a pair (hi, lo) of the high
@@ -98,10 +100,10 @@ JSON; an infinite value is written as the string "+Inf".`,
 	examples: `
 mwmm bound --low fp16 --high fp32 -p 2 -n 1e6
 # the tensor cores round toward zero; FABsum-v2 brings the bound back down
-mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz
-mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz --fabsum v2 -b 256
+mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz
+mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum v2 --block 256
 # the same in fp32 arithmetic: block sums added into a TwoSum pair
-mwmm bound --low fp16 -p 2 -n 1e6 --mode-high rz --fabsum pair -b 64
+mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum pair -b 64
 mwmm bound --low bf16 -p 3 -n 4096 --all
 mwmm bound --low fp16 -p 2 -n 1e6 --prob
 mwmm bound --table
@@ -114,6 +116,9 @@ mwmm bound --lu -n 1000 --unit v100`,
 	flags: func() *flag.FlagSet { fs, _ := boundFlags(); return fs },
 	run:   runBound,
 }
+
+// boundAliases are older flag names and their current ones (docs/cli.md).
+var boundAliases = map[string]string{"mode-low": "split", "mode-high": "accmode", "b": "block"}
 
 type boundOptions struct {
 	low, high, modeLow, modeHigh string
@@ -131,13 +136,16 @@ func boundFlags() (*flag.FlagSet, *boundOptions) {
 	fs := newFlagSet("bound")
 	fs.StringVar(&o.low, "low", "fp16", "the `FORMAT` of the words (the tensor core's input)")
 	fs.StringVar(&o.high, "high", "fp32", "the `FORMAT` the block FMA accumulates in")
-	fs.StringVar(&o.modeLow, "mode-low", "rne", "the rounding `MODE` of the splitting into words")
-	fs.StringVar(&o.modeHigh, "mode-high", "rne", "the rounding `MODE` of the accumulation (rz on NVIDIA tensor cores: u_high doubles)")
+	fs.StringVar(&o.modeLow, "split", "rne", "the rounding `MODE` of the splitting into words (a variant's split=)")
+	fs.StringVar(&o.modeHigh, "accmode", "rne", "the rounding `MODE` of the accumulation (a unit's accmode=; rz on NVIDIA tensor cores: u_high doubles)")
+	fs.StringVar(&o.modeLow, "mode-low", "rne", "the same as --split (an older `MODE` spelling)")
+	fs.StringVar(&o.modeHigh, "mode-high", "rne", "the same as --accmode (an older `MODE` spelling)")
 	fs.IntVar(&o.p, "p", 2, "the number of words `P`")
 	fs.StringVar(&o.n, "n", "", "the inner dimension `N` of C = AB (1e6 and 0x1p20 are fine)")
 	fs.BoolVar(&o.all, "all", false, "compute all p² products (eq. 2.5), not only those with i+j ≤ p+1")
 	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision), v2 (in fp64) or pair (in a TwoSum pair of the high precision)")
-	fs.StringVar(&o.b, "b", "256", "the FABsum block size `B` (with --fabsum v1, v2 or pair)")
+	fs.StringVar(&o.b, "block", "256", "the FABsum block `SIZE` (with --fabsum v1, v2 or pair; also -b SIZE)")
+	fs.StringVar(&o.b, "b", "256", "the same as --block `SIZE`")
 	fs.StringVar(&o.group, "group", "", "with --fabsum v2 or pair: add each `G` block sums in the high precision before one binary64 addition (pair: TwoSum) (the GPU kernels' group=G)")
 	fs.BoolVar(&o.prob, "prob", false, "the probabilistic bound: n, b and n/b replaced by their square roots (a heuristic)")
 	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
@@ -171,7 +179,20 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return usagef("bound takes no arguments (got %q); give n with -n", rest[0])
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var twice error
+	fs.Visit(func(f *flag.Flag) {
+		name := f.Name
+		if c, ok := boundAliases[name]; ok {
+			name = c
+		}
+		if set[name] && twice == nil {
+			twice = usagef("--%s and --%s are one flag (docs/cli.md): give one", name, f.Name)
+		}
+		set[name] = true
+	})
+	if twice != nil {
+		return twice
+	}
 	only := func(mode string, allowed ...string) error {
 		for name := range set {
 			if name != mode && !contains(allowed, name) {
@@ -232,7 +253,7 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
 
 	if o.narrow {
-		if err := only("narrow", "low", "high", "mode-low", "mode-high", "p", "n", "theta", "json"); err != nil {
+		if err := only("narrow", "low", "high", "split", "accmode", "p", "n", "theta", "json"); err != nil {
 			return err
 		}
 		theta := bound.Theta(low.MaxFinite(), high.MaxFinite(), n)
@@ -283,15 +304,15 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	}
 	m := bound.Multiword{ULow: uLow, UHigh: uHigh, P: o.p, N: n, AllProducts: o.all, Sum: sum, Probabilistic: o.prob}
 	if sum == bound.Plain {
-		if set["b"] {
-			return usagef("-b is FABsum's block size: it needs --fabsum v1, v2 or pair")
+		if set["block"] {
+			return usagef("--block (-b) is FABsum's block size: it needs --fabsum v1, v2 or pair")
 		}
 	} else {
-		if m.B, err = parseCount("-b", o.b); err != nil {
+		if m.B, err = parseCount("--block", o.b); err != nil {
 			return err
 		}
 		if m.B > n {
-			return usagef("-b %s is larger than n = %s: a block holds at most n products", o.b, numText(n))
+			return usagef("--block %s is larger than n = %s: a block holds at most n products", o.b, numText(n))
 		}
 	}
 	if set["group"] {

@@ -77,10 +77,10 @@ type experimentOptions struct {
 func experimentFlags(o *experimentOptions) *flag.FlagSet {
 	fs := newFlagSet("experiment")
 	fs.BoolVar(&o.quick, "quick", false, "run the reduced sweep (each CPU experiment in under 30 s on 2 cores)")
-	fs.StringVar(&o.out, "out", "out", "folder for NAME.csv, NAME.png and NAME.svg (created if missing)")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrices")
-	fs.StringVar(&o.engine, "engine", "", "engine replacing the experiment's default (reference, model:<unit>, ...)")
-	fs.IntVar(&o.workers, "workers", 0, "points computed at once (0: one per core)")
+	fs.StringVar(&o.out, "out", "out", "`FOLDER` for NAME.csv, NAME.png and NAME.svg (created if missing)")
+	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random matrices")
+	fs.StringVar(&o.engine, "engine", "", "the `ENGINE` replacing the experiment's default: reference, model:UNIT (e.g. model:a100) or gpu")
+	fs.IntVar(&o.workers, "workers", 0, "`N` points computed at once (0: one per core)")
 	fs.BoolVar(&o.json, "json", false, "list: print the registry as JSON")
 	return fs
 }

@@ -40,7 +40,7 @@ func TestExperimentRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"input = fp8-E4M3", "subnormals off", "56 of 56 points", "narrow2.svg"} {
+	for _, want := range []string{"input = e4m3", "subnormals off", "56 of 56 points", "narrow2.svg"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

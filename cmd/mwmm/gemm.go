@@ -89,6 +89,7 @@ mwmm gemm --variants`,
 
 type gemmOptions struct {
 	a, b, out, variant, fabsum, engine, size, dist string
+	unit                                           string
 	block, group                                   int
 	first, all, scale, check, json, variants       bool
 	blockSet, force                                bool
@@ -111,9 +112,10 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs.BoolVar(&o.all, "all", false, "form all p² products, not only those with i+j ≤ p+1")
 	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")
 	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu (FABsum plans on its fused kernel)")
+	fs.StringVar(&o.unit, "unit", "", "the same as --engine model:`UNIT` (a unit as 'mwmm mma' names it: v100, a100:accmode=rne, ...)")
 	fs.StringVar(&o.size, "size", "16,1024,16", "`M,K,N` of random A and B when --a and --b are not given")
-	fs.StringVar(&o.dist, "dist", "uniform", "random entries, `DIST`: uniform (0,1], centered (-0.5,0.5], normal, or logu (log-uniform ±[1e-10,1e10]; logu:3 for ±[1e-3,1e3])")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrices")
+	fs.StringVar(&o.dist, "dist", "uniform", "random entries, `DIST`: uniform (0,1], centered (-0.5,0.5], normal, or logu:E (magnitudes log-uniform in [1e-E,1eE], random signs; logu is logu:10)")
+	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random matrices")
 	fs.BoolVar(&o.check, "check", false, "print the error against the float64 product and the a-priori bound")
 	fs.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	fs.BoolVar(&o.variants, "variants", false, "list the named variants and exit")
@@ -136,9 +138,22 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if flagSet(fs, "unit") {
+		if flagSet(fs, "engine") {
+			return usagef("--unit %s is --engine model:%s: give one of --unit and --engine", o.unit, o.unit)
+		}
+		o.engine = "model:" + o.unit
+	}
 	eng, err := multiword.Open(o.engine)
 	if err != nil {
 		return usage(err)
+	}
+	if me, ok := eng.(*multiword.Model); ok {
+		// A unit that cannot run the plan is a bad command line (exit 2),
+		// found before the inputs are read or drawn.
+		if _, err := me.Unit(&plan); err != nil {
+			return usage(err)
+		}
 	}
 	a, b, err := gemmInputs(fs, o)
 	if err != nil {

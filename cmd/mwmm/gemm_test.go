@@ -168,8 +168,8 @@ func TestGemmErrors(t *testing.T) {
 		{[]string{"--size", "3,0,2"}, 2, "positive integer"},
 		{[]string{"--size", "3,2"}, 2, "M,K,N"},
 		{[]string{"--dist", "cauchy"}, 2, "cauchy"},
-		{[]string{"--variant", "fp16", "--engine", "model:v100:k=0"}, 1, "k"},
-		{[]string{"--variant", "bf16", "--engine", "model:v100"}, 1, "bfloat16"},
+		{[]string{"--variant", "fp16", "--engine", "model:v100:k=0"}, 2, "k"},
+		{[]string{"--variant", "bf16", "--engine", "model:v100"}, 2, "bfloat16"},
 	} {
 		code, _, stderr := mwmm(t, "", append([]string{"gemm"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
