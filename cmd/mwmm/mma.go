@@ -22,7 +22,7 @@ var mmaCmd = &command{
 	name:    "mma",
 	summary: "list the simulated tensor cores; evaluate dot products on one",
 	usage: "mwmm mma list [--json] [PRESET...]\n" +
-		"       mwmm mma eval [--unit SPEC] [--input FORMAT] [--output FORMAT] < CASES",
+		"       mwmm mma eval [--unit UNIT] [--input FORMAT] [--output FORMAT] < CASES",
 	help: mmaHelp(),
 	examples: `
 mwmm mma list
@@ -90,7 +90,7 @@ kernel launch a batch, eight cases per instruction tile): gpu:mma.sync,
 gpu:wgmma (Hopper) and gpu:fma (the CUDA cores' FMA chain), gpuN:... for
 device N; see 'mwmm help probe' for their formats.
 
-Override keys (SPEC is PRESET:key=value,key=value...):
+Override keys (a UNIT is PRESET:key=value,key=value...):
 
   k=N                    products per block
   extra=N|unlimited      alignment bits below the accumulator's last bit
@@ -133,7 +133,7 @@ type evalOptions struct{ unit, input, output string }
 func mmaEvalFlags() (*flag.FlagSet, *evalOptions) {
 	o := new(evalOptions)
 	fs := newFlagSet("mma eval")
-	fs.StringVar(&o.unit, "unit", "v100", "(eval) the unit: a `SPEC`, a preset with optional :key=value overrides, or gpu:INSTR")
+	fs.StringVar(&o.unit, "unit", "v100", "(eval) the `UNIT`: a preset with optional :key=value overrides, or gpu:INSTR")
 	fs.StringVar(&o.input, "input", "", "(eval) the `FORMAT` of a and b (default: the preset's)")
 	fs.StringVar(&o.output, "output", "", "(eval) the `FORMAT` of c and d (default: the preset's for the input)")
 	return fs, o

@@ -20,7 +20,7 @@ import (
 var probeCmd = &command{
 	name:    "probe",
 	summary: "measure a matrix-multiply unit's numerical features and fit the generic model",
-	usage:   "mwmm probe [--unit SPEC] [--input FORMAT] [--output FORMAT] [--json] [--evidence] [--crosscheck N [--against SPEC] [--record FILE]]",
+	usage:   "mwmm probe [--unit UNIT] [--input FORMAT] [--output FORMAT] [--json] [--evidence] [--crosscheck N [--against UNIT] [--record FILE]]",
 	help: `
 Probe measures what a matrix-multiply unit does inside a dot product
 d = a_1·b_1 + ... + a_k·b_k + c, using only its results, and fits the
@@ -55,7 +55,7 @@ the unit is outside what the model can express).
 
 --json prints the whole report, every test case with the unit's result
 and each candidate value's prediction included; --evidence adds the cases
-to the table. Units are SPECs as in 'mwmm mma' (presets, optionally with
+to the table. Units are UNITs as in 'mwmm mma' (presets, optionally with
 :key=value overrides) or the GPU's own instructions:
 
   gpu:mma.sync   warp-level tensor-core MMA: fp16→fp32/fp16, bf16→fp32,
@@ -109,13 +109,13 @@ func probeCost(k int) (time.Duration, float64) {
 func probeFlags() (*flag.FlagSet, *probeOptions) {
 	o := new(probeOptions)
 	fs := newFlagSet("probe")
-	fs.StringVar(&o.unit, "unit", "v100", "the unit: a `SPEC`, a preset with optional :key=value overrides")
+	fs.StringVar(&o.unit, "unit", "v100", "the `UNIT`: a preset with optional :key=value overrides, or gpu:INSTR")
 	fs.StringVar(&o.input, "input", "", "the `FORMAT` of a and b (default: the preset's first)")
 	fs.StringVar(&o.output, "output", "", "the `FORMAT` of c and d (default: the preset's for the input)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON, with every test case")
 	fs.BoolVar(&o.evidence, "evidence", false, "list each feature's test cases and the unit's results")
 	fs.IntVar(&o.crosscheck, "crosscheck", 0, "compare the fit (or --against) with the unit on about `N` random dot products")
-	fs.StringVar(&o.against, "against", "", "cross-check this model `SPEC` (e.g. h100) instead of the fit; skips the probe")
+	fs.StringVar(&o.against, "against", "", "cross-check this model `UNIT` (e.g. h100) instead of the fit; skips the probe")
 	fs.Uint64Var(&o.seed, "seed", 1, "the cross-check's random `SEED`")
 	fs.StringVar(&o.record, "record", "", "write every cross-check case and the unit's result to `FILE` (JSON lines)")
 	fs.BoolVar(&o.force, "force", false, fmt.Sprintf("probe units with more than %d products per block (the work grows as k^1.75)", probeMaxK))

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -106,5 +107,34 @@ func TestGemmUnit(t *testing.T) {
 	}
 	if code, _, _ := mwmm(t, "", "gemm", "--unit", "t4", "--engine", "reference"); code != exitUsage {
 		t.Errorf("--unit with --engine: exit %d, want 2", code)
+	}
+}
+
+// docs/cli.md names every command and every older spelling the commands
+// keep, so that the page and the code do not drift apart.
+func TestCLIDoc(t *testing.T) {
+	b, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, c := range commands {
+		if !strings.Contains(doc, "`"+c.name+"`") {
+			t.Errorf("docs/cli.md does not name the command %s", c.name)
+		}
+	}
+	for old, now := range boundAliases {
+		dash := "--"
+		if len(old) == 1 {
+			dash = "-"
+		}
+		if !strings.Contains(doc, "`bound "+dash+old) || !strings.Contains(doc, "`bound --"+now) {
+			t.Errorf("docs/cli.md lacks bound's %s%s → --%s", dash, old, now)
+		}
+	}
+	for _, w := range []string{"logu:E", "logu:3", "`gemm --unit U`", "| 0 |", "| 1 |", "| 2 |"} {
+		if !strings.Contains(doc, w) {
+			t.Errorf("docs/cli.md lacks %q", w)
+		}
 	}
 }
