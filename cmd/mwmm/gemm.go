@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -153,6 +155,12 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		// found before the inputs are read or drawn.
 		if _, err := me.Unit(&plan); err != nil {
 			return usage(err)
+		}
+	}
+	if o.out != "" {
+		// A folder that is not there fails now, not after the product.
+		if st, err := os.Stat(filepath.Dir(o.out)); err != nil || !st.IsDir() {
+			return fmt.Errorf("--out %s: no folder %s to write C into", o.out, filepath.Dir(o.out))
 		}
 	}
 	a, b, err := gemmInputs(fs, o)

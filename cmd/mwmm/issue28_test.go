@@ -214,9 +214,10 @@ func TestMessages(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"multiword: variant \"x\": sum=v9: bound: unknown": "variant \"x\": sum=v9: unknown",
-		"multiword: bound: format: x":                      "x",
-		"the words' format: e4m3":                          "the words' format: e4m3", // not a prefix
+		"multiword: variant \"x\": sum=v9: bound: unknown":   "variant \"x\": sum=v9: unknown",
+		"multiword: bound: format: x":                        "x",
+		"the words' format: e4m3":                            "the words' format: e4m3", // not a prefix
+		"unknown factorization (multiword: unknown variant)": "unknown factorization (unknown variant)",
 	} {
 		if got := oneMessage(errors.New(in)); got != want {
 			t.Errorf("oneMessage(%q) = %q, want %q", in, got, want)
@@ -256,5 +257,15 @@ func TestVersion(t *testing.T) {
 	}
 	if code, _, _ := mwmm(t, "", "version", "extra"); code != exitUsage {
 		t.Errorf("version extra: exit %d, want 2", code)
+	}
+}
+
+// An --out folder that does not exist fails before the product (exit 1:
+// the file system, not the command line), not after it.
+func TestGemmOutFolder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "missing", "C.npy")
+	code, stdout, errOut := mwmm(t, "", "gemm", "--size", "2,16,2", "--out", out)
+	if code != exitFailure || stdout != "" || !strings.Contains(errOut, "no folder") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 before any output", code, stdout, errOut)
 	}
 }

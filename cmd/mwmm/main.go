@@ -137,9 +137,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-// pkgPrefix is a library package's prefix at the start of an error or
-// after a ": " of its chain.
-var pkgPrefix = regexp.MustCompile(`(^|: )(?:format|mma|multiword|bound|probe|experiment|npy|lu|solve|gpu|plotting): `)
+// pkgPrefix is a library package's prefix at the start of an error, after
+// a ": " of its chain or after "(" (an error quoted in parentheses).
+var pkgPrefix = regexp.MustCompile(`(^|: |\()(?:format|mma|multiword|bound|probe|experiment|npy|lu|solve|gpu|plotting): `)
 
 // oneMessage is err's text without the package prefixes of its chain
 // ("multiword: variant …: sum=v9: bound: unknown summation"): "mwmm NAME: "
