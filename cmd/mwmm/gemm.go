@@ -405,6 +405,9 @@ func gemmInputs(fs *flag.FlagSet, o *gemmOptions) (a, b npy.Matrix, err error) {
 		if o.bBlock != "" {
 			return a, b, usagef("give both --a and --b, or neither for random matrices (-b %s is the FABsum block size; write a file named %s as ./%s)", o.bBlock, o.bBlock, o.bBlock)
 		}
+		if o.a == "" {
+			return a, b, usagef("--b %s names B's file: give A's with --a (a FABsum block size is an integer: -b 256)", o.b)
+		}
 		return a, b, usagef("give both --a and --b, or neither for random matrices")
 	}
 	var dims [3]int

@@ -85,7 +85,11 @@ func TestGemmInputFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 naming %s", args, code, errOut, f[0])
 		}
 	}
-	code, _, errOut := mwmm(t, "", "gemm", "--a", pa, "--fabsum", "v2", "-b", "64")
+	code, _, errOut := mwmm(t, "", "gemm", "-b", "x64")
+	if code != exitUsage || !strings.Contains(errOut, "--b x64 names B's file") || !strings.Contains(errOut, "-b 256") {
+		t.Errorf("-b x64 alone: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = mwmm(t, "", "gemm", "--a", pa, "--fabsum", "v2", "-b", "64")
 	if code != exitUsage || !strings.Contains(errOut, "-b 64 is the FABsum block size") {
 		t.Errorf("-b 64 beside --a: exit %d, stderr %q", code, errOut)
 	}
