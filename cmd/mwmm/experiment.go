@@ -70,6 +70,7 @@ mwmm experiment run all --quick --out out`,
 type experimentOptions struct {
 	quick, json bool
 	out, engine string
+	unit        string
 	seed        uint64
 	workers     int
 }
@@ -80,6 +81,7 @@ func experimentFlags(o *experimentOptions) *flag.FlagSet {
 	fs.StringVar(&o.out, "out", "out", "`FOLDER` for NAME.csv, NAME.png and NAME.svg (created if missing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random matrices")
 	fs.StringVar(&o.engine, "engine", "", "the `ENGINE` replacing the experiment's default: reference, model:UNIT (e.g. model:a100) or gpu")
+	fs.StringVar(&o.unit, "unit", "", "the same as --engine model:`UNIT`")
 	fs.IntVar(&o.workers, "workers", 0, "`N` points computed at once (0: one per core)")
 	fs.BoolVar(&o.json, "json", false, "list: print the registry as JSON")
 	return fs
@@ -87,9 +89,16 @@ func experimentFlags(o *experimentOptions) *flag.FlagSet {
 
 func runExperiment(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	var o experimentOptions
-	pos, err := parseFlags(experimentFlags(&o), args)
+	fs := experimentFlags(&o)
+	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if flagSet(fs, "unit") {
+		if flagSet(fs, "engine") {
+			return usagef("--unit %s is --engine model:%s: give one of --unit and --engine", o.unit, o.unit)
+		}
+		o.engine = "model:" + o.unit
 	}
 	if len(pos) == 0 {
 		return usagef("want a verb: list, show NAME or run NAME")

@@ -97,7 +97,7 @@ func TestBoundFlagNames(t *testing.T) {
 	}
 }
 
-// gemm --unit U is --engine model:U.
+// gemm --unit U and experiment run --unit U are --engine model:U.
 func TestGemmUnit(t *testing.T) {
 	_, a, _ := mwmm(t, "", "gemm", "--size", "2,64,2", "--unit", "t4", "--json")
 	_, b, _ := mwmm(t, "", "gemm", "--size", "2,64,2", "--engine", "model:t4", "--json")
@@ -107,6 +107,15 @@ func TestGemmUnit(t *testing.T) {
 	}
 	if code, _, _ := mwmm(t, "", "gemm", "--unit", "t4", "--engine", "reference"); code != exitUsage {
 		t.Errorf("--unit with --engine: exit %d, want 2", code)
+	}
+	// experiment run takes it too: table2.1 refuses it as it refuses --engine.
+	dir := t.TempDir()
+	code, _, errOut := mwmm(t, "", "experiment", "run", "table2.1", "--unit", "v100", "--out", dir)
+	if code != exitUsage || !strings.Contains(errOut, "takes no --engine") {
+		t.Errorf("experiment run table2.1 --unit v100: exit %d, stderr %q; want 2 as for --engine model:v100", code, errOut)
+	}
+	if code, _, _ := mwmm(t, "", "experiment", "run", "fig4.3", "--unit", "v100", "--engine", "model:v100", "--out", dir); code != exitUsage {
+		t.Errorf("experiment --unit with --engine: exit %d, want 2", code)
 	}
 }
 
@@ -132,7 +141,7 @@ func TestCLIDoc(t *testing.T) {
 			t.Errorf("docs/cli.md lacks bound's %s%s → --%s", dash, old, now)
 		}
 	}
-	for _, w := range []string{"logu:E", "logu:3", "`gemm --unit U`", "| 0 |", "| 1 |", "| 2 |"} {
+	for _, w := range []string{"logu:E", "logu:3", "`--unit U` is `--engine model:U`", "| 0 |", "| 1 |", "| 2 |"} {
 		if !strings.Contains(doc, w) {
 			t.Errorf("docs/cli.md lacks %q", w)
 		}
