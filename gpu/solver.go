@@ -362,6 +362,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			if fa.NB == 0 {
 				fa.NB = 512
 			}
+			if fa.NB > 4096 {
+				return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
+			}
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, ph)
 		}
 		if err != nil {
@@ -459,10 +462,19 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	defer work.Free()
 	info := work.ptr + uintptr(work.n-256)
-	laswp, err := mod.Function("laswp_f32")
+	permute, err := mod.Function("permute_rows")
 	if err != nil {
 		return err
 	}
+	// The panel's pivots come here, and its composed interchanges go back
+	// as (destination, source) row pairs: at most 2·nb of them.
+	pairs, err := d.Alloc(4 * 4 * min(nb, n))
+	if err != nil {
+		return err
+	}
+	defer pairs.Free()
+	pivHost := make([]int32, min(nb, n))
+	moves := make([]int32, 0, 4*min(nb, n))
 	shift, err := mod.Function("shift_pivots")
 	if err != nil {
 		return err
@@ -481,15 +493,30 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
 		}
 		rest := n - j - jb
-		// Interchanges left of the panel, then right of it.
+		// Interchanges left of the panel, then right of it, as one
+		// permutation of the rows they touch (none: nothing to do, as for
+		// a diagonally dominant A).
 		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
-			if j > 0 {
-				if err := laswp.Launch(grid(j), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, 0)), int64(n), int32(j), int32(j), piv, int32(jb)); err != nil {
+			if err := d.Download(pivHost[:jb], ipiv.view(4*j)); err != nil {
+				return err
+			}
+			moves = panelMoves(moves[:0], pivHost[:jb], j)
+			np := len(moves) / 2
+			if np == 0 {
+				return nil
+			}
+			if err := d.Upload(pairs, moves); err != nil {
+				return err
+			}
+			dst, src := pairs, pairs.view(4*np)
+			for _, part := range [][2]int{{0, j}, {j + jb, rest}} {
+				if part[1] == 0 {
+					continue
+				}
+				if err := permute.Launch([3]uint32{uint32(min(part[1], 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), nil,
+					w.view(at(0, part[0])), int64(n), int32(part[1]), dst, src, int32(np)); err != nil {
 					return err
 				}
-			}
-			if rest > 0 {
-				return laswp.Launch(grid(rest), [3]uint32{256, 1, 1}, 0, nil, w.view(at(0, j+jb)), int64(n), int32(rest), int32(j), piv, int32(jb))
 			}
 			return nil
 		}); err != nil {
@@ -518,6 +545,33 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		}
 	}
 	return nil
+}
+
+// panelMoves composes a panel's interchanges (LAPACK's 1-based pivots,
+// relative to row r0) into the rows they move: it appends the destination
+// rows, then the source rows, of the entries that change place.
+func panelMoves(moves, piv []int32, r0 int) []int32 {
+	at := map[int32]int32{} // position → the row now there, where moved
+	row := func(q int32) int32 {
+		if r, ok := at[q]; ok {
+			return r
+		}
+		return q
+	}
+	for k, p := range piv {
+		a, b := int32(r0+k), int32(r0)+p-1
+		if a != b {
+			ra, rb := row(a), row(b)
+			at[a], at[b] = rb, ra
+		}
+	}
+	var dst, src []int32
+	for q, r := range at {
+		if q != r {
+			dst, src = append(dst, q), append(src, r)
+		}
+	}
+	return append(append(moves, dst...), src...)
 }
 
 // update computes C −= A·B for column-major m×k A, k×n B and m×n C, all

@@ -239,3 +239,90 @@ func TestSolverBaselines(t *testing.T) {
 		}
 	}
 }
+
+// panelMoves gives the permutation that the interchanges give one by one.
+func TestPanelMoves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(40)
+		r0 := rng.IntN(n)
+		jb := 1 + rng.IntN(n-r0)
+		piv := make([]int32, jb)
+		for k := range piv {
+			if rng.IntN(3) == 0 {
+				piv[k] = int32(k + 1) // no interchange
+			} else {
+				piv[k] = int32(k + 1 + rng.IntN(n-r0-k))
+			}
+		}
+		want := make([]int, n)
+		got := make([]int, n)
+		for i := range want {
+			want[i], got[i] = i, i
+		}
+		for k, p := range piv {
+			a, b := r0+k, r0+int(p)-1
+			want[a], want[b] = want[b], want[a]
+		}
+		moves := panelMoves(nil, piv, r0)
+		np := len(moves) / 2
+		old := append([]int(nil), got...)
+		for i := 0; i < np; i++ {
+			got[moves[i]] = old[moves[np+i]]
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d r0=%d piv=%v: rows %v, want %v", n, r0, piv, got, want)
+			}
+		}
+	}
+}
+
+// The TC32 forms round the update's inputs as named: 1+2^-10 is exact in
+// fp16 and TF32 and rounds to 1 in bf16; 2^-30 underflows fp16 only.
+func TestSolverTC32Inputs(t *testing.T) {
+	e := engineGPU(t)
+	const n = 16
+	a := make([]float32, n*n)
+	id := make([]float32, n*n)
+	for i := range a {
+		a[i] = 1 + 0x1p-10
+		if i%2 == 1 {
+			a[i] = 0x1p-30
+		}
+	}
+	for i := 0; i < n; i++ {
+		id[i+i*n] = 1
+	}
+	want := map[string][2]float32{
+		"tc32-fp16": {1 + 0x1p-10, 0},
+		"tc32-bf16": {1, 0x1p-30},
+		"tc32-tf32": {1 + 0x1p-10, 0x1p-30},
+	}
+	for name, w := range want {
+		f, err := ParseLUForm(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := make([]*Buffer, 3)
+		for i, x := range [][]float32{a, id, make([]float32, n*n)} {
+			if bufs[i], err = e.d.Alloc(4 * n * n); err != nil {
+				t.Fatal(err)
+			}
+			defer bufs[i].Free()
+			if err := e.d.Upload(bufs[i], x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.update(f, n, n, n, bufs[0], bufs[1], bufs[2], n); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := make([]float32, n*n)
+		if err := e.d.Download(c, bufs[2]); err != nil {
+			t.Fatal(err)
+		}
+		if c[0] != -w[0] || c[1] != -w[1] {
+			t.Errorf("%s: C −= A·I gives %g, %g; want %g, %g", name, c[0], c[1], -w[0], -w[1])
+		}
+	}
+}

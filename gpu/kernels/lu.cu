@@ -1,29 +1,9 @@
 // lu.cu: the small passes of the GPU LU and its refinement, on
 // column-major matrices (element (i, j) at i + j·ld, as cuSOLVER keeps
-// them): row interchanges, C −= T, conversions between binary32 and
+// them): row permutations, C −= T, conversions between binary32 and
 // binary64, and the matrix generators. No headers: NVRTC has none here.
 
 typedef unsigned long long u64;
-
-// laswp_f32 applies the interchanges of a panel to ncols columns starting
-// at a: for k = 0..jb−1, rows r0+k and r0+ipiv[k]−1 swap (ipiv is the
-// panel's 1-based pivots, relative to row r0). One thread per column, in
-// order along k: interchanges do not commute.
-extern "C" __global__ void laswp_f32(float* a, long long ld, int ncols, int r0, const int* ipiv, int jb) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= ncols) {
-        return;
-    }
-    float* col = a + (long long)c * ld + r0;
-    for (int k = 0; k < jb; k++) {
-        int p = ipiv[k] - 1;
-        if (p != k) {
-            float t = col[k];
-            col[k] = col[p];
-            col[p] = t;
-        }
-    }
-}
 
 // shift_pivots adds r0 to n panel pivots, making them global.
 extern "C" __global__ void shift_pivots(int* ipiv, int n, int r0) {
@@ -140,5 +120,24 @@ extern "C" __global__ void diag_check(const double* lu, long long ld, int n, int
                 old = prev;
             }
         }
+    }
+}
+
+// permute_rows moves, in each of ncols columns from a, the entry of row
+// src[t] to row dst[t] for t < npairs: a permutation of those rows (the
+// composed interchanges of a panel, worked out on the host). One block per
+// column; all reads land in shared memory before any write.
+extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
+    extern __shared__ float vals[];
+    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
+        float* col = a + (long long)c * ld;
+        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
+            vals[t] = col[src[t]];
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
+            col[dst[t]] = vals[t];
+        }
+        __syncthreads();
     }
 }
