@@ -465,3 +465,56 @@ func TestHandCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeSliceExhaustive decodes every code of the formats of at most 16
+// bits and checks that EncodeSlice gives the code Encode gives, and that it
+// refuses values off the grid, beyond the range and specials the format
+// lacks.
+func TestEncodeSliceExhaustive(t *testing.T) {
+	for _, f := range exhaustiveFormats(t) {
+		if f.Bits() == 0 || f.Bits() > 16 {
+			continue
+		}
+		n := 1 << f.Bits()
+		vals := make([]float64, n)
+		want := make([]uint64, n)
+		for c := range n {
+			v, err := f.Decode(uint64(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals[c] = v
+			if want[c], err = f.Encode(v); err != nil {
+				t.Fatalf("%s: Encode(%v): %v", f.Name(), v, err)
+			}
+		}
+		got := make([]uint64, n)
+		if _, err := f.EncodeSlice(got, vals); err != nil {
+			t.Fatalf("%s: %v", f.Name(), err)
+		}
+		for c := range n {
+			if got[c] != want[c] {
+				t.Fatalf("%s: code %#x decodes to %v; EncodeSlice gives %#x, Encode %#x", f.Name(), c, vals[c], got[c], want[c])
+			}
+		}
+		bad := []float64{f.MaxFinite() * 2, math.Nextafter(1, 2), math.Nextafter(f.MinNormal(), 0)}
+		if f.MinSubnormal() > 0 {
+			bad = append(bad, f.MinSubnormal()*1.5, f.MinSubnormal()/2)
+		}
+		if !f.Specials().HasNaN() {
+			bad = append(bad, math.NaN())
+		}
+		if !f.Specials().HasInf() {
+			bad = append(bad, math.Inf(-1))
+		}
+		for _, x := range bad {
+			if _, err := f.Encode(x); err == nil {
+				continue // a value after all (e.g. 1+2^-52 in a wide format)
+			}
+			var c [1]uint64
+			if i, err := f.EncodeSlice(c[:], []float64{x}); err == nil || i != 0 {
+				t.Errorf("%s: EncodeSlice(%v) = %#x, want an error", f.Name(), x, c[0])
+			}
+		}
+	}
+}

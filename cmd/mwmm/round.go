@@ -3,22 +3,27 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/internal/npy"
 )
 
 var roundCmd = &command{
 	name:    "round",
 	summary: "round numbers to a format in a rounding mode",
-	usage:   "mwmm round --format NAME [--mode MODE] [--saturate] [--no-subnormals] [--seed S] [VALUE...]",
+	usage:   "mwmm round --format NAME [--mode MODE] [--saturate] [--no-subnormals] [--seed S] [VALUE... | --in X.npy --out Y.npy [--codes] [--dtype T] [--stats]]",
 	help:    roundHelp(),
 	examples: `
 mwmm round --format e4m3 448 460 465 1e9      # 448 448 NaN NaN: e4m3 overflows to NaN
@@ -28,7 +33,10 @@ mwmm round --format fp16 --mode rz 70000      # 65504
 mwmm round --format fp16 --no-subnormals 1e-6 # 0
 mwmm round --format bf16 -0.1 0x1p-130        # negative numbers and hex floats are values
 mwmm round --format e5m2 --mode sr --seed 7 0.3 0.3 0.3
-printf '0.1\n0.2\n' | mwmm round --format e2m1 --mode ru`,
+printf '0.1\n0.2\n' | mwmm round --format e2m1 --mode ru
+mwmm round --format e4m3 --in x.npy --out y.npy           # an array, any shape
+mwmm round --format e4m3 --in x.npy --out c.npy --codes   # the e4m3 codes, uint8
+mwmm round --format bf16 --mode sr --seed 3 --in x.npy --out y.npy --stats`,
 	flags: func() *flag.FlagSet { fs, _ := roundFlags(); return fs },
 	run:   runRound,
 }
@@ -57,6 +65,21 @@ the smallest normal number to 0 or to the smallest normal.
 The stochastic modes draw their random bits from a PCG generator seeded
 with --seed: the same seed and values give the same output.
 
+Arrays: --in X.npy --out Y.npy rounds every element of a NumPy array of
+any shape and order (float16, float32, float64, or integers, which must
+convert to float64 exactly) and writes an array of the same shape and
+order. The output holds the rounded values as float32 when the format fits
+binary32 and the input is not float64, else float64; --dtype float32 or
+float64 chooses (float32 is refused for formats it cannot hold). --codes
+writes the format's bit codes instead, as uint8 (formats of up to 8 bits)
+or uint16 (up to 16): a NaN in a format without one (fp6, fp4) is then an
+error. The array streams through in chunks of 1 Mi values, so files larger
+than memory work; Y.npy appears only when complete (written beside it,
+then renamed), and the stochastic modes give the same output for the same
+seed whatever the chunking or the number of cores. --stats prints the
+count, the values that changed, that went to zero and the finite ones
+beyond ±max finite, the time and the values/s.
+
 Rounding modes (--mode):
 `)
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
@@ -78,6 +101,10 @@ type roundOptions struct {
 	saturate     bool
 	noSubnormals bool
 	seed         uint64
+	in, out      string
+	codes        bool
+	dtype        string
+	stats        bool
 }
 
 func roundFlags() (*flag.FlagSet, *roundOptions) {
@@ -88,6 +115,11 @@ func roundFlags() (*flag.FlagSet, *roundOptions) {
 	fs.BoolVar(&o.saturate, "saturate", false, "clamp overflow and ±Inf to ±max finite")
 	fs.BoolVar(&o.noSubnormals, "no-subnormals", false, "flush results below the smallest normal (no gradual underflow)")
 	fs.Uint64Var(&o.seed, "seed", 1, "the `SEED` of the random bits of the stochastic modes")
+	fs.StringVar(&o.in, "in", "", "round the array in `FILE`.npy (needs --out)")
+	fs.StringVar(&o.out, "out", "", "write the rounded array to `FILE`.npy")
+	fs.BoolVar(&o.codes, "codes", false, "with --out: write the format's bit codes (uint8 or uint16), not values")
+	fs.StringVar(&o.dtype, "dtype", "", "with --out: the `TYPE` of the values written, float32 or float64 (default: see above)")
+	fs.BoolVar(&o.stats, "stats", false, "with --in: print counts, time and values/s")
 	return fs, o
 }
 
@@ -117,6 +149,18 @@ func runRound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	var src format.Source
 	if mode.IsStochastic() {
 		src = rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
+	}
+	if o.in != "" || o.out != "" {
+		if o.in == "" || o.out == "" {
+			return usagef("--in and --out go together: mwmm round --format NAME --in X.npy --out Y.npy")
+		}
+		if len(values) > 0 {
+			return usagef("values %q beside --in: round either an array or values", values)
+		}
+		return roundArray(f, mode, src, o, stdout)
+	}
+	if o.codes || o.dtype != "" || o.stats {
+		return usagef("--codes, --dtype and --stats apply to arrays (--in X.npy --out Y.npy)")
 	}
 
 	w := bufio.NewWriter(stdout)
@@ -174,4 +218,189 @@ func roundLines(r io.Reader, w *bufio.Writer, roundOne func(float64)) error {
 		return fmt.Errorf("standard input, after line %d: %v", line, err)
 	}
 	return w.Flush()
+}
+
+// arrayChunk is how many values roundArray holds at a time: a multiple of
+// RoundSlice's 16384, so that the stochastic modes draw the same seeds as
+// for the whole array at once.
+var arrayChunk = 1 << 20
+
+// fitsBinary32 reports whether every value of f is a float32.
+func fitsBinary32(f format.Format) bool {
+	return f.Precision() <= 24 && f.Emin() >= -126 && f.Emax() <= 127
+}
+
+// roundArray rounds the array in o.in into o.out, chunk by chunk.
+func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOptions, stdout io.Writer) error {
+	dtype := o.dtype
+	switch {
+	case o.codes && dtype != "":
+		return usagef("--codes writes codes: --dtype %s does not apply", dtype)
+	case o.codes && f.Bits() == 0:
+		return usagef("--codes: %s has no encoding (its exponent range fills no exponent field)", f.Name())
+	case o.codes && f.Bits() > 16:
+		return usagef("--codes: %s codes have %d bits, more than uint16 holds; write the values instead", f.Name(), f.Bits())
+	case o.codes && f.Bits() <= 8:
+		dtype = "uint8"
+	case o.codes:
+		dtype = "uint16"
+	case dtype == "float32" && !fitsBinary32(f):
+		return usagef("--dtype float32 cannot hold every %s value; use float64", f.Name())
+	case dtype != "" && dtype != "float32" && dtype != "float64":
+		return usagef("--dtype %q: float32 or float64", dtype)
+	}
+
+	in, err := os.Open(o.in)
+	if err != nil {
+		return err
+	}
+	defer in.Close() // read-only
+	r, err := npy.NewReader(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.in, err)
+	}
+	if dtype == "" {
+		dtype = "float64"
+		if r.Dtype != "float64" && fitsBinary32(f) {
+			dtype = "float32"
+		}
+	}
+
+	// Write beside the target and rename when complete: a failure leaves
+	// an earlier Y.npy as it was.
+	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".*.partial")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	w, err := npy.NewWriter(bw, dtype, r.Shape, r.Fortran)
+	if err != nil {
+		return err
+	}
+
+	var st roundStats
+	start := time.Now()
+	// A goroutine reads and converts the next chunk while this one rounds
+	// and writes the last: the two halves of the work overlap.
+	type chunk struct {
+		x   []float64
+		err error
+	}
+	size := min(arrayChunk, max(r.Len, 1))
+	full, empty := make(chan chunk, 1), make(chan []float64, 2)
+	empty <- make([]float64, size)
+	empty <- make([]float64, size)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(full)
+		for at := 0; at < r.Len; {
+			var buf []float64
+			select {
+			case buf = <-empty:
+			case <-stop:
+				return
+			}
+			k := 0
+			for k < len(buf) && at+k < r.Len {
+				n, err := r.Read(buf[k:])
+				if err != nil {
+					full <- chunk{err: err}
+					return
+				}
+				k += n
+			}
+			full <- chunk{x: buf[:k]}
+			at += k
+		}
+	}()
+	y := make([]float64, size)
+	var codes []uint64
+	if o.codes {
+		codes = make([]uint64, size)
+	}
+	at := 0
+	for c := range full {
+		if c.err != nil {
+			return fmt.Errorf("%s: %w", o.in, c.err)
+		}
+		k := len(c.x)
+		f.RoundSlice(y[:k], c.x, mode, src)
+		if o.stats {
+			st.add(&f, c.x, y[:k])
+		}
+		empty <- c.x[:cap(c.x)]
+		if o.codes {
+			if i, err := f.EncodeSlice(codes[:k], y[:k]); err != nil {
+				return fmt.Errorf("%s: element %d rounds to %v, which has no %s code", o.in, at+i, y[i], f.Name())
+			}
+			err = w.WriteCodes(codes[:k])
+		} else {
+			err = w.Write(y[:k])
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.out, err)
+		}
+		at += k
+	}
+	elapsed := time.Since(start)
+	if err := errors.Join(w.Close(), bw.Flush(), tmp.Chmod(0o644)); err != nil {
+		return fmt.Errorf("%s: %w", o.out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %w", o.out, err)
+	}
+	if err := os.Rename(tmp.Name(), o.out); err != nil {
+		return err
+	}
+	done = true
+	if o.stats {
+		what := "values"
+		if o.codes {
+			what = "codes"
+		}
+		fmt.Fprintf(stdout, "%s: %d values (%s %s) to %s %s in %s, as %s %s: %d changed, %d to zero, %d beyond ±max finite; %.3g s, %.3g values/s\n",
+			o.out, r.Len, r.Dtype, shapeString(r.Shape), f.Name(), mode, o.in, dtype, what,
+			st.changed, st.zero, st.overflow, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
+	}
+	return nil
+}
+
+// roundStats counts what rounding did to an array: values that changed,
+// nonzero values that became zero, finite values beyond ±max finite.
+type roundStats struct{ changed, zero, overflow int }
+
+func (s *roundStats) add(f *format.Format, before, after []float64) {
+	maxF := f.MaxFinite()
+	for i, x := range before {
+		y := after[i]
+		if math.Float64bits(x) != math.Float64bits(y) && !(x != x && y != y) {
+			s.changed++
+		}
+		if y == 0 && x != 0 {
+			s.zero++
+		}
+		if math.Abs(x) > maxF && !math.IsInf(x, 0) {
+			s.overflow++
+		}
+	}
+}
+
+// shapeString writes a shape as Python does: (), (3,), (2, 3).
+func shapeString(shape []int) string {
+	s := make([]string, len(shape))
+	for i, d := range shape {
+		s[i] = strconv.Itoa(d)
+	}
+	if len(s) == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
 }

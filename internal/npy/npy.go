@@ -42,6 +42,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Matrix is a dense row-major matrix read from or written to a .npy file.
@@ -296,7 +297,29 @@ func readData(r io.Reader, h header, n int, known bool) ([]float64, error) {
 // convert decodes len(dst) elements from b into dst; first is the index of
 // dst[0] in the array, for error messages.
 func (h *header) convert(b []byte, dst []float64, first int) error {
-	o := h.order
+	if h.order == binary.LittleEndian && hostLittleEndian && len(dst) > 0 {
+		// The bytes are the host's own floats: no per-byte decoding. b
+		// comes from make, so it is aligned for them.
+		switch {
+		case h.kind == 'f' && h.elemSize == 8:
+			copy(dst, unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), len(dst)))
+			return nil
+		case h.kind == 'f' && h.elemSize == 4:
+			for i, v := range unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(dst)) {
+				dst[i] = float64(v)
+			}
+			return nil
+		}
+	}
+	if h.order == binary.LittleEndian {
+		return convertAs(binary.LittleEndian, h, b, dst, first)
+	}
+	return convertAs(binary.BigEndian, h, b, dst, first)
+}
+
+// convertAs is convert with the byte order as a type parameter, so that
+// its methods are direct calls, inlined, not calls through an interface.
+func convertAs[O binary.ByteOrder](o O, h *header, b []byte, dst []float64, first int) error {
 	switch int(h.kind)<<8 | h.elemSize {
 	case 'f'<<8 | 2:
 		for i := range dst {
@@ -377,6 +400,9 @@ func float16ToFloat64(h uint16) float64 {
 	}
 	return math.Float64frombits(sign | uint64(exp-15+1023)<<52 | frac<<42)
 }
+
+// hostLittleEndian: the machine stores numbers as little-endian .npy data does.
+var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // truncated describes an early end of input while reading what.
 func truncated(what string, err error) error {

@@ -7,8 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Header describes an array in a .npy file.
@@ -105,6 +107,7 @@ type Writer struct {
 	size    int
 	n, left int
 	buf     []byte
+	f32     []float32
 }
 
 // NewWriter writes the header of an array of the given dtype ("float32",
@@ -143,13 +146,30 @@ func (w *Writer) Write(vs []float64) error {
 		return fmt.Errorf("npy: Write: %d elements more than the shape holds", len(vs)-w.left)
 	}
 	b := w.buf[:0]
-	for i, v := range vs {
-		switch w.dtype {
-		case "float64":
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		case "float32":
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
-		default:
+	own := true // b is w.buf, to keep for the next call
+	switch {
+	case w.dtype == "float64" && hostLittleEndian && len(vs) > 0:
+		// The values' own bytes are the file's.
+		b, own = unsafe.Slice((*byte)(unsafe.Pointer(&vs[0])), 8*len(vs)), false
+	case w.dtype == "float32" && hostLittleEndian && len(vs) > 0:
+		own = false
+		w.f32 = slices.Grow(w.f32[:0], len(vs))[:len(vs)]
+		for i, v := range vs {
+			w.f32[i] = float32(v)
+		}
+		b = unsafe.Slice((*byte)(unsafe.Pointer(&w.f32[0])), 4*len(vs))
+	case w.dtype == "float64":
+		b = slices.Grow(b, 8*len(vs))[:8*len(vs)]
+		for i, v := range vs {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+		}
+	case w.dtype == "float32":
+		b = slices.Grow(b, 4*len(vs))[:4*len(vs)]
+		for i, v := range vs {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
+		}
+	default: // uint8, uint16
+		for i, v := range vs {
 			top := float64(uint64(1)<<(8*w.size) - 1)
 			if !(v >= 0 && v <= top && v == math.Trunc(v)) {
 				return fmt.Errorf("npy: Write: element %d = %v is not a %s", w.n-w.left+i, v, w.dtype)
@@ -161,9 +181,11 @@ func (w *Writer) Write(vs []float64) error {
 			}
 		}
 	}
-	w.buf = b
 	if _, err := w.w.Write(b); err != nil {
 		return fmt.Errorf("npy: %w", err)
+	}
+	if own {
+		w.buf = b
 	}
 	w.left -= len(vs)
 	return nil
@@ -188,4 +210,32 @@ func shapeRepr(shape []int) string {
 		s[i] = strconv.Itoa(d)
 	}
 	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// WriteCodes appends integer elements to a uint8 or uint16 array; a code
+// that does not fit is an error, before anything of cs is written.
+func (w *Writer) WriteCodes(cs []uint64) error {
+	if w.dtype != "uint8" && w.dtype != "uint16" {
+		return fmt.Errorf("npy: WriteCodes to a %s array", w.dtype)
+	}
+	if len(cs) > w.left {
+		return fmt.Errorf("npy: WriteCodes: %d elements more than the shape holds", len(cs)-w.left)
+	}
+	b := w.buf[:0]
+	for i, c := range cs {
+		if c>>(8*w.size) != 0 {
+			return fmt.Errorf("npy: WriteCodes: element %d = %d is not a %s", w.n-w.left+i, c, w.dtype)
+		}
+		if w.size == 1 {
+			b = append(b, byte(c))
+		} else {
+			b = binary.LittleEndian.AppendUint16(b, uint16(c))
+		}
+	}
+	w.buf = b
+	if _, err := w.w.Write(b); err != nil {
+		return fmt.Errorf("npy: %w", err)
+	}
+	w.left -= len(cs)
+	return nil
 }

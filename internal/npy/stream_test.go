@@ -54,7 +54,17 @@ func TestStreamRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < n; i += 7 {
-			if err := w.Write(vals[i:min(i+7, n)]); err != nil {
+			part := vals[i:min(i+7, n)]
+			if strings.HasPrefix(tc.dtype, "uint") && i%2 == 0 {
+				cs := make([]uint64, len(part))
+				for j, v := range part {
+					cs[j] = uint64(v)
+				}
+				err = w.WriteCodes(cs)
+			} else {
+				err = w.Write(part)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -106,6 +116,9 @@ func TestStreamErrors(t *testing.T) {
 		if err := w.Write([]float64{v}); err == nil || !strings.Contains(err.Error(), "is not a uint8") {
 			t.Errorf("Write(%v) to uint8: %v", v, err)
 		}
+	}
+	if err := w.WriteCodes([]uint64{256}); err == nil || !strings.Contains(err.Error(), "256 is not a uint8") {
+		t.Errorf("WriteCodes(256) to uint8: %v", err)
 	}
 	if err := w.Write([]float64{1, 2, 3, 4}); err == nil {
 		t.Error("Write beyond the shape: no error")

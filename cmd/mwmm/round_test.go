@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/internal/npy"
+)
+
+// npyBytes builds a .npy file by hand: descr, shape as Python writes it,
+// order, and the raw data.
+func npyBytes(descr, shape string, fortran bool, data []byte) []byte {
+	order := "False"
+	if fortran {
+		order = "True"
+	}
+	h := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, order, shape)
+	for (10+len(h)+1)%64 != 0 {
+		h += " "
+	}
+	out := []byte("\x93NUMPY\x01\x00")
+	out = binary.LittleEndian.AppendUint16(out, uint16(len(h)+1))
+	return append(append(out, h...), '\n')
+}
+
+func writeFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readArray reads an .npy file back through the streaming reader.
+func readArray(t *testing.T, path string) (npy.Header, []float64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := npy.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := make([]float64, r.Len)
+	for k := 0; k < r.Len; {
+		n, err := r.Read(vs[k:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		k += n
+	}
+	return r.Header, vs
+}
+
+func f32le(vs ...float32) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
+}
+
+// TestRoundArray rounds hand-built arrays and checks shape, order, dtype and
+// every element against format.Round.
+func TestRoundArray(t *testing.T) {
+	dir := t.TempDir()
+	xs := []float32{448, 460, 465, -1e9, 0.001953125, 0.0009765625, 0.3, float32(math.Copysign(0, -1))}
+	in := writeFile(t, dir, "x.npy", append(npyBytes("<f4", "(2, 2, 2)", true, nil), f32le(xs...)...))
+	out := filepath.Join(dir, "y.npy")
+	if code, _, stderr := mwmm(t, "", "round", "--format", "e4m3", "--in", in, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	h, got := readArray(t, out)
+	if h.Dtype != "float32" || !h.Fortran || fmt.Sprint(h.Shape) != "[2 2 2]" {
+		t.Errorf("header %+v, want float32, Fortran order, (2, 2, 2)", h)
+	}
+	// By hand (e4m3: max 448, overflow NaN, subnormal 2^-9, 2^-10 a tie with 0).
+	want := []float64{448, 448, math.NaN(), math.NaN(), 0.001953125, 0, 0.3125, math.Copysign(0, -1)}
+	for i := range want {
+		if !sameFloat(got[i], want[i]) {
+			t.Errorf("element %d: %v → %v, want %v", i, xs[i], got[i], want[i])
+		}
+	}
+	info, err := os.Stat(out)
+	if err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("output mode %v (%v), want 0644", info.Mode(), err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".*partial")); len(m) > 0 {
+		t.Errorf("left behind: %v", m)
+	}
+
+	// --codes: e4m3 codes as uint8, by hand: 448 = 0x7e, NaN 0x7f, 2^-9 = 0x01, -0 = 0x80.
+	codes := filepath.Join(dir, "c.npy")
+	if code, _, stderr := mwmm(t, "", "round", "--format", "e4m3", "--in", in, "--out", codes, "--codes"); code != 0 {
+		t.Fatalf("--codes: exit %d: %s", code, stderr)
+	}
+	h, gotc := readArray(t, codes)
+	wantc := []float64{0x7e, 0x7e, 0x7f, 0x7f, 0x01, 0x00, 0x2a, 0x80}
+	if h.Dtype != "uint8" || fmt.Sprint(gotc) != fmt.Sprint(wantc) {
+		t.Errorf("--codes: %s %v, want uint8 %v", h.Dtype, gotc, wantc)
+	}
+}
+
+func sameFloat(a, b float64) bool {
+	return a != a && b != b || a == b && math.Signbit(a) == math.Signbit(b)
+}
+
+// TestRoundArrayInputs: float16 and integer inputs convert exactly; the
+// output dtype follows the rule in the help.
+func TestRoundArrayInputs(t *testing.T) {
+	dir := t.TempDir()
+	var f16 []byte
+	for _, c := range []uint16{0x3c00, 0x3555, 0xfc00, 0x0001} { // 1, 0.333251953125, -Inf, 2^-24
+		f16 = binary.LittleEndian.AppendUint16(f16, c)
+	}
+	var i64 []byte
+	for _, v := range []int64{3, -7, 1 << 53, 100} {
+		i64 = binary.LittleEndian.AppendUint64(i64, uint64(v))
+	}
+	for _, tc := range []struct {
+		name, descr string
+		data        []byte
+		args        []string
+		dtype       string
+		want        []float64
+	}{
+		{"float16 to bf16", "<f2", f16, []string{"--format", "bf16"}, "float32", []float64{1, 0.333984375, math.Inf(-1), 0x1p-24}},
+		{"float16 to fp64", "<f2", f16, []string{"--format", "fp64"}, "float64", []float64{1, 0.333251953125, math.Inf(-1), 0x1p-24}},
+		{"int64 to e2m1", "<i8", i64, []string{"--format", "e2m1"}, "float32", []float64{3, -6, 6, 6}},
+		{"int64 to fp16 rz, float64 out", "<i8", i64, []string{"--format", "fp16", "--mode", "rz", "--dtype", "float64"}, "float64", []float64{3, -7, 65504, 100}},
+	} {
+		in := writeFile(t, dir, "x.npy", append(npyBytes(tc.descr, "(4,)", false, nil), tc.data...))
+		out := filepath.Join(dir, "y.npy")
+		args := append([]string{"round", "--in", in, "--out", out}, tc.args...)
+		if code, _, stderr := mwmm(t, "", args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		h, got := readArray(t, out)
+		if h.Dtype != tc.dtype || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %s %v, want %s %v", tc.name, h.Dtype, got, tc.dtype, tc.want)
+		}
+	}
+}
+
+// TestRoundArrayChunks rounds an array longer than several chunks, in a
+// stochastic mode, and checks it equals RoundSlice over the whole array with
+// the same seed: streaming changes nothing.
+func TestRoundArrayChunks(t *testing.T) {
+	defer func(c int) { arrayChunk = c }(arrayChunk)
+	arrayChunk = 16384
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	xs := make([]float64, 3*16384+1234)
+	var raw []byte
+	for i := range xs {
+		xs[i] = rng.NormFloat64()
+		raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(xs[i]))
+	}
+	in := writeFile(t, dir, "x.npy", append(npyBytes("<f8", fmt.Sprintf("(%d,)", len(xs)), false, nil), raw...))
+	out := filepath.Join(dir, "y.npy")
+	code, stdout, stderr := mwmm(t, "", "round", "--format", "e5m2", "--mode", "sr", "--seed", "9", "--in", in, "--out", out, "--stats")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := make([]float64, len(xs))
+	format.E5M2.RoundSlice(want, xs, format.Stochastic, rand.New(rand.NewPCG(9, 9^0x9e3779b97f4a7c15)))
+	h, got := readArray(t, out)
+	if h.Dtype != "float64" {
+		t.Errorf("dtype %s, want float64 (the input's)", h.Dtype)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: %v, want %v (RoundSlice in one piece)", i, got[i], want[i])
+		}
+	}
+	changed := 0
+	for i := range xs {
+		if xs[i] != want[i] {
+			changed++
+		}
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("%d values (float64 (%d,))", len(xs), len(xs))) ||
+		!strings.Contains(stdout, fmt.Sprintf(": %d changed, 0 to zero, 0 beyond", changed)) || !strings.Contains(stdout, "values/s") {
+		t.Errorf("--stats: %q", stdout)
+	}
+}
+
+// TestRoundArrayErrors: bad data leaves an earlier output as it was and
+// says which element; bad combinations of flags exit 2.
+func TestRoundArrayErrors(t *testing.T) {
+	defer func(c int) { arrayChunk = c }(arrayChunk)
+	arrayChunk = 16384
+	dir := t.TempDir()
+	out := writeFile(t, dir, "y.npy", []byte("earlier result"))
+	var i64 []byte
+	for i := range 20000 {
+		v := int64(i)
+		if i == 19999 {
+			v = 1<<53 + 1
+		}
+		i64 = binary.LittleEndian.AppendUint64(i64, uint64(v))
+	}
+	ints := writeFile(t, dir, "i.npy", append(npyBytes("<i8", "(20000,)", false, nil), i64...))
+	nan := writeFile(t, dir, "n.npy", append(npyBytes("<f4", "(3,)", false, nil), f32le(1, float32(math.NaN()), 2)...))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--format", "fp16", "--in", ints, "--out", out}, 1, "element 19999: int64 value 9007199254740993 is not a float64"},
+		{[]string{"--format", "e2m1", "--codes", "--in", nan, "--out", out}, 1, "element 1 rounds to NaN, which has no e2m1 code"},
+		{[]string{"--format", "fp16", "--in", filepath.Join(dir, "none.npy"), "--out", out}, 1, "no such file"},
+		{[]string{"--format", "fp16", "--in", nan}, 2, "--in and --out go together"},
+		{[]string{"--format", "fp16", "--in", nan, "--out", out, "1.5"}, 2, "beside --in"},
+		{[]string{"--format", "fp32", "--codes", "--in", nan, "--out", out}, 2, "32 bits, more than uint16"},
+		{[]string{"--format", "custom:p=5,emin=-10,emax=20", "--codes", "--in", nan, "--out", out}, 2, "has no encoding"},
+		{[]string{"--format", "fp64", "--dtype", "float32", "--in", nan, "--out", out}, 2, "cannot hold every binary64 value"},
+		{[]string{"--format", "fp16", "--dtype", "int8", "--in", nan, "--out", out}, 2, "float32 or float64"},
+		{[]string{"--format", "fp16", "--codes", "--dtype", "float32", "--in", nan, "--out", out}, 2, "does not apply"},
+		{[]string{"--format", "fp16", "--stats", "1"}, 2, "apply to arrays"},
+	} {
+		code, _, stderr := mwmm(t, "", append([]string{"round"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+		if b, _ := os.ReadFile(out); !bytes.Equal(b, []byte("earlier result")) {
+			t.Fatalf("%v: the earlier output was replaced", tc.args)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".*partial")); len(m) > 0 {
+		t.Errorf("left behind: %v", m)
+	}
+}
