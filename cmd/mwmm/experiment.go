@@ -23,7 +23,7 @@ var experimentCmd = &command{
 	summary: "reproduce the papers' figures and tables: CSV, PNG, SVG and a table",
 	usage: "mwmm experiment list [--json]\n" +
 		"       mwmm experiment show NAME\n" +
-		"       mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E] [--workers N]",
+		"       mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E | --unit U] [--workers N]",
 	help: `
 Experiment reproduces the figures and tables of the papers in papers/, one
 command each. 'list' names them with the figure each reproduces; 'show

@@ -22,7 +22,7 @@ import (
 var gemmCmd = &command{
 	name:    "gemm",
 	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8 with scaling)",
-	usage:   "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V] [--fabsum v1|v2|pair -b B] [--engine E] [--check]",
+	usage:   "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V] [--fabsum v1|v2|pair [--block B]] [--engine E | --unit U] [--check]",
 	help: `
 Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of
 multiword-matmul-tensor-cores.txt): A and B are split into p words of a low
@@ -104,7 +104,7 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs := newFlagSet("gemm")
 	fs.StringVar(&o.a, "a", "", "`A.npy`, the m×k left factor")
 	fs.Var(bOrBlock{o}, "b", "`B.npy`, the k×n right factor; an integer instead is --block (-b 256)")
-	fs.Var(blockFlag{o}, "block", "FABsum block `SIZE`: products per block sum, 0 for one block of the whole inner dimension (also -b SIZE; default 256)")
+	fs.Var(blockFlag{o}, "block", "FABsum block `SIZE`: products per block sum, 0 for one block of the whole inner dimension (also -b SIZE)")
 	fs.IntVar(&o.group, "group", 0, "with --fabsum v2 or pair: add each `G` block sums in binary32 before the wider addition (the variants' group=G)")
 	fs.BoolVar(&o.force, "force", false, "run sizes estimated to take over an hour or more memory than is available")
 	fs.StringVar(&o.out, "out", "", "write C to this `.npy` file")
