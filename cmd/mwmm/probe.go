@@ -55,8 +55,8 @@ the unit is outside what the model can express).
 
 --json prints the whole report, every test case with the unit's result
 and each candidate value's prediction included; --evidence adds the cases
-to the table. Units are UNITs as in 'mwmm mma' (presets, optionally with
-:key=value overrides) or the GPU's own instructions:
+to the table. A UNIT is named as in 'mwmm mma' (a preset, optionally with
+:key=value overrides) or is one of the GPU's own instructions:
 
   gpu:mma.sync   warp-level tensor-core MMA: fp16→fp32/fp16, bf16→fp32,
                  tf32→fp32 (m16n8k8), fp64 (m8n8k4), e4m3/e5m2→fp32/fp16
