@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -161,6 +162,113 @@ func (e *Engine) GenerateSystem(n int, kind string, seed uint64) (*System, error
 	return e.system(n, buf)
 }
 
+// GenerateRandsvd draws A = Q₁·Σ·Q₂ᵀ on the device with singular values
+// σ₁ = 1 ≥ … ≥ σ_n = 1/κ: geometric, or all 1 but σ_n (oneSmall). Q₁ and
+// Q₂ are the orthogonal factors of the QR factorizations (cuSOLVER dgeqrf)
+// of two Gaussian matrices, applied by dormqr: κ₂(A) = κ up to rounding.
+func (e *Engine) GenerateRandsvd(n int, kappa float64, oneSmall bool, seed uint64) (*System, error) {
+	if n <= 0 || !(kappa >= 1) || math.IsInf(kappa, 0) {
+		return nil, fmt.Errorf("gpu: randsvd of order %d with κ = %g: needs n ≥ 1 and finite κ ≥ 1", n, kappa)
+	}
+	la, err := e.linalg()
+	if err != nil {
+		return nil, err
+	}
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		return nil, err
+	}
+	d := e.d
+	sigma := make([]float64, n)
+	for i := range sigma {
+		switch {
+		case oneSmall:
+			sigma[i] = 1
+		case n > 1:
+			sigma[i] = math.Pow(kappa, -float64(i)/float64(n-1))
+		default:
+			sigma[i] = 1
+		}
+	}
+	if n > 1 {
+		sigma[n-1] = 1 / kappa
+	}
+	c, err := d.Alloc(8 * n * n)
+	if err != nil {
+		return nil, err
+	}
+	g, err := d.Alloc(8 * n * n)
+	if err != nil {
+		c.Free()
+		return nil, err
+	}
+	defer g.Free()
+	small, err := d.Alloc(16*n + 256) // σ, then tau and the info word
+	if err != nil {
+		c.Free()
+		return nil, err
+	}
+	defer small.Free()
+	fail := func(err error) (*System, error) { c.Free(); return nil, fmt.Errorf("gpu: randsvd: %w", err) }
+	tau, info := small.ptr+uintptr(8*n), small.ptr+uintptr(16*n)
+	if err := d.Memset32(c, 0); err != nil {
+		return fail(err)
+	}
+	if err := d.Upload(small, sigma); err != nil {
+		return fail(err)
+	}
+	setDiag, err := mod.Function("set_diag")
+	if err != nil {
+		return fail(err)
+	}
+	if err := setDiag.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, c, int64(n), int32(n), small); err != nil {
+		return fail(err)
+	}
+	normal, err := mod.Function("fill_normal")
+	if err != nil {
+		return fail(err)
+	}
+	for q, side := range []int{cuda.SideLeft, cuda.SideRight} {
+		if err := normal.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, g, int64(n)*int64(n), seed*2+uint64(q)); err != nil {
+			return fail(err)
+		}
+		trans := cuda.OpN
+		if side == cuda.SideRight {
+			trans = cuda.OpT
+		}
+		var lq, lm int
+		if err := d.call(func() error {
+			var err error
+			if lq, err = cuda.DgeqrfBufferSize(la.solver, n, n, g.ptr, n); err != nil {
+				return err
+			}
+			lm, err = cuda.DormqrBufferSize(la.solver, side, trans, n, n, n, g.ptr, n, tau, c.ptr, n)
+			return err
+		}); err != nil {
+			return fail(err)
+		}
+		lwork := max(lq, lm, 1)
+		work, err := d.Alloc(8 * lwork)
+		if err != nil {
+			return fail(err)
+		}
+		err = d.call(func() error {
+			if err := cuda.Dgeqrf(la.solver, n, n, g.ptr, n, tau, work.ptr, lwork, info); err != nil {
+				return err
+			}
+			return cuda.Dormqr(la.solver, side, trans, n, n, n, g.ptr, n, tau, c.ptr, n, work.ptr, lwork, info)
+		})
+		if err == nil {
+			err = d.Sync()
+		}
+		work.Free()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	return e.system(n, c)
+}
+
 // system computes ‖A‖∞ and checks that A is finite.
 func (e *Engine) system(n int, a *Buffer) (*System, error) {
 	mod, err := e.d.Module("lu")
@@ -253,7 +361,8 @@ var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32"}
 
 // ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
 // tensor cores, binary32 accumulation and storage), tc32-bf16, tc32-tf32,
-// or a multiword variant with FABsum (double-fp16-fabsum ...).
+// or a multiword variant with FABsum (double-fp16-fabsum ...). fp16
+// updates run on cuBLASLt (FAST_16F), the others on the fused kernel.
 func ParseLUForm(name string) (LUForm, error) {
 	switch name {
 	case "fp64":
@@ -262,10 +371,15 @@ func ParseLUForm(name string) (LUForm, error) {
 		return LUForm{Name: name, Getrf32: true}, nil
 	case "tc32-fp16":
 		return LUForm{Name: name, Compute: Compute32FFast16F}, nil
-	case "tc32-bf16":
-		return LUForm{Name: name, Compute: Compute32FFast16BF}, nil
-	case "tc32-tf32":
-		return LUForm{Name: name, Compute: Compute32FFastTF32}, nil
+	case "tc32-bf16", "tc32-tf32":
+		// cuBLASLt's FAST_16BF and FAST_TF32 may keep fp32 inputs as they
+		// are (an H100 did, TestSolverTC32Inputs): the fused kernel's
+		// one-word plan rounds them for certain.
+		p, err := multiword.Lookup(strings.TrimPrefix(name, "tc32-"))
+		if err != nil {
+			return LUForm{}, err
+		}
+		return LUForm{Name: name, Plan: &p}, nil
 	}
 	p, err := multiword.Lookup(name)
 	if err != nil {

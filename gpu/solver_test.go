@@ -10,6 +10,7 @@ import (
 
 	"github.com/mwmm/mwmm/lu"
 	"github.com/mwmm/mwmm/solve"
+	"gonum.org/v1/gonum/mat"
 )
 
 // The solver tests are not TestGPU*: the fake CUDA of TestFakeCUDA has no
@@ -279,7 +280,8 @@ func TestPanelMoves(t *testing.T) {
 }
 
 // The TC32 forms round the update's inputs as named: 1+2^-10 is exact in
-// fp16 and TF32 and rounds to 1 in bf16; 2^-30 underflows fp16 only.
+// fp16 and TF32 and rounds to 1 in bf16; 2^-30 underflows fp16 only;
+// 1+2^-12 rounds to 1 in all three (not in fp32).
 func TestSolverTC32Inputs(t *testing.T) {
 	e := engineGPU(t)
 	const n = 16
@@ -287,17 +289,20 @@ func TestSolverTC32Inputs(t *testing.T) {
 	id := make([]float32, n*n)
 	for i := range a {
 		a[i] = 1 + 0x1p-10
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			a[i] = 0x1p-30
+		case 2:
+			a[i] = 1 + 0x1p-12
 		}
 	}
 	for i := 0; i < n; i++ {
 		id[i+i*n] = 1
 	}
-	want := map[string][2]float32{
-		"tc32-fp16": {1 + 0x1p-10, 0},
-		"tc32-bf16": {1, 0x1p-30},
-		"tc32-tf32": {1 + 0x1p-10, 0x1p-30},
+	want := map[string][3]float32{
+		"tc32-fp16": {1 + 0x1p-10, 0, 1},
+		"tc32-bf16": {1, 0x1p-30, 1},
+		"tc32-tf32": {1 + 0x1p-10, 0x1p-30, 1},
 	}
 	for name, w := range want {
 		f, err := ParseLUForm(name)
@@ -321,8 +326,39 @@ func TestSolverTC32Inputs(t *testing.T) {
 		if err := e.d.Download(c, bufs[2]); err != nil {
 			t.Fatal(err)
 		}
-		if c[0] != -w[0] || c[1] != -w[1] {
-			t.Errorf("%s: C −= A·I gives %g, %g; want %g, %g", name, c[0], c[1], -w[0], -w[1])
+		if c[0] != -w[0] || c[1] != -w[1] || c[2] != -w[2] {
+			t.Errorf("%s: C −= A·I gives %g, %g, %g; want %g, %g, %g", name, c[0], c[1], c[2], -w[0], -w[1], -w[2])
+		}
+	}
+}
+
+// randsvd's singular values are the ones asked for (an SVD here checks).
+func TestSolverRandsvd(t *testing.T) {
+	e := engineGPU(t)
+	const n = 64
+	for _, oneSmall := range []bool{false, true} {
+		s, err := e.GenerateRandsvd(n, 1e6, oneSmall, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := make([]float64, n*n)
+		if err := e.d.Download(a, s.a); err != nil {
+			t.Fatal(err)
+		}
+		s.Free()
+		var svd mat.SVD
+		if !svd.Factorize(mat.NewDense(n, n, a), mat.SVDNone) {
+			t.Fatal("SVD failed")
+		}
+		sv := svd.Values(nil)
+		want2 := 1e-6 * math.Pow(1e6, 1.0/(n-1)) // σ_{n−1} geometric
+		if oneSmall {
+			want2 = 1
+		}
+		for _, c := range []struct{ got, want float64 }{{sv[0], 1}, {sv[n-1], 1e-6}, {sv[n-2], want2}} {
+			if math.Abs(c.got-c.want) > 1e-9*c.want {
+				t.Errorf("oneSmall=%v: singular value %.15g, want %.15g", oneSmall, c.got, c.want)
+			}
 		}
 	}
 }

@@ -31,8 +31,9 @@ products). --factor is one of
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
 and --nb is the panel width (default 512). Residuals are fp64 (cuBLAS
 dgemv on A), the corrections' solves fp64 from the factors' exact values
-(cuSOLVER dgetrs). Random A is drawn on the device (uniform, centered,
-normal, diagdom; randsvd here, then copied).
+(cuSOLVER dgetrs). Random A is drawn on the device: uniform, centered,
+normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
+factorizations of Gaussian matrices.
 
 --bench SIZES times, for each size and --matrix kind (comma-separated),
 cuSOLVER's dgetrf+dgetrs and its refinement solvers DDgesv, DSgesv,
@@ -188,6 +189,10 @@ func gpuMatrix(e *gpu.Engine, kind string, n int, seed uint64) (*gpu.System, str
 	if err != nil {
 		return nil, "", usage(err)
 	}
+	if spec.Kind == "randsvd" {
+		sys, err := e.GenerateRandsvd(n, spec.Kappa, spec.Mode == experiment.OneSmall, seed)
+		return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU: Q from the QR of Gaussian matrices)", spec, n, n, seed), err
+	}
 	sys, err := e.NewSystem(n, spec.Generate(seed, "A", n))
 	return sys, fmt.Sprintf("%s, %d×%d (seed %d)", spec, n, n, seed), err
 }
@@ -236,7 +241,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		}
 		sizes = append(sizes, n)
 	}
-	kinds := strings.Split(o.matrix, ",")
+	kinds := splitKinds(o.matrix)
 	var out *csv.Writer
 	if o.csv != "" {
 		f, err := os.Create(o.csv)
@@ -296,7 +301,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			sys, _, err := gpuMatrix(e, strings.TrimSpace(kind), n, o.seed)
+			sys, _, err := gpuMatrix(e, kind, n, o.seed)
 			if err != nil {
 				return err
 			}
@@ -363,4 +368,20 @@ func backwardOn(sys *gpu.System, x, b []float64) float64 {
 		nb = math.Max(nb, math.Abs(b[i]))
 	}
 	return nr / (sys.NormInf()*nx + nb)
+}
+
+// splitKinds splits a comma-separated list of --matrix kinds whose own
+// options also take commas: "centered,randsvd:kappa=1e8,mode=one-small"
+// is two kinds.
+func splitKinds(s string) []string {
+	var kinds []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if len(kinds) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
+			kinds[len(kinds)-1] += "," + f
+			continue
+		}
+		kinds = append(kinds, f)
+	}
+	return kinds
 }

@@ -141,3 +141,11 @@ extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const
         __syncthreads();
     }
 }
+
+// set_diag sets a_ii = d[i] for i < n.
+extern "C" __global__ void set_diag(double* a, long long ld, int n, const double* d) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[i + i * ld] = d[i];
+    }
+}

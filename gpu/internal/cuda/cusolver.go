@@ -49,6 +49,10 @@ var solver struct {
 	cusolverDnSgetrf            func(h uintptr, m, n int32, a uintptr, lda int32, work, ipiv, info uintptr) result
 	cusolverDnDgetrf            func(h uintptr, m, n int32, a uintptr, lda int32, work, ipiv, info uintptr) result
 	cusolverDnDgetrs            func(h uintptr, trans, n, nrhs int32, a uintptr, lda int32, ipiv, b uintptr, ldb int32, info uintptr) result
+	cusolverDnDgeqrf_bufferSize func(h uintptr, m, n int32, a uintptr, lda int32, lwork *int32) result
+	cusolverDnDgeqrf            func(h uintptr, m, n int32, a uintptr, lda int32, tau, work uintptr, lwork int32, info uintptr) result
+	cusolverDnDormqr_bufferSize func(h uintptr, side, trans, m, n, k int32, a uintptr, lda int32, tau, c uintptr, ldc int32, lwork *int32) result
+	cusolverDnDormqr            func(h uintptr, side, trans, m, n, k int32, a uintptr, lda int32, tau, c uintptr, ldc int32, work uintptr, lwork int32, info uintptr) result
 
 	// The iterative-refinement solvers cusolverDn<T1><T2>gesv: T1 the
 	// data (D: fp64), T2 the factorization's precision.
@@ -104,6 +108,10 @@ func loadCusolver() error {
 		fn(&s.cusolverDnSgetrf, "cusolverDnSgetrf"),
 		fn(&s.cusolverDnDgetrf, "cusolverDnDgetrf"),
 		fn(&s.cusolverDnDgetrs, "cusolverDnDgetrs"),
+		fn(&s.cusolverDnDgeqrf_bufferSize, "cusolverDnDgeqrf_bufferSize"),
+		fn(&s.cusolverDnDgeqrf, "cusolverDnDgeqrf"),
+		fn(&s.cusolverDnDormqr_bufferSize, "cusolverDnDormqr_bufferSize"),
+		fn(&s.cusolverDnDormqr, "cusolverDnDormqr"),
 	}
 	for i, name := range GesvNames {
 		bs = append(bs, fn(&s.gesvBufferSize[i], "cusolverDn"+name+"gesv_bufferSize"), fn(&s.gesv[i], "cusolverDn"+name+"gesv"))
@@ -253,4 +261,32 @@ func Gesv(i int, h uintptr, n int, a, ipiv, b, x, work uintptr, bytes int, info 
 	err := solverCheck("cusolverDn"+GesvNames[i]+"gesv",
 		solver.gesv[i](h, int32(n), 1, a, int32(n), ipiv, b, int32(n), x, int32(n), work, uintptr(bytes), &iter, info))
 	return int(iter), err
+}
+
+// DgeqrfBufferSize returns the fp64 workspace elements of Dgeqrf.
+func DgeqrfBufferSize(h uintptr, m, n int, a uintptr, lda int) (int, error) {
+	var w int32
+	err := solverCheck("cusolverDnDgeqrf_bufferSize", solver.cusolverDnDgeqrf_bufferSize(h, int32(m), int32(n), a, int32(lda), &w))
+	return int(w), err
+}
+
+// Dgeqrf computes the QR factorization of the m×n column-major A in place
+// (Householder vectors below the diagonal, their scalars in tau).
+func Dgeqrf(h uintptr, m, n int, a uintptr, lda int, tau, work uintptr, lwork int, info uintptr) error {
+	return solverCheck("cusolverDnDgeqrf", solver.cusolverDnDgeqrf(h, int32(m), int32(n), a, int32(lda), tau, work, int32(lwork), info))
+}
+
+// DormqrBufferSize returns the fp64 workspace elements of Dormqr.
+func DormqrBufferSize(h uintptr, side, trans, m, n, k int, a uintptr, lda int, tau, c uintptr, ldc int) (int, error) {
+	var w int32
+	err := solverCheck("cusolverDnDormqr_bufferSize", solver.cusolverDnDormqr_bufferSize(h, int32(side), int32(trans),
+		int32(m), int32(n), int32(k), a, int32(lda), tau, c, int32(ldc), &w))
+	return int(w), err
+}
+
+// Dormqr overwrites the m×n C with op(Q)·C (side left) or C·op(Q) (side
+// right), Q the product of k reflectors from Dgeqrf.
+func Dormqr(h uintptr, side, trans, m, n, k int, a uintptr, lda int, tau, c uintptr, ldc int, work uintptr, lwork int, info uintptr) error {
+	return solverCheck("cusolverDnDormqr", solver.cusolverDnDormqr(h, int32(side), int32(trans), int32(m), int32(n), int32(k),
+		a, int32(lda), tau, c, int32(ldc), work, int32(lwork), info))
 }

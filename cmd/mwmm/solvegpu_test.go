@@ -1,0 +1,37 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSplitKinds(t *testing.T) {
+	got := splitKinds("centered, randsvd:kappa=1e8,mode=one-small,diagdom,randsvd:kappa=10")
+	want := []string{"centered", "randsvd:kappa=1e8,mode=one-small", "diagdom", "randsvd:kappa=10"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("splitKinds = %q, want %q", got, want)
+	}
+}
+
+// The GPU solver's command line is checked before any GPU is looked for:
+// the same errors (exit 2) on every machine.
+func TestSolveGPUUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"solve", "--engine", "gpu", "--unit", "a100"}, "--unit"},
+		{[]string{"solve", "--engine", "gpu", "--residual", "dd"}, "fp64"},
+		{[]string{"solve", "--engine", "gpu", "--factor", "tc16"}, "tc16"},
+		{[]string{"solve", "--engine", "gpu", "--factor", "fp32,fp64"}, "one factorization"},
+		{[]string{"solve", "--engine", "gpu", "--nb", "0"}, "--nb"},
+		{[]string{"solve", "--engine", "tpu"}, "cpu or gpu"},
+		{[]string{"solve", "--bench", "1024"}, "--engine gpu"},
+	} {
+		code, _, errOut := mwmm(t, "", c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+}
