@@ -341,14 +341,13 @@ func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
 }
 
 // An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
-// or the blocked LU whose trailing updates run on tensor cores, through
-// cuBLASLt (Compute: the TC32 form with fp16, bf16 or TF32 inputs) or
-// through the fused kernel with a multiword plan (Plan).
+// or the blocked LU whose trailing updates run on the tensor cores through
+// the fused kernel with Plan: one word (the TC32 form: fp16, bf16 or TF32
+// inputs, binary32 accumulation and storage) or a multiword FABsum plan.
 type LUForm struct {
 	Name    string
 	Getrf64 bool            // cusolverDnDgetrf
 	Getrf32 bool            // cusolverDnSgetrf
-	Compute ComputeType     // the blocked LU's updates on cuBLASLt
 	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
 	NB      int             // the block size of the blocked LU; 0: 512
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
@@ -361,21 +360,24 @@ var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32"}
 
 // ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
 // tensor cores, binary32 accumulation and storage), tc32-bf16, tc32-tf32,
-// or a multiword variant with FABsum (double-fp16-fabsum ...). fp16
-// updates run on cuBLASLt (FAST_16F), the others on the fused kernel.
+// or a multiword variant with FABsum (double-fp16-fabsum ...). Every
+// blocked form's updates run on the fused kernel.
 func ParseLUForm(name string) (LUForm, error) {
 	switch name {
 	case "fp64":
 		return LUForm{Name: name, Getrf64: true}, nil
 	case "fp32":
 		return LUForm{Name: name, Getrf32: true}, nil
-	case "tc32-fp16":
-		return LUForm{Name: name, Compute: Compute32FFast16F}, nil
-	case "tc32-bf16", "tc32-tf32":
-		// cuBLASLt's FAST_16BF and FAST_TF32 may keep fp32 inputs as they
-		// are (an H100 did, TestSolverTC32Inputs): the fused kernel's
-		// one-word plan rounds them for certain.
-		p, err := multiword.Lookup(strings.TrimPrefix(name, "tc32-"))
+	case "tc32-fp16", "tc32-bf16", "tc32-tf32":
+		// Not cuBLASLt's FAST_16F or FAST_16BF: on an H100 they ran TF32
+		// (TestSolverTC32Inputs). The fused kernel's one-word plans round
+		// to the format named; fp16's rows and columns are scaled by
+		// powers of two, so that nothing leaves its range.
+		spec := strings.TrimPrefix(name, "tc32-")
+		if spec == "fp16" {
+			spec = "fp16:scale=on"
+		}
+		p, err := multiword.Lookup(spec)
 		if err != nil {
 			return LUForm{}, err
 		}
@@ -565,8 +567,8 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 // blockedLU factors the column-major binary32 w in place, right-looking:
 // each panel of nb columns by cuSOLVER's sgetrf, its interchanges applied
 // to the columns on both sides, U's block row by a triangular solve, and
-// the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (f.Compute on
-// cuBLASLt, or f.Plan on the fused kernel). ipiv gets the global pivots.
+// the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (f.Plan on the
+// fused kernel). ipiv gets the global pivots.
 func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, ph *Phases) error {
 	d := e.d
 	// One work space for every panel: the first is the largest.
@@ -689,14 +691,10 @@ func panelMoves(moves, piv []int32, r0 int) []int32 {
 }
 
 // update computes C −= A·B for column-major m×k A, k×n B and m×n C, all
-// with leading dimension ld.
+// with leading dimension ld, on the fused kernel with the form's plan.
 func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int) error {
-	if f.Plan != nil {
-		return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k,
-			A: a, LayoutA: ColMajor, LdA: ld, B: b, LayoutB: ColMajor, LdB: ld, C: c, LayoutC: ColMajor, LdC: ld, Update: true})
-	}
-	return e.lt.Matmul(MatmulSpec{M: m, N: n, K: k, A: a, B: b, C: c, D: c, LdA: ld, LdB: ld, LdC: ld, LdD: ld,
-		TypeA: F32, TypeB: F32, TypeC: F32, TypeD: F32, Compute: f.Compute, Alpha: -1, Beta: 1, Workspace: e.workspace})
+	return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k,
+		A: a, LayoutA: ColMajor, LdA: ld, B: b, LayoutB: ColMajor, LdB: ld, C: c, LayoutC: ColMajor, LdC: ld, Update: true})
 }
 
 // check reports a zero pivot or a non-finite factor.

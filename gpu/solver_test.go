@@ -280,8 +280,9 @@ func TestPanelMoves(t *testing.T) {
 }
 
 // The TC32 forms round the update's inputs as named: 1+2^-10 is exact in
-// fp16 and TF32 and rounds to 1 in bf16; 2^-30 underflows fp16 only;
-// 1+2^-12 rounds to 1 in all three (not in fp32).
+// fp16 and TF32 and rounds to 1 in bf16; 1+2^-12 rounds to 1 in all three
+// (not in fp32). tc32-fp16 scales each row of A, so its 2^-30 and 1+2^-10
+// (a row holds both) are exact.
 func TestSolverTC32Inputs(t *testing.T) {
 	e := engineGPU(t)
 	const n = 16
@@ -300,7 +301,7 @@ func TestSolverTC32Inputs(t *testing.T) {
 		id[i+i*n] = 1
 	}
 	want := map[string][3]float32{
-		"tc32-fp16": {1 + 0x1p-10, 0, 1},
+		"tc32-fp16": {1 + 0x1p-10, 0x1p-30, 1}, // scaled: 2^-30 does not underflow
 		"tc32-bf16": {1, 0x1p-30, 1},
 		"tc32-tf32": {1 + 0x1p-10, 0x1p-30, 1},
 	}

@@ -367,6 +367,9 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 type solveSummary struct {
 	Matrix string `json:"matrix"`
 	Update string `json:"update"`
+	// Escalated lists the factorizations --factor auto tried first, whose
+	// refinement did not converge.
+	Escalated []string `json:"escalated_from,omitempty"`
 	solve.Report
 	X string `json:"x,omitempty"`
 }
@@ -440,6 +443,9 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "factor\t%s: %s\n", s.Factor, s.Update)
+	for _, e := range s.Escalated {
+		fmt.Fprintf(w, "\tafter %s\n", e)
+	}
 	fmt.Fprintf(w, "matrix\t%s\n", s.Matrix)
 	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine), s.Residual, s.Tol)
 	if e := s.LUError; e != nil {

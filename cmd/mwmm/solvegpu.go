@@ -24,14 +24,16 @@ the device; GMRES's own vectors are here (n-vectors: cheap beside the
 products). --factor is one of
   fp64, fp32   cuSOLVER's getrf in that precision
   tc32         the blocked LU (panel: cuSOLVER's sgetrf; U12: cuBLAS strsm)
-               with trailing updates on the tensor cores through cuBLASLt,
-               inputs rounded to --input (fp16, bf16 or tf32), binary32
+               with trailing updates on the tensor cores (the fused kernel,
+               one word), inputs rounded to --input (fp16 with rows and
+               columns scaled by powers of two, bf16 or tf32), binary32
                accumulation and storage: the TC32 form
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
-and --nb is the panel width (default 512). Residuals are fp64 (cuBLAS
-dgemv on A), the corrections' solves fp64 from the factors' exact values
-(cuSOLVER dgetrs). Random A is drawn on the device: uniform, centered,
+or auto: double-fp16-fabsum, then cuSOLVER's fp64 getrf if its refinement
+stalls (the report says so). --nb is the panel width (default 512).
+Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
+the factors' exact values (cuSOLVER dgetrs). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
 factorizations of Gaussian matrices.
 
@@ -40,6 +42,11 @@ cuSOLVER's dgetrf+dgetrs and its refinement solvers DDgesv, DSgesv,
 DXgesv, DHgesv, DBgesv beside each --factor, in one run on one GPU: time,
 2/3·n³/time, iterations and the backward error of every answer, measured
 in fp64 from the original A.`
+
+// autoForms are --factor auto's forms, fastest first: double-fp16-fabsum
+// (fp32-accurate factors from fp16 tensor cores) and, when its refinement
+// stalls, cuSOLVER's fp64 getrf.
+var autoForms = []string{"double-fp16-fabsum", "fp64"}
 
 // gpuFormName maps the CLI's --factor and --input to a GPU form.
 func gpuFormName(factor, input string) string {
@@ -66,7 +73,11 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		return usagef("--nb %d: the block size must be at least 1", nb)
 	}
 	var forms []gpu.LUForm
-	for _, name := range strings.Split(o.factor, ",") {
+	names := strings.Split(o.factor, ",")
+	if o.factor == "auto" && o.bench == "" {
+		names = autoForms
+	}
+	for _, name := range names {
 		f, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
 		if err != nil {
 			return usage(err)
@@ -74,7 +85,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		f.NB = nb
 		forms = append(forms, f)
 	}
-	if o.bench == "" && len(forms) > 1 {
+	if o.bench == "" && len(forms) > 1 && o.factor != "auto" {
 		return usagef("--factor %s: one factorization per solve (several with --bench)", o.factor)
 	}
 	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
@@ -106,17 +117,32 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		return err
 	}
 	defer sys.Free()
-	fa, err := sys.Factor(forms[0])
-	if err != nil {
-		return err
+	// With --factor auto, each form in turn until refinement converges.
+	var x []float64
+	var rep solve.Report
+	var serr error
+	var tried []string
+	var form gpu.LUForm
+	for _, form = range forms {
+		fa, err := sys.Factor(form)
+		if err != nil {
+			return err
+		}
+		x, rep, serr = solve.RefineOperator(ctx, sys, b, fa, sopt)
+		fa.Free()
+		if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
+			return serr
+		}
+		rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
+		if serr == nil {
+			break
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s, backward error %.3g)", fa.Form, rep.Stop, rep.BackwardError))
 	}
-	defer fa.Free()
-	x, rep, serr := solve.RefineOperator(ctx, sys, b, fa, sopt)
-	if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
-		return serr
+	if len(tried) > 0 && serr == nil {
+		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), rep.Factor)
 	}
-	rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
-	sum := solveSummary{Matrix: what, Update: gpuUpdateName(forms[0]), Report: rep}
+	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form), Report: rep, Escalated: tried}
 	if serr == nil && o.x != "" {
 		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
 			return err
@@ -143,10 +169,8 @@ func gpuUpdateName(f gpu.LUForm) string {
 		return "cuSOLVER dgetrf (fp64)"
 	case f.Getrf32:
 		return "cuSOLVER sgetrf (fp32)"
-	case f.Plan != nil:
-		return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
 	}
-	return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt %v", f.NB, f.Compute)
+	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
 }
 
 // gpuSystem reads A and b, or draws them (A on the device where it can).
