@@ -23,7 +23,7 @@ import (
 var roundCmd = &command{
 	name:    "round",
 	summary: "round numbers to a format in a rounding mode",
-	usage:   "mwmm round --format NAME [--mode MODE] [--saturate] [--no-subnormals] [--seed S] [VALUE... | --in X.npy --out Y.npy [--codes] [--dtype T] [--stats]]",
+	usage:   "mwmm round (--format NAME [--saturate] [--no-subnormals] | --block-format NAME [--scale-rule R]) [--mode MODE] [--seed S] [VALUE... | --in X.npy --out Y.npy [--codes] [--dtype T] [--scales S.npy] [--stats]]",
 	help:    roundHelp(),
 	examples: `
 mwmm round --format e4m3 448 460 465 1e9      # 448 448 NaN NaN: e4m3 overflows to NaN
@@ -36,7 +36,10 @@ mwmm round --format e5m2 --mode sr --seed 7 0.3 0.3 0.3
 printf '0.1\n0.2\n' | mwmm round --format e2m1 --mode ru
 mwmm round --format e4m3 --in x.npy --out y.npy           # an array, any shape
 mwmm round --format e4m3 --in x.npy --out c.npy --codes   # the e4m3 codes, uint8
-mwmm round --format bf16 --mode sr --seed 3 --in x.npy --out y.npy --stats`,
+mwmm round --format bf16 --mode sr --seed 3 --in x.npy --out y.npy --stats
+mwmm round --block-format mxfp8 1000 1 0x1p-10 500       # 896 1 0 512: one shared scale 2
+mwmm round --block-format mxfp8 --scale-rule noclip 1000 1 0x1p-10 500   # 1024 1 0 512
+mwmm round --block-format nvfp4 --in w.npy --out q.npy --codes --scales s.npy`,
 	flags: func() *flag.FlagSet { fs, _ := roundFlags(); return fs },
 	run:   runRound,
 }
@@ -80,6 +83,21 @@ seed whatever the chunking or the number of cores. --stats prints the
 count, the values that changed, that went to zero and the finite ones
 beyond ±max finite, the time and the values/s.
 
+Block-scaled formats (--block-format): OCP Microscaling v1.0 mxfp8 (e4m3
+elements; mxfp8-e5m2), mxfp6 (e3m2; mxfp6-e2m3) and mxfp4 (e2m1), 32
+values sharing a power-of-two E8M0 scale, and NVIDIA's nvfp4, 16 e2m1
+values sharing an e4m3 scale under a per-tensor float32 scale (the amax
+of all values / (6·448)). Blocks run along the last axis of an array (C
+order), or over the values in the order given. The scale rule spec takes
+the specification's scale (mx: 2^(floor(log2 amax) - emax of the element);
+nvfp4: amax/6 to nearest e4m3), under which values near amax may clip to
+the element's max; noclip rounds the scale up so that none clips. --mode
+rounds the elements. A NaN or Inf makes its whole block NaN. Output: the
+values the blocks stand for, as float64, or with --codes the elements'
+codes (uint8, the array's shape) and --scales S.npy the scales' codes
+(uint8: E8M0, or e4m3 for nvfp4; one per block along the last axis);
+nvfp4 prints its tensor scale. docs/formats.md has the sources.
+
 Rounding modes (--mode):
 `)
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
@@ -105,6 +123,9 @@ type roundOptions struct {
 	codes        bool
 	dtype        string
 	stats        bool
+	blockFormat  string
+	scaleRule    string
+	scales       string
 }
 
 func roundFlags() (*flag.FlagSet, *roundOptions) {
@@ -120,6 +141,9 @@ func roundFlags() (*flag.FlagSet, *roundOptions) {
 	fs.BoolVar(&o.codes, "codes", false, "with --out: write the format's bit codes (uint8 or uint16), not values")
 	fs.StringVar(&o.dtype, "dtype", "", "with --out: the `TYPE` of the values written, float32 or float64 (default: see above)")
 	fs.BoolVar(&o.stats, "stats", false, "with --in: print counts, time and values/s")
+	fs.StringVar(&o.blockFormat, "block-format", "", "quantize to the block-scaled format `NAME` (mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e2m3, mxfp4, nvfp4) instead of --format")
+	fs.StringVar(&o.scaleRule, "scale-rule", "spec", "with --block-format: the block scale `RULE`, spec or noclip")
+	fs.StringVar(&o.scales, "scales", "", "with --block-format --codes: write the block scales' codes (uint8) to `FILE`.npy")
 	return fs, o
 }
 
@@ -128,6 +152,12 @@ func runRound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	values, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if o.blockFormat != "" {
+		return runRoundBlock(o, values, stdout, stdin)
+	}
+	if o.scales != "" || o.scaleRule != "spec" {
+		return usagef("--scales and --scale-rule go with --block-format")
 	}
 	if o.format == "" {
 		return usagef("--format is required, e.g. --format fp16 ('mwmm formats' lists the formats)")
@@ -250,50 +280,94 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 		return usagef("--dtype %q: float32 or float64", dtype)
 	}
 
-	in, err := os.Open(o.in)
+	r, closeIn, err := openArray(o.in)
 	if err != nil {
 		return err
 	}
-	defer in.Close() // read-only
-	r, err := npy.NewReader(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.in, err)
-	}
+	defer closeIn()
 	if dtype == "" {
 		dtype = "float64"
 		if r.Dtype != "float64" && fitsBinary32(f) {
 			dtype = "float32"
 		}
 	}
-
-	// Write beside the target and rename when complete: a failure leaves
-	// an earlier Y.npy as it was.
-	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".*.partial")
+	out, err := createArray(o.out, dtype, r.Shape, r.Fortran)
 	if err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	w, err := npy.NewWriter(bw, dtype, r.Shape, r.Fortran)
-	if err != nil {
-		return err
-	}
+	defer out.abort()
 
 	var st roundStats
 	start := time.Now()
-	// A goroutine reads and converts the next chunk while this one rounds
-	// and writes the last: the two halves of the work overlap.
+	size := min(arrayChunk, max(r.Len, 1))
+	y := make([]float64, size)
+	var codes []uint64
+	if o.codes {
+		codes = make([]uint64, size)
+	}
+	at := 0
+	err = streamArray(r, o.in, size, func(x []float64) error {
+		k := len(x)
+		f.RoundSlice(y[:k], x, mode, src)
+		if o.stats {
+			st.add(&f, x, y[:k])
+		}
+		var err error
+		if o.codes {
+			if i, err := f.EncodeSlice(codes[:k], y[:k]); err != nil {
+				return fmt.Errorf("%s: element %d rounds to %v, which has no %s code", o.in, at+i, y[i], f.Name())
+			}
+			err = out.w.WriteCodes(codes[:k])
+		} else {
+			err = out.w.Write(y[:k])
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.out, err)
+		}
+		at += k
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if err := out.commit(); err != nil {
+		return err
+	}
+	if o.stats {
+		what := "values"
+		if o.codes {
+			what = "codes"
+		}
+		fmt.Fprintf(stdout, "%s: %d values (%s %s) to %s %s in %s, as %s %s: %d changed, %d to zero, %d beyond ±max finite; %.3g s, %.3g values/s\n",
+			o.out, r.Len, r.Dtype, shapeString(r.Shape), f.Name(), mode, o.in, dtype, what,
+			st.changed, st.zero, st.overflow, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
+	}
+	return nil
+}
+
+// openArray opens the .npy file at path for streaming.
+func openArray(path string) (*npy.Reader, func(), error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := npy.NewReader(in)
+	if err != nil {
+		in.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, func() { in.Close() }, nil // read-only: Close cannot lose data
+}
+
+// streamArray calls fn on the elements of r in order, size at a time (the
+// last chunk may be shorter). A goroutine reads and converts the next chunk
+// while fn works on this one: the two halves of the work overlap.
+func streamArray(r *npy.Reader, path string, size int, fn func(x []float64) error) error {
 	type chunk struct {
 		x   []float64
 		err error
 	}
-	size := min(arrayChunk, max(r.Len, 1))
 	full, empty := make(chan chunk, 1), make(chan []float64, 2)
 	empty <- make([]float64, size)
 	empty <- make([]float64, size)
@@ -301,6 +375,14 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 	defer close(stop)
 	go func() {
 		defer close(full)
+		send := func(c chunk) bool {
+			select {
+			case full <- c:
+				return true
+			case <-stop:
+				return false
+			}
+		}
 		for at := 0; at < r.Len; {
 			var buf []float64
 			select {
@@ -312,65 +394,72 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 			for k < len(buf) && at+k < r.Len {
 				n, err := r.Read(buf[k:])
 				if err != nil {
-					full <- chunk{err: err}
+					send(chunk{err: fmt.Errorf("%s: %w", path, err)})
 					return
 				}
 				k += n
 			}
-			full <- chunk{x: buf[:k]}
+			if !send(chunk{x: buf[:k]}) {
+				return
+			}
 			at += k
 		}
 	}()
-	y := make([]float64, size)
-	var codes []uint64
-	if o.codes {
-		codes = make([]uint64, size)
-	}
-	at := 0
 	for c := range full {
 		if c.err != nil {
-			return fmt.Errorf("%s: %w", o.in, c.err)
+			return c.err
 		}
-		k := len(c.x)
-		f.RoundSlice(y[:k], c.x, mode, src)
-		if o.stats {
-			st.add(&f, c.x, y[:k])
+		if err := fn(c.x); err != nil {
+			return err
 		}
 		empty <- c.x[:cap(c.x)]
-		if o.codes {
-			if i, err := f.EncodeSlice(codes[:k], y[:k]); err != nil {
-				return fmt.Errorf("%s: element %d rounds to %v, which has no %s code", o.in, at+i, y[i], f.Name())
-			}
-			err = w.WriteCodes(codes[:k])
-		} else {
-			err = w.Write(y[:k])
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.out, err)
-		}
-		at += k
-	}
-	elapsed := time.Since(start)
-	if err := errors.Join(w.Close(), bw.Flush(), tmp.Chmod(0o644)); err != nil {
-		return fmt.Errorf("%s: %w", o.out, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", o.out, err)
-	}
-	if err := os.Rename(tmp.Name(), o.out); err != nil {
-		return err
-	}
-	done = true
-	if o.stats {
-		what := "values"
-		if o.codes {
-			what = "codes"
-		}
-		fmt.Fprintf(stdout, "%s: %d values (%s %s) to %s %s in %s, as %s %s: %d changed, %d to zero, %d beyond ±max finite; %.3g s, %.3g values/s\n",
-			o.out, r.Len, r.Dtype, shapeString(r.Shape), f.Name(), mode, o.in, dtype, what,
-			st.changed, st.zero, st.overflow, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
 	}
 	return nil
+}
+
+// arrayOut is an array being written beside its path, renamed into place
+// by commit when complete: a failure leaves an earlier file as it was.
+type arrayOut struct {
+	path string
+	tmp  *os.File
+	bw   *bufio.Writer
+	w    *npy.Writer
+	done bool
+}
+
+func createArray(path, dtype string, shape []int, fortran bool) (*arrayOut, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
+	if err != nil {
+		return nil, err
+	}
+	a := &arrayOut{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}
+	if a.w, err = npy.NewWriter(a.bw, dtype, shape, fortran); err != nil {
+		a.abort()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *arrayOut) commit() error {
+	if err := errors.Join(a.w.Close(), a.bw.Flush(), a.tmp.Chmod(0o644)); err != nil {
+		return fmt.Errorf("%s: %w", a.path, err)
+	}
+	if err := a.tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %w", a.path, err)
+	}
+	if err := os.Rename(a.tmp.Name(), a.path); err != nil {
+		return err
+	}
+	a.done = true
+	return nil
+}
+
+// abort removes the partial file unless commit succeeded.
+func (a *arrayOut) abort() {
+	if !a.done {
+		a.tmp.Close()
+		os.Remove(a.tmp.Name())
+	}
 }
 
 // roundStats counts what rounding did to an array: values that changed,
@@ -403,4 +492,179 @@ func shapeString(shape []int) string {
 		return "(" + s[0] + ",)"
 	}
 	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// runRoundBlock quantizes to a block-scaled format: values (one row, in
+// the order given) or an array (blocks along its last axis).
+func runRoundBlock(o *roundOptions, values []string, stdout io.Writer, stdin io.Reader) error {
+	b, err := format.ParseBlockFormat(o.blockFormat)
+	if err != nil {
+		return usage(err)
+	}
+	switch {
+	case o.format != "":
+		return usagef("--format %s and --block-format %s: choose one", o.format, o.blockFormat)
+	case o.saturate || o.noSubnormals:
+		return usagef("--saturate and --no-subnormals do not apply to block formats (their elements saturate, with subnormals)")
+	}
+	rule, err := format.ParseScaleRule(o.scaleRule)
+	if err != nil {
+		return usage(err)
+	}
+	mode, err := format.ParseMode(o.mode)
+	if err != nil {
+		return usage(err)
+	}
+	var src format.Source
+	if mode.IsStochastic() {
+		src = rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
+	}
+	if o.in != "" || o.out != "" {
+		if o.in == "" || o.out == "" {
+			return usagef("--in and --out go together: mwmm round --block-format NAME --in X.npy --out Y.npy")
+		}
+		if len(values) > 0 {
+			return usagef("values %q beside --in: round either an array or values", values)
+		}
+		return roundBlockArray(b, rule, mode, src, o, stdout)
+	}
+	if o.codes || o.dtype != "" || o.stats || o.scales != "" {
+		return usagef("--codes, --dtype, --scales and --stats apply to arrays (--in X.npy --out Y.npy)")
+	}
+
+	var xs []float64
+	w := bufio.NewWriter(stdout)
+	if len(values) > 0 {
+		for _, v := range values {
+			x, err := parseNumber(v)
+			if err != nil {
+				return usage(err)
+			}
+			xs = append(xs, x)
+		}
+	} else if err := roundLines(stdin, w, func(x float64) { xs = append(xs, x) }); err != nil {
+		return err
+	}
+	g := b.TensorScale(format.AbsMax(xs))
+	b.Quantize(xs, nil, xs, 0, g, rule, mode, src, nil)
+	for _, x := range xs {
+		w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}
+
+// roundBlockArray quantizes the array in o.in to b, blocks along the last
+// axis, and writes the values (float64) or, with --codes, the elements'
+// codes to o.out and the scales' codes to o.scales.
+func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mode, src format.Source, o *roundOptions, stdout io.Writer) error {
+	switch {
+	case o.dtype != "" && o.dtype != "float64":
+		return usagef("--dtype %s: block-format values are float64 (nvfp4's are products of three scales, not float32 values)", o.dtype)
+	case o.codes && o.scales == "":
+		return usagef("--codes with --block-format needs --scales S.npy for the block scales")
+	case !o.codes && o.scales != "":
+		return usagef("--scales goes with --codes")
+	}
+	r, closeIn, err := openArray(o.in)
+	if err != nil {
+		return err
+	}
+	defer func() { closeIn() }() // the second opening's, after the first pass
+	if r.Fortran && len(r.Shape) > 1 {
+		return fmt.Errorf("%s: Fortran order: the blocks run along the last axis, which is not contiguous; write the array in C order (numpy.ascontiguousarray)", o.in)
+	}
+	rowLen := 1
+	if len(r.Shape) > 0 {
+		rowLen = r.Shape[len(r.Shape)-1]
+	}
+	g := 1.0
+	if b.HasTensorScale() { // a first pass for the tensor's amax
+		amax := 0.0
+		if err := streamArray(r, o.in, min(arrayChunk, max(r.Len, 1)), func(x []float64) error {
+			amax = max(amax, format.AbsMax(x))
+			return nil
+		}); err != nil {
+			return err
+		}
+		closeIn()
+		if r, closeIn, err = openArray(o.in); err != nil {
+			return err
+		}
+		g = b.TensorScale(amax)
+	}
+
+	dtype := "float64"
+	if o.codes {
+		dtype = "uint8"
+	}
+	out, err := createArray(o.out, dtype, r.Shape, false)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	var scalesOut *arrayOut
+	if o.codes {
+		shape := append([]int(nil), r.Shape...)
+		if len(shape) == 0 {
+			shape = []int{1}
+		}
+		shape[len(shape)-1] = (rowLen + b.BlockSize() - 1) / b.BlockSize()
+		if scalesOut, err = createArray(o.scales, "uint8", shape, false); err != nil {
+			return err
+		}
+		defer scalesOut.abort()
+	}
+
+	// Whole rows per chunk, so that no block straddles two.
+	size := max(1, arrayChunk/max(rowLen, 1)) * max(rowLen, 1)
+	size = min(size, max(r.Len, 1))
+	elem := b.Element()
+	y := make([]float64, size)
+	codes := make([]uint64, size)
+	var blocks []format.Block
+	scaleCodes := make([]uint64, 0, size/b.BlockSize()+1)
+	start := time.Now()
+	at := 0
+	err = streamArray(r, o.in, size, func(x []float64) error {
+		k := len(x)
+		if !o.codes {
+			b.Quantize(y[:k], nil, x, rowLen, g, rule, mode, src, nil)
+			return out.w.Write(y[:k])
+		}
+		// Codes: the elements and the scales.
+		blocks = b.Quantize(x, y[:k], x, rowLen, g, rule, mode, src, blocks[:0])
+		scaleCodes = scaleCodes[:0]
+		for _, blk := range blocks {
+			scaleCodes = append(scaleCodes, blk.ScaleCode)
+		}
+		if i, err := elem.EncodeSlice(codes[:k], y[:k]); err != nil {
+			return fmt.Errorf("%s: element %d: %v", o.in, at+i, err)
+		}
+		at += k
+		if err := out.w.WriteCodes(codes[:k]); err != nil {
+			return err
+		}
+		return scalesOut.w.WriteCodes(scaleCodes)
+	})
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if err := out.commit(); err != nil {
+		return err
+	}
+	if scalesOut != nil {
+		if err := scalesOut.commit(); err != nil {
+			return err
+		}
+	}
+	if b.HasTensorScale() && (o.codes || o.stats) {
+		fmt.Fprintf(stdout, "%s tensor scale: %s (float32 %#08x)\n", b.Name(), strconv.FormatFloat(g, 'g', -1, 64), math.Float32bits(float32(g)))
+	}
+	if o.stats {
+		fmt.Fprintf(stdout, "%s: %d values (%s %s) to %s (scale rule %s, elements %s) in %s: %.3g s, %.3g values/s\n",
+			o.out, r.Len, r.Dtype, shapeString(r.Shape), b.Name(), rule, mode, o.in, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
+	}
+	return nil
 }

@@ -242,3 +242,97 @@ func TestRoundArrayErrors(t *testing.T) {
 		t.Errorf("left behind: %v", m)
 	}
 }
+
+// TestRoundBlock: block formats on values, worked out by hand
+// (format/block_test.go derives the same blocks).
+func TestRoundBlock(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		// amax 1000: X = 2^(9-8) = 2; 500 clips to 448 → 896; 250 → 256 → 512.
+		{[]string{"--block-format", "mxfp8", "1000", "1", "0x1p-10", "500"}, []string{"896", "1", "0", "512"}},
+		{[]string{"--block-format", "mxfp8", "--scale-rule", "noclip", "1000", "1", "0x1p-10", "500"}, []string{"1024", "1", "0", "512"}},
+		// e2m1, X = 1: 5 ties to 4, 0.75 ties to 1; with rz 5 → 4, 0.75 → 0.5.
+		{[]string{"--block-format", "mxfp4", "5", "0.75", "-0.25"}, []string{"4", "1", "-0"}},
+		{[]string{"--block-format", "mxfp4", "--mode", "rz", "5", "0.75"}, []string{"4", "0.5"}},
+		// nvfp4: amax 2688 = 6·448 gives tensor scale 1 and block scale 448: 1/448 → 0.
+		{[]string{"--block-format", "nvfp4", "2688", "1", "-100"}, []string{"2688", "0", "-0"}},
+		// A NaN makes its block NaN.
+		{[]string{"--block-format", "mxfp6", "1", "nan", "2"}, []string{"NaN", "NaN", "NaN"}},
+	} {
+		code, stdout, stderr := mwmm(t, "", append([]string{"round"}, tc.args...)...)
+		if code != 0 || fmt.Sprint(lines(stdout)) != fmt.Sprint(tc.want) {
+			t.Errorf("%v: exit %d, %q (%s); want %v", tc.args, code, lines(stdout), stderr, tc.want)
+		}
+	}
+	// 33 values from stdin: two blocks; the second ({33}) has its own scale.
+	var in strings.Builder
+	for i := 1; i <= 33; i++ {
+		fmt.Fprintf(&in, "%d\n", i)
+	}
+	_, stdout, _ := mwmm(t, in.String(), "round", "--block-format", "mxfp4")
+	got := lines(stdout)
+	// Block 1: amax 32, X = 2^(5-2) = 8: 1..32 / 8 in e2m1; 31/8 = 3.875 → 4 → 32. Block 2: 33 alone, X = 8: 4.125 → 4 → 32.
+	if len(got) != 33 || got[30] != "32" || got[32] != "32" || got[0] != "0" || got[3] != "4" {
+		t.Errorf("stdin blocks: %v", got)
+	}
+	for _, bad := range [][]string{
+		{"--block-format", "mxint8", "1"}, {"--block-format", "mxfp8", "--format", "fp16", "1"},
+		{"--block-format", "mxfp8", "--saturate", "1"}, {"--block-format", "mxfp8", "--scale-rule", "round", "1"},
+		{"--format", "fp16", "--scale-rule", "noclip", "1"}, {"--block-format", "mxfp8", "--codes", "1"},
+	} {
+		if code, _, _ := mwmm(t, "", append([]string{"round"}, bad...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
+
+// TestRoundBlockArray: an array in blocks along its last axis, as values
+// and as codes with the scales.
+func TestRoundBlockArray(t *testing.T) {
+	dir := t.TempDir()
+	// Shape (2, 3): rows {1000, 1, 500} and {0, -0, 0}.
+	raw := f32le(1000, 1, 500, 0, float32(math.Copysign(0, -1)), 0)
+	in := writeFile(t, dir, "x.npy", append(npyBytes("<f4", "(2, 3)", false, nil), raw...))
+	out := filepath.Join(dir, "y.npy")
+	if code, _, stderr := mwmm(t, "", "round", "--block-format", "mxfp8", "--in", in, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	h, got := readArray(t, out)
+	want := []float64{896, 1, 512, 0, math.Copysign(0, -1), 0}
+	if h.Dtype != "float64" || fmt.Sprint(h.Shape) != "[2 3]" {
+		t.Errorf("header %+v", h)
+	}
+	for i := range want {
+		if !sameFloat(got[i], want[i]) {
+			t.Errorf("element %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	codes, scales := filepath.Join(dir, "c.npy"), filepath.Join(dir, "s.npy")
+	if code, _, stderr := mwmm(t, "", "round", "--block-format", "mxfp8", "--in", in, "--out", codes, "--codes", "--scales", scales); code != 0 {
+		t.Fatalf("--codes: exit %d: %s", code, stderr)
+	}
+	// Elements 448, 0.5, 256 in e4m3: 0x7e, 0x30, 0x78; zeros 0x00, 0x80, 0x00.
+	// Scales: X = 2 (E8M0 128) and the all-zero row's 2^-127 (0).
+	_, gc := readArray(t, codes)
+	hs, gs := readArray(t, scales)
+	if fmt.Sprint(gc) != "[126 48 120 0 128 0]" || fmt.Sprint(gs) != "[128 0]" || fmt.Sprint(hs.Shape) != "[2 1]" {
+		t.Errorf("codes %v, scales %v %v; want [126 48 120 0 128 0], [128 0] of shape (2, 1)", gc, gs, hs.Shape)
+	}
+	// nvfp4 prints its tensor scale; Fortran order is refused.
+	code, stdout, stderr := mwmm(t, "", "round", "--block-format", "nvfp4", "--in", in, "--out", codes, "--codes", "--scales", scales)
+	if code != 0 || !strings.Contains(stdout, "nvfp4 tensor scale: ") {
+		t.Errorf("nvfp4: exit %d, %q %s", code, stdout, stderr)
+	}
+	fort := writeFile(t, dir, "f.npy", append(npyBytes("<f4", "(2, 3)", true, nil), raw...))
+	if code, _, stderr := mwmm(t, "", "round", "--block-format", "mxfp4", "--in", fort, "--out", out); code != 1 || !strings.Contains(stderr, "Fortran order") {
+		t.Errorf("Fortran order: exit %d, %s", code, stderr)
+	}
+	for _, bad := range [][]string{{"--dtype", "float32"}, {"--codes"}, {"--scales", scales}} {
+		args := append([]string{"round", "--block-format", "mxfp8", "--in", in, "--out", out}, bad...)
+		if code, _, _ := mwmm(t, "", args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
