@@ -118,7 +118,7 @@ type systemOptions struct {
 	size, nb, maxIter, maxInner                                       int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
-	json, luError, profile                                            bool
+	json, luError, profile, tolSet                                    bool
 }
 
 func systemFlags(name string) (*flag.FlagSet, *systemOptions) {

@@ -41,7 +41,8 @@ factorizations of Gaussian matrices.
 cuSOLVER's dgetrf+dgetrs and its refinement solvers DDgesv, DSgesv,
 DXgesv, DHgesv, DBgesv beside each --factor, in one run on one GPU: time,
 2/3·n³/time, iterations and the backward error of every answer, measured
-in fp64 from the original A.`
+in fp64 from the original A. Without --tol, mwmm's solves refine until
+their backward error is at most getrf+getrs's on the same system.`
 
 // autoForms are --factor auto's forms, fastest first: double-fp16-fabsum
 // (fp32-accurate factors from fp16 tensor cores) and, when its refinement
@@ -99,11 +100,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	ctx, stop := signalContext()
 	defer stop()
 	if o.bench != "" {
-		if !set["tol"] {
-			// At least as accurate as getrf+getrs: about 2^-53 (its
-			// backward error is 1e-15 to 1e-14 at n = 4096 to 32768).
-			sopt.Tol = 0x1p-53
-		}
+		o.tolSet = set["tol"]
 		for i := range forms {
 			forms[i].Profile = o.profile
 		}
@@ -305,9 +302,9 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			out.Flush()
 		}
 	}
-	// One untimed round on a small system: kernels compiled, libraries
-	// loaded, handles made.
-	if warm, err := e.GenerateSystem(min(sizes[0], 1024), "diagdom", 1); err == nil {
+	// One untimed round on a small system with two panels: kernels
+	// compiled, libraries loaded, handles made.
+	if warm, err := e.GenerateSystem(min(sizes[0], 2*forms[0].NB+64), "diagdom", 1); err == nil {
 		b := experiment.RandomVector(1, "b", warm.N())
 		for _, m := range gpu.SolveBaselines {
 			warm.Baseline(m, b)
@@ -345,6 +342,10 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				}
 				if m == "getrf+getrs" && err == nil {
 					base = r.seconds
+					if !o.tolSet {
+						// Refine until at least as accurate as getrf+getrs.
+						sopt.Tol = r.backward
+					}
 				}
 				emit(r, base)
 			}
