@@ -23,5 +23,6 @@
 // prediction, says when a feature could not be observed, and adds the
 // paper's tests with verdicts, a search for non-monotonicity and the fitted
 // parameters (Fit builds the model; Report.Spec names it for mma.Lookup).
-// See docs/probe.md for each test and the report of every preset.
+// See docs/probe.md for each test and docs/probe-reports.md for the report
+// of every preset.
 package probe
