@@ -25,7 +25,7 @@ const (
 		"practice\", talk at the SIAM Conference on Applied Linear Algebra (LA21), 2021, slides https://bit.ly/la21multiword"
 	// MaryPASC25 is the talk on narrow-range arithmetic, and its paper.
 	MaryPASC25 = "Mikaitis, Mary, \"Error analysis of matrix multiplication with narrow range floating-point arithmetic\", " +
-		"talk at PASC25, 2025 (the slides' \"Numerical experiments\"); the paper: Mary, Mikaitis, SIAM J. Sci. Comput. 47(4), 2025, " +
+		"talk at PASC25, 2025 (the slides' \"Numerical experiments\"); the paper: Mary, Mikaitis, SIAM J. Sci. Comput., accepted 2025, " +
 		"https://hal.science/hal-04671474"
 	fmaDim = "model:ieee:k=1" // the block FMA of dimension 1 of section 3: an FMA chain in binary32, RN
 )

@@ -25,10 +25,11 @@ var experimentCmd = &command{
 		"       mwmm experiment show NAME\n" +
 		"       mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E | --unit U] [--workers N]",
 	help: `
-Experiment reproduces the figures and tables of the papers in papers/, one
-command each. 'list' names them with the figure each reproduces; 'show
-NAME' says what the paper's version shows and exactly what is computed, so
-you know what to compare; 'run NAME' computes it and writes NAME.csv,
+Experiment reproduces the figures and tables of the papers that
+docs/experiments.md lists, one command each. 'list' names them with the
+figure each reproduces; 'show NAME' says what the paper's version shows,
+exactly what is computed and which choices are ours, and cites the paper
+(authors, title, venue, year, link), so you know what to compare; 'run NAME' computes it and writes NAME.csv,
 NAME.png and NAME.svg into --out, then prints a compact table (n down, the
 curves across). 'run all' runs every experiment this machine can run.
 
