@@ -55,15 +55,19 @@ func (e *Engine) linalg() (*linalg, error) {
 }
 
 // SolverVersions returns the versions of cuBLAS (e.g. 130100) and
-// cuSOLVER (major, minor, patch), or an error wrapping ErrNoCusolver.
-func (e *Engine) SolverVersions() (blas int, solver [3]int, err error) {
-	la, err := e.linalg()
-	if err != nil {
-		return 0, solver, err
-	}
-	err = e.d.call(func() error {
-		var err error
-		if blas, err = cuda.CublasVersion(la.blas); err != nil {
+// cuSOLVER (major, minor, patch) that the solver would use, or an error
+// wrapping ErrNoCusolver.
+func (d *Device) SolverVersions() (blas int, solver [3]int, err error) {
+	err = d.call(func() error {
+		if err := cuda.LoadCusolver(); err != nil {
+			return err
+		}
+		h, err := cuda.CublasCreate()
+		if err != nil {
+			return err
+		}
+		blas, err = cuda.CublasVersion(h)
+		if err = errors.Join(err, cuda.CublasDestroy(h)); err != nil {
 			return err
 		}
 		solver[0], solver[1], solver[2], err = cuda.CusolverVersion()

@@ -18,15 +18,17 @@ Info lists the NVIDIA GPUs that mwmm can use: for each, its index, name,
 compute capability, number of multiprocessors, total and free memory, and
 the architecture its kernels are compiled for (sm_90a on Hopper: the
 a-variant has the wgmma instructions). Then the versions of the CUDA
-driver, NVRTC (the run-time compiler of the kernels) and cuBLASLt (the
-baseline matrix products).
+driver, NVRTC (the run-time compiler of the kernels), cuBLASLt (the
+baseline matrix products), and cuBLAS and cuSOLVER (the GPU solver's
+panels, triangular solves and baselines).
 
-mwmm links no CUDA library: it looks for libcuda.so.1, libnvrtc.so.13 and
-libcublasLt.so.13 when it runs, on the dynamic loader's path and in the
+mwmm links no CUDA library: it looks for libcuda.so.1, libnvrtc.so.13,
+libcublasLt.so.13, libcublas.so.13 and libcusolver.so.12 when it runs, on the dynamic loader's path and in the
 usual CUDA folders ($CUDA_PATH/lib64, /usr/local/cuda/lib64, ...). It needs
 a driver for CUDA 13.0 or newer. Without a usable GPU, info prints one line,
 "no GPU: " and the reason, and exits with status 0: that is information,
-not a failure. A missing NVRTC or cuBLASLt is reported in its version line.
+not a failure. A missing NVRTC, cuBLASLt, cuBLAS or cuSOLVER is reported in
+its version line.
 
 --json prints the same as a JSON object, {"gpu": false, "reason": ...}
 without a GPU.`,
@@ -54,6 +56,9 @@ type infoJSON struct {
 	CublasLt        string       `json:"cublaslt,omitempty"`       // "13.1.0"
 	CublasLtVersion int          `json:"cublaslt_version,omitempty"`
 	CublasLtError   string       `json:"cublaslt_error,omitempty"`
+	Cublas          int          `json:"cublas_version,omitempty"` // 130100
+	Cusolver        string       `json:"cusolver,omitempty"`       // "12.0.4"
+	CusolverError   string       `json:"cusolver_error,omitempty"` // why the solver's libraries are missing
 	Devices         []deviceJSON `json:"devices,omitempty"`
 }
 
@@ -104,6 +109,8 @@ func runInfo(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	fmt.Fprintf(stdout, "CUDA driver  %s (%d)\n", info.Driver, info.DriverVersion)
 	fmt.Fprintf(stdout, "NVRTC        %s\n", orNot(info.NVRTC, info.NVRTCError))
 	fmt.Fprintf(stdout, "cuBLASLt     %s\n", orNot(fmt.Sprintf("%s (%d)", info.CublasLt, info.CublasLtVersion), info.CublasLtError))
+	fmt.Fprintf(stdout, "cuBLAS       %s\n", orNot(fmt.Sprint(info.Cublas), info.CusolverError))
+	fmt.Fprintf(stdout, "cuSOLVER     %s\n", orNot(info.Cusolver, info.CusolverError))
 	return nil
 }
 
@@ -147,6 +154,11 @@ func gatherInfo() (infoJSON, error) {
 				info.CublasLtError = err.Error()
 			} else {
 				info.CublasLt, info.CublasLtVersion = fmt.Sprintf("%d.%d.%d", v/10000, v%10000/100, v%100), v
+			}
+			if b, s, err := d.SolverVersions(); err != nil {
+				info.CusolverError = err.Error()
+			} else {
+				info.Cublas, info.Cusolver = b, fmt.Sprintf("%d.%d.%d", s[0], s[1], s[2])
 			}
 		}
 		if err := d.Close(); err != nil {
