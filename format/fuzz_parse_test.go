@@ -47,4 +47,3 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
-
