@@ -77,8 +77,9 @@ type Engine struct {
 
 	kernel FusedKernel // Multiply's fused kernel (tests compare both)
 
-	laMu sync.Mutex
-	la   *linalg // cuBLAS and cuSOLVER, for the solver
+	laMu      sync.Mutex
+	la        *linalg    // cuBLAS and cuSOLVER, for the solver
+	luStreams [2]*Stream // the blocked LU's main and look-ahead streams
 }
 
 // workspaceBytes is cuBLASLt's scratch memory: the faster algorithms want

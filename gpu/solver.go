@@ -600,22 +600,55 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		return err
 	}
 	at := func(i, j int) int { return 4 * (i + j*n) }
+	// Look-ahead: the columns of the next panel are updated first, and
+	// that panel is factored on a second stream while the rest of the
+	// update runs (the panels' time is latency, the update's is tensor
+	// cores). Not when profiling, which times each phase alone.
+	main, side, err := e.solverStreams()
+	if err != nil {
+		return err
+	}
+	if ph != nil {
+		side = main
+	}
+	defer d.call(func() error {
+		return errors.Join(cuda.CusolverSetStream(la.solver, 0), cuda.CublasSetStream(la.blas, 0))
+	})
+	panel := func(j int, st *Stream) error {
+		jb := min(nb, n-j)
+		// A zero pivot shows in U's diagonal (Factors.check), so the info
+		// word is not read: no wait per panel.
+		err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
+			return d.call(func() error {
+				h, err := st.handle(d)
+				if err != nil {
+					return err
+				}
+				if err := cuda.CusolverSetStream(la.solver, h); err != nil {
+					return err
+				}
+				return cuda.Getrf(la.solver, false, n-j, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, ipiv.ptr+uintptr(4*j), info)
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
+		}
+		return nil
+	}
+	factored := false // the panel at j, by the look-ahead
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
 		piv := ipiv.ptr + uintptr(4*j)
-		// A zero pivot shows in U's diagonal (Factors.check), so the info
-		// word is not read: no wait per panel.
-		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
-			return d.call(func() error {
-				return cuda.Getrf(la.solver, false, n-j, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
-			})
-		}); err != nil {
-			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
+		if !factored {
+			if err := panel(j, main); err != nil {
+				return err
+			}
 		}
+		factored = false
 		rest := n - j - jb
 		// Interchanges left of the panel, then right of it, as one
 		// permutation of the rows they touch (none: nothing to do, as for
-		// a diagonally dominant A).
+		// a diagonally dominant A). The download waits for every stream.
 		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
 			if err := d.Download(pivHost[:jb], ipiv.view(4*j)); err != nil {
 				return err
@@ -633,7 +666,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				if part[1] == 0 {
 					continue
 				}
-				if err := permute.Launch([3]uint32{uint32(min(part[1], 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), nil,
+				if err := permute.Launch([3]uint32{uint32(min(part[1], 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), main,
 					w.view(at(0, part[0])), int64(n), int32(part[1]), dst, src, int32(np)); err != nil {
 					return err
 				}
@@ -646,25 +679,65 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			// U₁₂ = L₁₁⁻¹A₁₂.
 			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Trsm }, func() error {
 				return d.call(func() error {
+					h, err := main.handle(d)
+					if err != nil {
+						return err
+					}
+					if err := cuda.CublasSetStream(la.blas, h); err != nil {
+						return err
+					}
 					return cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, rest, 1,
 						w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j, j+jb)), n)
 				})
 			}); err != nil {
 				return err
 			}
-			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
-				return e.update(f, rest, rest, jb, w.view(at(j+jb, j)), w.view(at(j, j+jb)), w.view(at(j+jb, j+jb)), n)
-			}); err != nil {
+			next := min(nb, rest) // the next panel's columns
+			upd := func(c0, cols int) error {
+				return timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
+					return e.update(f, rest, cols, jb, w.view(at(j+jb, j)), w.view(at(j, c0)), w.view(at(j+jb, c0)), n, main)
+				})
+			}
+			if err := upd(j+jb, next); err != nil {
 				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+			}
+			if rest > next {
+				if side != main {
+					if err := main.Sync(); err != nil { // the next panel's columns are ready
+						return err
+					}
+					if err := panel(j+jb, side); err != nil {
+						return err
+					}
+					factored = true
+				}
+				if err := upd(j+jb+next, rest-next); err != nil {
+					return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+				}
 			}
 		}
 		if j > 0 {
-			if err := shift.Launch(grid(jb), [3]uint32{256, 1, 1}, 0, nil, piv, int32(jb), int32(j)); err != nil {
+			if err := shift.Launch(grid(jb), [3]uint32{256, 1, 1}, 0, main, piv, int32(jb), int32(j)); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return d.Sync()
+}
+
+// solverStreams returns the blocked LU's two streams, made once per engine
+// (the fused kernel keeps scratch memory per stream).
+func (e *Engine) solverStreams() (main, side *Stream, err error) {
+	e.laMu.Lock()
+	defer e.laMu.Unlock()
+	if e.luStreams[0] == nil {
+		for i := range e.luStreams {
+			if e.luStreams[i], err = e.d.NewStream(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return e.luStreams[0], e.luStreams[1], nil
 }
 
 // panelMoves composes a panel's interchanges (LAPACK's 1-based pivots,
@@ -696,8 +769,8 @@ func panelMoves(moves, piv []int32, r0 int) []int32 {
 
 // update computes C −= A·B for column-major m×k A, k×n B and m×n C, all
 // with leading dimension ld, on the fused kernel with the form's plan.
-func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int) error {
-	return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k,
+func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int, st *Stream) error {
+	return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k, Stream: st,
 		A: a, LayoutA: ColMajor, LdA: ld, B: b, LayoutB: ColMajor, LdB: ld, C: c, LayoutC: ColMajor, LdC: ld, Update: true})
 }
 
