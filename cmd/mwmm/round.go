@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -430,7 +431,11 @@ type arrayOut struct {
 func createArray(path, dtype string, shape []int, fortran bool) (*arrayOut, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // name the file asked for, not the temporary one
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: cannot write there: %w", path, err)
 	}
 	a := &arrayOut{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}
 	if a.w, err = npy.NewWriter(a.bw, dtype, shape, fortran); err != nil {
