@@ -611,6 +611,11 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if ph != nil {
 		side = main
 	}
+	ready, err := d.NewEvent()
+	if err != nil {
+		return err
+	}
+	defer ready.Close()
 	defer d.call(func() error {
 		return errors.Join(cuda.CusolverSetStream(la.solver, 0), cuda.CublasSetStream(la.blas, 0))
 	})
@@ -702,17 +707,24 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 			}
 			if rest > next {
+				// The rest of the update is queued before the panel: cuSOLVER's
+				// getrf may hold the host until it is done.
 				if side != main {
-					if err := main.Sync(); err != nil { // the next panel's columns are ready
+					if err := ready.Record(main); err != nil {
+						return err
+					}
+				}
+				if err := upd(j+jb+next, rest-next); err != nil {
+					return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+				}
+				if side != main {
+					if err := ready.Sync(); err != nil { // the next panel's columns are updated
 						return err
 					}
 					if err := panel(j+jb, side); err != nil {
 						return err
 					}
 					factored = true
-				}
-				if err := upd(j+jb+next, rest-next); err != nil {
-					return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 				}
 			}
 		}
