@@ -53,6 +53,10 @@ type FusedArgs struct {
 	// product kernel (the scans, the scalings, the wgmma kernel's split)
 	// and the product kernel, so that a caller can time them apart.
 	Passes *Event
+	// SMs, if positive, caps the wgmma kernel's persistent grid below the
+	// multiprocessors' count, leaving the rest to concurrent work (an LU's
+	// look-ahead panel).
+	SMs int
 }
 
 // The fused kernel's tile (fused.cu): blocks of 128×64 outputs, 32 k per

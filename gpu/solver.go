@@ -355,8 +355,12 @@ type LUForm struct {
 	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
 	NB      int             // the block size of the blocked LU; 0: 512
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
-	// the GPU after each: about 10 µs a phase.
+	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
+	// LookaheadSMs are the multiprocessors the trailing update leaves to
+	// the next panel, factored meanwhile on a second stream: 0 means 16,
+	// negative turns the look-ahead off.
+	LookaheadSMs int
 }
 
 // LUForms lists the names ParseLUForm takes besides multiword variants.
@@ -608,8 +612,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if err != nil {
 		return err
 	}
-	if ph != nil {
-		side = main
+	sideSMs := f.LookaheadSMs
+	if sideSMs == 0 {
+		sideSMs = 16
+	}
+	if ph != nil || sideSMs < 0 || sideSMs >= d.Multiprocessors() {
+		side, sideSMs = main, 0
 	}
 	ready, err := d.NewEvent()
 	if err != nil {
@@ -698,12 +706,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return err
 			}
 			next := min(nb, rest) // the next panel's columns
-			upd := func(c0, cols int) error {
+			upd := func(c0, cols, sms int) error {
 				return timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
-					return e.update(f, rest, cols, jb, w.view(at(j+jb, j)), w.view(at(j, c0)), w.view(at(j+jb, c0)), n, main)
+					return e.update(f, rest, cols, jb, w.view(at(j+jb, j)), w.view(at(j, c0)), w.view(at(j+jb, c0)), n, main, sms)
 				})
 			}
-			if err := upd(j+jb, next); err != nil {
+			if err := upd(j+jb, next, 0); err != nil {
 				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 			}
 			if rest > next {
@@ -714,7 +722,11 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 						return err
 					}
 				}
-				if err := upd(j+jb+next, rest-next); err != nil {
+				sms := 0
+				if side != main {
+					sms = d.Multiprocessors() - sideSMs
+				}
+				if err := upd(j+jb+next, rest-next, sms); err != nil {
 					return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 				}
 				if side != main {
@@ -781,8 +793,8 @@ func panelMoves(moves, piv []int32, r0 int) []int32 {
 
 // update computes C −= A·B for column-major m×k A, k×n B and m×n C, all
 // with leading dimension ld, on the fused kernel with the form's plan.
-func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int, st *Stream) error {
-	return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k, Stream: st,
+func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int, st *Stream, sms int) error {
+	return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k, Stream: st, SMs: sms,
 		A: a, LayoutA: ColMajor, LdA: ld, B: b, LayoutB: ColMajor, LdB: ld, C: c, LayoutC: ColMajor, LdC: ld, Update: true})
 }
 

@@ -320,7 +320,7 @@ func TestSolverTC32Inputs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := e.update(f, n, n, n, bufs[0], bufs[1], bufs[2], n, nil); err != nil {
+		if err := e.update(f, n, n, n, bufs[0], bufs[1], bufs[2], n, nil, 0); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		c := make([]float32, n*n)

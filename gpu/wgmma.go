@@ -245,7 +245,11 @@ func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, ld
 	if tiles > 1<<31-1 {
 		return errors.New("gpu: too many tiles for the wgmma kernel")
 	}
-	grid := uint32(min(tiles, e.d.Multiprocessors()))
+	sms := e.d.Multiprocessors()
+	if a.SMs > 0 {
+		sms = min(sms, a.SMs)
+	}
+	grid := uint32(min(tiles, sms))
 	markPasses(q, a)
 	return q.launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
 		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems,

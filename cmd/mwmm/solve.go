@@ -115,7 +115,7 @@ func matrixKindsHelp() string {
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
 	engine, bench, csv                                                string
-	size, nb, maxIter, maxInner                                       int
+	size, nb, maxIter, maxInner, lookahead                            int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
 	json, luError, profile, tolSet                                    bool
@@ -150,6 +150,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.engine, "engine", "cpu", "where to solve, `ENGINE`: cpu (the models and plain arithmetic) or gpu (the factors and A on an NVIDIA GPU; see 'GPU' below)")
 	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
+	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 16; -1: no look-ahead)")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
 	return fs, o
 }

@@ -83,7 +83,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		if err != nil {
 			return usage(err)
 		}
-		f.NB = nb
+		f.NB, f.LookaheadSMs = nb, o.lookahead
 		forms = append(forms, f)
 	}
 	if o.bench == "" && len(forms) > 1 && o.factor != "auto" {
