@@ -33,9 +33,21 @@
 #define S_QUANTUM 352
 #define S_RNEC    384
 #define S_ALWAYS  416
+#define S_FLTC    448
+#define S_ZERO    480
+#define S_HALFQ   512
+#define S_NHALFQ  544
+#define S_UPPOS   576
+#define S_UPNEG   608
+#define S_DNPOS   640
+#define S_DNNEG   672
+#define S_TIEUP   704
+#define S_TIEDN   736
+#define S_MXRC    768
 
 // Locals: the 4 results of each group at 0(SP) and 32(SP); for the tail,
-// x at 64(SP) and the lane mask at 96(SP).
+// x at 64(SP) and the lane mask at 96(SP); the caller's MXCSR at 128(SP)
+// and the one mxloop sets at 132(SP).
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -163,6 +175,65 @@ skip:
 	VBLENDVPD Y6, Y7, RES, RES; \
 	VPANDN    OUT, Y6, OUT
 
+// SUB4F is the float path of subParams (fltC set): the group's results at
+// RES(SP) (x's sign in their sign bits), |x| in A (clobbered: it becomes
+// d), out mask OUT. Clobbers Y0, Y1, Y6, Y7. VCMPPD predicates: 0x1e
+// greater, 0x11 less, 0x00 equal (ordered, quiet).
+#define SUB4F(RES, A, OUT) \
+	VMOVDQU   S_LIMIT(R12), Y6; \
+	VPCMPGTQ  A, Y6, Y6; \
+	VPAND     OUT, Y6, Y6; \
+	VADDPD    S_FLTC(R12), A, Y7; \
+	VSUBPD    S_FLTC(R12), Y7, Y7; \
+	VSUBPD    Y7, A, A; \
+	VMOVDQU   RES(SP), Y0; \
+	VMOVDQU   S_UPPOS(R12), Y1; \
+	VBLENDVPD Y0, S_UPNEG(R12), Y1, Y1; \
+	VCMPPD    $0x1e, S_ZERO(R12), A, Y0; \
+	VANDPD    Y0, Y1, Y1; \
+	VCMPPD    $0x00, S_HALFQ(R12), A, Y0; \
+	VANDPD    S_TIEUP(R12), Y0, Y0; \
+	VORPD     Y0, Y1, Y1; \
+	VANDPD    S_QUANTUM(R12), Y1, Y1; \
+	VADDPD    Y1, Y7, Y7; \
+	VMOVDQU   RES(SP), Y0; \
+	VMOVDQU   S_DNPOS(R12), Y1; \
+	VBLENDVPD Y0, S_DNNEG(R12), Y1, Y1; \
+	VCMPPD    $0x11, S_ZERO(R12), A, Y0; \
+	VANDPD    Y0, Y1, Y1; \
+	VCMPPD    $0x00, S_NHALFQ(R12), A, Y0; \
+	VANDPD    S_TIEDN(R12), Y0, Y0; \
+	VORPD     Y0, Y1, Y1; \
+	VANDPD    S_QUANTUM(R12), Y1, Y1; \
+	VSUBPD    Y1, Y7, Y7; \
+	VMOVDQU   RES(SP), Y0; \
+	VPANDN    Y0, Y15, Y1; \
+	VPOR      Y1, Y7, Y7; \
+	VBLENDVPD Y6, Y7, Y0, Y0; \
+	VMOVDQU   Y0, RES(SP); \
+	VPANDN    OUT, Y6, OUT
+
+// SUB4MX is the subnormal step in TowardZero, Up and Down with the MXCSR
+// rounding control set to that direction (mxloop): y = (x + Cs) - Cs with
+// Cs = ±2^(qe+52) of x's sign lies where the spacing is the quantum, so the
+// add rounds x to the grid in that direction; the subtraction is exact.
+// |y| takes x's sign (a zero too: -0 where x < 0). RES the group's results,
+// A |x| (clobbered), OUT its out mask, XMEM x. Clobbers Y6, Y7.
+#define SUB4MX(RES, A, OUT, XMEM) \
+	VMOVDQU   S_LIMIT(R12), Y6; \
+	VPCMPGTQ  A, Y6, Y6; \
+	VPAND     OUT, Y6, Y6; \
+	VMOVDQU   XMEM, Y7; \
+	VPANDN    Y7, Y15, A; \
+	VPOR      S_FLTC(R12), A, A; \
+	VADDPD    A, Y7, Y7; \
+	VSUBPD    A, Y7, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	VPANDN    A, Y15, A; \
+	VPOR      A, Y7, Y7; \
+	VBLENDVPD Y6, Y7, RES, RES; \
+	VPANDN    OUT, Y6, OUT
+
 // SLOW8RNE is SLOW8 after SUB4RNE, all in registers.
 #define SLOW8RNE(app, next) \
 	VMOVDQU   (SI)(R9*8), Y6; \
@@ -219,7 +290,7 @@ app: \
 	JNZ    label
 
 // func roundAddAndMaskAVX2(dst, src *float64, n int, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int
-TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $128-56
+TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $144-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -238,8 +309,8 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $128-56
 	VPBROADCASTQ X0, Y13
 	MOVQ         BX, X0
 	VPBROADCASTQ X0, Y12
-	MOVQ         AX, R12             // R12 != 0 iff the sign matters
-	XORQ         BX, R12
+	MOVQ         AX, R11             // R11 != 0 iff the sign matters
+	XORQ         BX, R11
 	VPBROADCASTQ P_KEEP(DX), Y11
 	MOVQ         $0x8000000000000000, AX
 	MOVQ         AX, BX
@@ -257,11 +328,15 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $128-56
 	XORQ R10, R10 // n: count of slow positions
 	MOVQ CX, R13
 	ANDQ $-8, R13 // end of the 8-wide loops
-	TESTQ R12, R12
-	MOVQ sp+32(FP), R12 // from here on R12 = sp (MOVQ keeps the flags)
+	MOVQ sp+32(FP), R12 // from here on R12 = sp
+	CMPQ S_MXRC(R12), $0
+	JNE  mxsetup
+	TESTQ R11, R11
 	JNZ  dirloop
 	CMPQ S_RNEC(R12), $0
 	JNE  rneloop
+	CMPQ S_FLTC(R12), $0
+	JNE  fltloop
 	CMPQ S_ALWAYS(R12), $0
 	JNE  subloop
 
@@ -304,6 +379,70 @@ rnenext:
 
 rneslow:
 	SLOW8RNE(rneappend, rnenext)
+
+	// mxloop: TowardZero, Up, Down with SUB4MX on every group, under the
+	// MXCSR rounding control of the mode; mxdone restores the caller's.
+	// (Assembly functions are no async preemption points, and a signal
+	// handler starts from the default MXCSR, so no other code sees it.)
+mxsetup:
+	STMXCSR 128(SP)
+	MOVL    128(SP), AX
+	ANDL    $~0x6000, AX
+	ORL     S_MXRC(R12), AX
+	MOVL    AX, 132(SP)
+	LDMXCSR 132(SP)
+
+mxloop:
+	CMPQ R9, R13
+	JGE  mxdone
+	VMOVDQU (SI)(R9*8), Y0
+	VMOVDQU 32(SI)(R9*8), Y1
+	ROUND4(Y0, Y2, Y4, Y6)
+	ROUND4(Y1, Y3, Y5, Y7)
+	SUB4MX(Y0, Y2, Y4, (SI)(R9*8))
+	SUB4MX(Y1, Y3, Y5, 32(SI)(R9*8))
+	VPOR    Y4, Y5, Y6
+	VPTEST  Y6, Y6
+	JNZ     mxslow
+	VMOVDQU Y0, (DI)(R9*8)
+	VMOVDQU Y1, 32(DI)(R9*8)
+mxnext:
+	ADDQ    $8, R9
+	JMP     mxloop
+
+mxslow:
+	SLOW8RNE(mxappend, mxnext)
+
+mxdone: // the caller's MXCSR back before the tail (its SUB4 needs nearest)
+	LDMXCSR 128(SP)
+	JMP     tail
+
+	// fltloop: the modes but NearestEven in formats with -0, SUB4F on
+	// every group.
+fltloop:
+	CMPQ R9, R13
+	JGE  tail
+	VMOVDQU (SI)(R9*8), Y0
+	VMOVDQU 32(SI)(R9*8), Y1
+	ROUND4(Y0, Y2, Y4, Y6)
+	ROUND4(Y1, Y3, Y5, Y7)
+	VMOVDQU Y0, 0(SP)
+	VMOVDQU Y1, 32(SP)
+	SUB4F(0, Y2, Y4)
+	SUB4F(32, Y3, Y5)
+	VMOVDQU 0(SP), Y0
+	VMOVDQU 32(SP), Y1
+	VPOR    Y4, Y5, Y6
+	VPTEST  Y6, Y6
+	JNZ     fltslow
+	VMOVDQU Y0, (DI)(R9*8)
+	VMOVDQU Y1, 32(DI)(R9*8)
+fltnext:
+	ADDQ    $8, R9
+	JMP     fltloop
+
+fltslow:
+	SLOW8RNE(fltappend, fltnext)
 
 	// subloop: all modes, SUB4 on every group (no branch on the
 	// subnormal lanes, which are common in this format).

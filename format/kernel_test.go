@@ -34,8 +34,11 @@ func TestAddAndMaskParamsLayout(t *testing.T) {
 		unsafe.Offsetof(sp.limit), unsafe.Offsetof(sp.one), unsafe.Offsetof(sp.k), unsafe.Offsetof(sp.c63),
 		unsafe.Offsetof(sp.h1), unsafe.Offsetof(sp.h0), unsafe.Offsetof(sp.tie), unsafe.Offsetof(sp.dirPos),
 		unsafe.Offsetof(sp.dirX), unsafe.Offsetof(sp.magic), unsafe.Offsetof(sp.noNegZero), unsafe.Offsetof(sp.quantum), unsafe.Offsetof(sp.rneC), unsafe.Offsetof(sp.always),
+		unsafe.Offsetof(sp.fltC), unsafe.Offsetof(sp.zero), unsafe.Offsetof(sp.halfQ), unsafe.Offsetof(sp.negHalfQ),
+		unsafe.Offsetof(sp.upPos), unsafe.Offsetof(sp.upNeg), unsafe.Offsetof(sp.dnPos), unsafe.Offsetof(sp.dnNeg),
+		unsafe.Offsetof(sp.tieUp), unsafe.Offsetof(sp.tieDn), unsafe.Offsetof(sp.mxRC),
 	} {
-		if off != uintptr(32*i) { // S_LIMIT … S_ALWAYS
+		if off != uintptr(32*i) { // S_LIMIT … S_MXRC
 			t.Errorf("subParams field %d at %d, the assembly kernel expects %d", i, off, 32*i)
 		}
 	}
@@ -227,9 +230,9 @@ func TestRoundAddAndMaskAVX2RandomParams(t *testing.T) {
 				*v = [4]uint64{x, x, x, x}
 			}
 		}
-		// The NearestEven shortcut takes the sign from the fast result,
+		// The float paths (rneC, fltC) take the sign from the fast result,
 		// which only a Format's own parameters keep clear of bit 63.
-		sp.rneC = [4]uint64{}
+		sp.rneC, sp.fltC, sp.mxRC = [4]uint64{}, [4]uint64{}, [4]uint64{}
 		for i := range src {
 			src[i] = math.Float64frombits(rng.Uint64())
 		}

@@ -259,6 +259,19 @@ type subParams struct {
 	// asks for the subnormal step on every group rather than behind a
 	// branch. Both are set for formats with emin ≥ subAlwaysEmin.
 	rneC, always [4]uint64
+
+	// fltC, when not 0, is 2^(qe+52) for the kernel's float path in the
+	// other add-and-mask modes (formats with -0, emin ≥ subAlwaysEmin):
+	// v = (|x| + fltC) - fltC rounds to nearest even, d = |x| - v is exact,
+	// and v moves one quantum up where d > 0 and the lane's up mask is set
+	// (upPos or upNeg by x's sign) or d = q/2 and tieUp; down where d < 0
+	// and the down mask, or d = -q/2 and tieDn.
+	fltC, zero, halfQ, negHalfQ, upPos, upNeg, dnPos, dnNeg, tieUp, tieDn [4]uint64
+
+	// mxRC (lane 0), when not 0, is the MXCSR rounding control of
+	// TowardZero, Up or Down: with it set the kernel rounds x to the grid
+	// by one add, (x + ±fltC) - ±fltC, instead of the float path.
+	mxRC [4]uint64
 }
 
 // subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
@@ -287,6 +300,32 @@ func (f *Format) subParams(m Mode) subParams {
 	ones := ^uint64(0)
 	if f.emin >= subAlwaysEmin {
 		sp.always[0] = 1
+		if m != NearestEven && f.specials.HasNegativeZero() {
+			set(&sp.fltC, math.Float64bits(math.Ldexp(1, qe+52)))
+			set(&sp.halfQ, math.Float64bits(math.Ldexp(1, qe-1)))
+			set(&sp.negHalfQ, math.Float64bits(-math.Ldexp(1, qe-1)))
+			switch m { // the masks say which way |x| moves, by x's sign
+			case NearestAway:
+				set(&sp.tieUp, ^uint64(0))
+			case NearestTowardZero:
+				set(&sp.tieDn, ^uint64(0))
+			case TowardZero:
+				set(&sp.dnPos, ^uint64(0))
+				set(&sp.dnNeg, ^uint64(0))
+				sp.mxRC[0] = 0x6000
+			case AwayFromZero:
+				set(&sp.upPos, ^uint64(0))
+				set(&sp.upNeg, ^uint64(0))
+			case Up: // toward +Inf: |x| up for x > 0, down for x < 0
+				set(&sp.upPos, ^uint64(0))
+				set(&sp.dnNeg, ^uint64(0))
+				sp.mxRC[0] = 0x4000
+			case Down:
+				set(&sp.dnPos, ^uint64(0))
+				set(&sp.upNeg, ^uint64(0))
+				sp.mxRC[0] = 0x2000
+			}
+		}
 	}
 	switch m {
 	case NearestEven:

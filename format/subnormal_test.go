@@ -135,3 +135,23 @@ func TestRoundSliceInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelRestoresMXCSR: the AVX2 kernel sets the MXCSR rounding control
+// for TowardZero, Up and Down; afterwards float64 arithmetic must round to
+// nearest again (1 + 1.5·2^-53 is 1 + 2^-52 there, 1 toward zero or down).
+func TestKernelRestoresMXCSR(t *testing.T) {
+	xs := make([]float64, 100)
+	for i := range xs {
+		xs[i] = float64(i) / 64
+	}
+	one, tiny := 1.0, 0x1.8p-53
+	for _, m := range []Mode{TowardZero, Up, Down} {
+		E2M1.RoundSlice(xs, xs, m, nil)
+		if got := one + tiny; got != 1+0x1p-52 {
+			t.Fatalf("after RoundSlice in %v: 1 + 1.5·2^-53 = %v, want 1 + 2^-52 (MXCSR not restored)", m, got)
+		}
+		if got := -one - tiny; got != -1-0x1p-52 {
+			t.Fatalf("after RoundSlice in %v: -1 - 1.5·2^-53 = %v", m, got)
+		}
+	}
+}
