@@ -132,7 +132,7 @@ type roundOptions struct {
 func roundFlags() (*flag.FlagSet, *roundOptions) {
 	o := new(roundOptions)
 	fs := newFlagSet("round")
-	fs.StringVar(&o.format, "format", "", "the `NAME` of the format to round to (required)")
+	fs.StringVar(&o.format, "format", "", "the `NAME` of the format to round to (required, unless --block-format)")
 	fs.StringVar(&o.mode, "mode", "rne", "the rounding `MODE`")
 	fs.BoolVar(&o.saturate, "saturate", false, "clamp overflow and ±Inf to ±max finite")
 	fs.BoolVar(&o.noSubnormals, "no-subnormals", false, "flush results below the smallest normal (no gradual underflow)")
