@@ -358,7 +358,7 @@ type LUForm struct {
 	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
 	// LookaheadSMs are the multiprocessors the trailing update leaves to
-	// the next panel, factored meanwhile on a second stream: 0 means 16,
+	// the next panel, factored meanwhile on a second stream: 0 means 32,
 	// negative turns the look-ahead off.
 	LookaheadSMs int
 }
@@ -614,7 +614,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	sideSMs := f.LookaheadSMs
 	if sideSMs == 0 {
-		sideSMs = 16
+		sideSMs = 32
 	}
 	if ph != nil || sideSMs < 0 || sideSMs >= d.Multiprocessors() {
 		side, sideSMs = main, 0

@@ -150,7 +150,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.engine, "engine", "cpu", "where to solve, `ENGINE`: cpu (the models and plain arithmetic) or gpu (the factors and A on an NVIDIA GPU; see 'GPU' below)")
 	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
-	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 16; -1: no look-ahead)")
+	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
 	return fs, o
 }
