@@ -675,17 +675,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return err
 			}
 			dst, src := pairs, pairs.view(4*np)
-			// L's columns left of the panel on the look-ahead stream: nothing
-			// but the end of the factorization waits for them.
-			for _, part := range []struct {
-				c0, cols int
-				st       *Stream
-			}{{0, j, side}, {j + jb, rest, main}} {
-				if part.cols == 0 {
+			for _, part := range [][2]int{{0, j}, {j + jb, rest}} {
+				if part[1] == 0 {
 					continue
 				}
-				if err := permute.Launch([3]uint32{uint32(min(part.cols, 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), part.st,
-					w.view(at(0, part.c0)), int64(n), int32(part.cols), dst, src, int32(np)); err != nil {
+				if err := permute.Launch([3]uint32{uint32(min(part[1], 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), main,
+					w.view(at(0, part[0])), int64(n), int32(part[1]), dst, src, int32(np)); err != nil {
 					return err
 				}
 			}
