@@ -407,6 +407,7 @@ func ParseLUForm(name string) (LUForm, error) {
 type Factors struct {
 	s        *System
 	lu, ipiv *Buffer
+	piv      []int32 // ipiv here, for Solve
 	Form     string
 	NB       int
 	Duration time.Duration // the factorization, from A in binary64 on the device to the factors
@@ -832,7 +833,8 @@ func (fa *Factors) check(mod *Module) error {
 // Free frees the factors.
 func (fa *Factors) Free() error { return errors.Join(fa.lu.Free(), fa.ipiv.Free()) }
 
-// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in binary64 (cusolverDnDgetrs).
+// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in binary64: the interchanges here,
+// the two triangular solves by cuBLAS dtrsv.
 func (fa *Factors) Solve(x []float64) error {
 	e, n := fa.s.e, fa.s.n
 	la, err := e.linalg()
@@ -842,7 +844,19 @@ func (fa *Factors) Solve(x []float64) error {
 	if len(x) != n {
 		return fmt.Errorf("gpu: Solve: %d entries for a system of order %d", len(x), n)
 	}
-	v, err := e.d.Alloc(8*n + 256)
+	if fa.piv == nil {
+		piv := make([]int32, n)
+		if err := e.d.Download(piv, fa.ipiv); err != nil {
+			return err
+		}
+		fa.piv = piv
+	}
+	for i, p := range fa.piv {
+		if k := int(p) - 1; k != i {
+			x[i], x[k] = x[k], x[i]
+		}
+	}
+	v, err := e.d.Alloc(8 * n)
 	if err != nil {
 		return err
 	}
@@ -850,9 +864,14 @@ func (fa *Factors) Solve(x []float64) error {
 	if err := e.d.Upload(v, x); err != nil {
 		return err
 	}
-	info := v.ptr + uintptr(8*n)
 	if err := e.d.call(func() error {
-		return cuda.Dgetrs(la.solver, cuda.OpN, n, 1, fa.lu.ptr, n, fa.ipiv.ptr, v.ptr, n, info)
+		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
+			return err
+		}
+		if err := cuda.Dtrsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.ptr, n, v.ptr); err != nil {
+			return err
+		}
+		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, v.ptr)
 	}); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ products). --factor is one of
 or auto: double-fp16-fabsum, then cuSOLVER's fp64 getrf if its refinement
 stalls (the report says so). --nb is the panel width (default 512).
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
-the factors' exact values (cuSOLVER dgetrs). Random A is drawn on the device: uniform, centered,
+the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
 factorizations of Gaussian matrices.
 

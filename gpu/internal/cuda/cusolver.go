@@ -36,6 +36,7 @@ var blas struct {
 	cublasGetVersion func(h uintptr, v *int32) result
 	cublasStrsm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32) result
 	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
+	cublasDtrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
 }
 
 var solver struct {
@@ -90,6 +91,7 @@ func loadCusolver() error {
 		fn(&b.cublasGetVersion, "cublasGetVersion_v2", "cublasGetVersion"),
 		fn(&b.cublasStrsm, "cublasStrsm_v2", "cublasStrsm"),
 		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
+		fn(&b.cublasDtrsv, "cublasDtrsv_v2", "cublasDtrsv"),
 	}); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoCusolver, err)
 	}
@@ -185,6 +187,11 @@ func Strsm(h uintptr, side, uplo, trans, diag, m, n int, alpha float32, a uintpt
 // Dgemv computes y = alpha·op(A)·x + beta·y, A m×n column-major.
 func Dgemv(h uintptr, trans, m, n int, alpha float64, a uintptr, lda int, x uintptr, beta float64, y uintptr) error {
 	return blasCheck("cublasDgemv_v2", blas.cublasDgemv(h, int32(trans), int32(m), int32(n), &alpha, a, int32(lda), x, 1, &beta, y, 1))
+}
+
+// Dtrsv solves op(A)·x = b in place of x, A n×n triangular, column-major.
+func Dtrsv(h uintptr, uplo, trans, diag, n int, a uintptr, lda int, x uintptr) error {
+	return blasCheck("cublasDtrsv_v2", blas.cublasDtrsv(h, int32(uplo), int32(trans), int32(diag), int32(n), a, int32(lda), x, 1))
 }
 
 // CusolverCreate creates a cuSOLVER dense handle in the current context.
