@@ -97,11 +97,17 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 		}
 	case m.IsStochastic():
 		p := f.stochasticParams(m)
+		ss, small := f.stochasticSubParams(m)
 		state := seed
 		for lo := 0; lo < len(src); lo += block {
 			hi := min(lo+block, len(src))
 			var slow [block]uint8
-			n := roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
+			var n int
+			if small {
+				n = roundStochasticRunSub(dst[lo:hi], src[lo:hi], &p, &ss, state, &slow)
+			} else {
+				n = roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
+			}
 			for _, j := range slow[:n] {
 				r := wyrandAt(state, uint64(j))
 				dst[lo+int(j)] = T(f.roundStochastic(float64(dst[lo+int(j)]), m, r))
@@ -153,6 +159,75 @@ func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, 
 		dst[i] = T(math.Float64frombits((res|(b^a))&^keepX | b&keepX))
 		slow[n&(block-1)] = uint8(i)
 		n += int(in ^ 1)
+	}
+	return n
+}
+
+// stochasticSubParams describes roundSub's stochastic step for
+// roundStochasticRunSub: with E1 = max(|x|'s exponent field, 1),
+// mant = |x|'s bits - (E1-1)<<52 and s = k - E1 (kept where 1 ≤ s ≤ 63),
+// the result is (mant + inc) >> s times quantum, inc = ⌊r/2^(64-j)⌋·2^(s-j)
+// with j = min(n, s) (StochasticHalf: 2^s - 1 when r's top bit is set).
+type stochasticSubParams struct {
+	limit, k, n uint64
+	half        bool
+	quantum     float64
+	noNegZero   uint64 // all ones where -0 is no value of the format
+}
+
+// stochasticSubParams reports whether roundStochasticRunSub suits f: the
+// formats with emin ≥ -2 (fp6, fp4), where values below 2^Emin are common
+// (half of those in [-2, 2] for e2m1). It costs about 2 ns a value more
+// than roundStochasticRun, and saves about 10 ns on each value below 2^Emin
+// (e2m1 in [-2, 2]: 0.11 to 0.19 G values/s); e4m3, whose 2^-6 few values
+// fall below, would lose (0.24 to 0.19).
+func (f *Format) stochasticSubParams(m Mode) (stochasticSubParams, bool) {
+	qe := f.subQuantumExp()
+	if f.emin < -2 || qe <= -1074 {
+		return stochasticSubParams{}, false
+	}
+	ss := stochasticSubParams{limit: f.minNormal, k: uint64(qe + 1075), n: uint64(m.randomBits()),
+		half: m == StochasticHalf, quantum: math.Ldexp(1, qe)}
+	if !f.specials.HasNegativeZero() {
+		ss.noNegZero = ^uint64(0)
+	}
+	return ss, true
+}
+
+// roundStochasticRunSub is roundStochasticRun that also rounds the values
+// below 2^Emin (roundSub's stochastic step, computed for every value and
+// selected without a branch), listing only the rest as slow.
+func roundStochasticRunSub[T float32 | float64](dst, src []T, p *stochasticParams, ss *stochasticSubParams, state uint64, slow *[block]uint8) int {
+	dst = dst[:len(src)]
+	n := 0
+	for i, x := range src {
+		state += wyrandIncrement
+		r := wyrandMix(state)
+		b := math.Float64bits(float64(x))
+		a := b &^ signBit
+		res := (a+(r>>(p.rshift&63))*p.mul)&p.keep | (b ^ a)
+		_, in := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in the normal range
+
+		e1 := max(a>>52, 1)
+		mant := a - (e1-1)<<52
+		s := ss.k - e1 // wraps for large a; then sub is 0
+		sc := min(s, 63)
+		j := min(ss.n, sc)
+		inc := r >> ((64 - j) & 63) << ((sc - j) & 63)
+		if ss.half {
+			inc = (1<<sc - 1) & -(r >> 63)
+		}
+		q := (mant + inc) >> sc
+		sign := (b ^ a) &^ (ss.noNegZero & -b2u(q == 0))
+		v := math.Float64bits(float64(int64(q))*ss.quantum) | sign
+		sub := b2u(a < ss.limit) & b2u(s-1 < 63) // 1 ≤ s ≤ 63
+
+		out := (in | sub) ^ 1
+		pick := -sub // all ones: the subnormal step's result
+		keepX := -out
+		dst[i] = T(math.Float64frombits((res&^pick|v&pick)&^keepX | b&keepX))
+		slow[n&(block-1)] = uint8(i)
+		n += int(out)
 	}
 	return n
 }
