@@ -77,7 +77,10 @@ type Engine struct {
 
 	kernel FusedKernel // Multiply's fused kernel (tests compare both)
 
-	laMu      sync.Mutex
+	laMu  sync.Mutex
+	cfgMu sync.Mutex
+	cfgs  map[fusedKey]*fusedConfig // the fused kernels' configurations, per plan and call shape
+
 	la        *linalg    // cuBLAS and cuSOLVER, for the solver
 	luStreams [2]*Stream // the blocked LU's main and look-ahead streams
 }

@@ -227,10 +227,8 @@ func extent(name string, l Layout, rows, cols, ld int, buf *Buffer) (int, error)
 // The plan may also be plain (one tensor-core accumulator over all of k,
 // no cuBLASLt).
 func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
-	if err := p.Check(); err != nil {
-		return err
-	}
-	if err := fusedSupports(&p); err != nil {
+	cfg, err := e.fusedConfig(&p, a.Kernel, a.LayoutA, a.LayoutB, a.Update)
+	if err != nil {
 		return err
 	}
 	m, n, k := a.M, a.N, a.K
@@ -254,44 +252,17 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	wg, presplit := false, false
-	switch a.Kernel {
-	case KernelAuto:
-		wg = e.WGMMASupports(p) == nil
-		presplit = wg
-	case KernelWGMMA, KernelWGMMASmem:
-		if err := e.WGMMASupports(p); err != nil {
+	wg, presplit := cfg.wg, cfg.presplit
+	if wg && !presplit {
+		if err := wgmmaOperands(&a, lda, ldb); err != nil {
 			return err
 		}
-		if a.Kernel == KernelWGMMASmem {
-			if err := wgmmaOperands(&a, lda, ldb); err != nil {
-				return err
-			}
-			if sf, _, _ := wgmmaStages(&p, false); sf == 0 {
-				return fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages of fp32 tiles and of words; use the presplit wgmma kernel", p.Name, p.Words, p.Low.Name())
-			}
-		}
-		wg, presplit = true, a.Kernel == KernelWGMMA
-	case KernelMMA:
-	default:
-		return fmt.Errorf("gpu: unknown fused kernel %d", a.Kernel)
 	}
 	if !wg && (m+fusedBM-1)/fusedBM > 65535 {
 		return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
 	}
-	if a.Update {
-		if !p.Scale && p.Low.MaxFinite() < 1e38 {
-			return fmt.Errorf("gpu: C −= A·B needs a plan whose words hold every finite binary32 (scale=on); %q's %s words do not", p.Name, p.Low.Name())
-		}
-		if !wg {
-			return e.updateThroughScratch(p, a)
-		}
-	}
-	var fn *Function
-	if !wg {
-		if fn, err = e.fusedModule(&p, a.LayoutA, a.LayoutB); err != nil {
-			return err
-		}
+	if a.Update && !wg {
+		return e.updateThroughScratch(p, a)
 	}
 	scan, err := e.scanModule()
 	if err != nil {
@@ -302,7 +273,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	infoWords := m + n
 	infoBytes, wordBytes := (4*infoWords+255)&^255, 0
 	if presplit {
-		wordBytes = wgmmaWordBytes(&p, m, k) + wgmmaWordBytes(&p, n, k)
+		wordBytes = (wgmmaTiles(m, k) + wgmmaTiles(n, k)) * cfg.wordTile
 	}
 	info, err := e.scratch(a.Stream, infoBytes+wordBytes)
 	if err != nil {
@@ -375,10 +346,10 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		if presplit {
 			words = info.Ptr() + uintptr(infoBytes)
 		}
-		err = e.launchWGMMA(q, &p, &a, lda, ldb, ldc, ea, eb, words, splitFlags, limit, mark)
+		err = e.launchWGMMA(q, cfg, &p, &a, lda, ldb, ldc, ea, eb, words, splitFlags, limit, mark)
 	} else {
 		markPasses(q, &a)
-		err = launchMMA(q, fn, &p, &a, lda, ldb, ldc, ea, eb)
+		err = launchMMA(q, cfg, &p, &a, lda, ldb, ldc, ea, eb)
 	}
 	if err != nil {
 		return err
@@ -387,6 +358,89 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		return err
 	}
 	return q.flush()
+}
+
+// A fusedConfig is what the fused kernels' launches take from a plan for
+// one kernel choice, pair of layouts and update mode: which kernel, its
+// compiled function and shared memory, the words' tile size. It is derived
+// once (Engine.fusedConfig) and cached on the engine: an LU makes tens of
+// update calls with one plan.
+type fusedConfig struct {
+	wg, presplit bool
+	kstep        int       // the mma k-step of the words
+	shared       int       // the product kernel's dynamic shared memory
+	gemm, split  *Function // the product kernel; wgmma_split when presplit
+	wordTile     int       // presplit: bytes of a 128-line × 32-k tile in all the words
+}
+
+// fusedKey identifies a fusedConfig: the plan as String describes it (its
+// split mode besides), the kernel asked for, the layouts, the update mode.
+type fusedKey struct {
+	plan   string
+	kernel FusedKernel
+	la, lb Layout
+	update bool
+}
+
+// fusedConfig checks the plan against the kernels, chooses the kernel
+// (KernelAuto: wgmma on sm_90 where it can, else mma.sync) and compiles it,
+// once per key.
+func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layout, update bool) (*fusedConfig, error) {
+	key := fusedKey{p.String() + "|" + p.SplitMode.String(), kernel, la, lb, update}
+	e.cfgMu.Lock()
+	cfg := e.cfgs[key]
+	e.cfgMu.Unlock()
+	if cfg != nil {
+		return cfg, nil
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if err := fusedSupports(p); err != nil {
+		return nil, err
+	}
+	if update && !p.Scale && p.Low.MaxFinite() < 1e38 {
+		return nil, fmt.Errorf("gpu: C −= A·B needs a plan whose words hold every finite binary32 (scale=on); %q's %s words do not", p.Name, p.Low.Name())
+	}
+	cfg = &fusedConfig{}
+	_, cfg.kstep, _ = fusedWord(p.Low)
+	switch kernel {
+	case KernelAuto:
+		cfg.wg = e.WGMMASupports(*p) == nil
+		cfg.presplit = cfg.wg
+	case KernelWGMMA, KernelWGMMASmem:
+		if err := e.WGMMASupports(*p); err != nil {
+			return nil, err
+		}
+		if kernel == KernelWGMMASmem {
+			if sf, _, _ := wgmmaStages(p, false); sf == 0 {
+				return nil, fmt.Errorf("gpu: plan %q's %d %s words leave no room for 2 shared-memory stages of fp32 tiles and of words; use the presplit wgmma kernel", p.Name, p.Words, p.Low.Name())
+			}
+		}
+		cfg.wg, cfg.presplit = true, kernel == KernelWGMMA
+	case KernelMMA:
+	default:
+		return nil, fmt.Errorf("gpu: unknown fused kernel %d", kernel)
+	}
+	var err error
+	switch {
+	case cfg.wg:
+		cfg.wordTile = wgmmaWordTile(p)
+		cfg.gemm, cfg.shared, cfg.split, err = e.wgmmaModule(p, la, lb, cfg.presplit, update)
+	case !update: // the mma.sync kernel updates through a scratch product
+		cfg.shared = fusedShared(p, la, lb)
+		cfg.gemm, err = e.fusedModule(p, la, lb)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.cfgMu.Lock()
+	if e.cfgs == nil {
+		e.cfgs = map[fusedKey]*fusedConfig{}
+	}
+	e.cfgs[key] = cfg
+	e.cfgMu.Unlock()
+	return cfg, nil
 }
 
 // markPasses queues the record of a.Passes, if set.
@@ -398,7 +452,7 @@ func markPasses(q *launchQueue, a *FusedArgs) {
 
 // launchMMA queues fused.cu's kernel fn on the scanned operands (ea, eb:
 // the scale exponents or 0).
-func launchMMA(q *launchQueue, fn *Function, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
+func launchMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
 	vec := func(b *Buffer, ld int) int32 {
 		if ld%4 == 0 && b.Ptr()%16 == 0 {
 			return 1
@@ -407,11 +461,10 @@ func launchMMA(q *launchQueue, fn *Function, p *multiword.Plan, a *FusedArgs, ld
 	}
 	bsteps := 0
 	if p.Sum != bound.Plain && p.Block > 0 {
-		_, kstep, _ := fusedWord(p.Low)
-		bsteps = p.Block / kstep
+		bsteps = p.Block / cfg.kstep
 	}
 	tiles := [3]uint32{uint32((a.N + fusedBN - 1) / fusedBN), uint32((a.M + fusedBM - 1) / fusedBM), 1}
-	return q.launch(fn, tiles, [3]uint32{256, 1, 1}, uint32(fusedShared(p, a.LayoutA, a.LayoutB)), a.Stream,
+	return q.launch(cfg.gemm, tiles, [3]uint32{256, 1, 1}, uint32(cfg.shared), a.Stream,
 		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K),
 		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), b2i32(p.FABsumFirstOnly))
 }

@@ -105,11 +105,6 @@ func wgmmaWordTile(p *multiword.Plan) int {
 // wgmmaTiles is the number of 128-line × 32-k tiles of lines × k.
 func wgmmaTiles(lines, k int) int { return ((lines + wgBM - 1) / wgBM) * ((k + wgBK - 1) / wgBK) }
 
-// wgmmaWordBytes is the size of wgmma_split's output for lines × k.
-func wgmmaWordBytes(p *multiword.Plan, lines, k int) int {
-	return wgmmaTiles(lines, k) * wgmmaWordTile(p)
-}
-
 // wgmmaPlan reports why wgmma.cu cannot compute the plan, or nil: it keeps
 // one accumulator per output, so a multiword plan must be FABsumJoint.
 func wgmmaPlan(p *multiword.Plan) error {
@@ -212,21 +207,18 @@ func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld
 
 // launchWGMMA queues wgmma.cu on the scanned operands (ea, eb: the scale
 // exponents or 0). words, if not 0, is device memory for wgmma_split's
-// output for A then B (wgmmaWordBytes each): the kernel then runs on
+// output for A then B (wgmmaTiles × the words' tile each): the kernel then runs on
 // presplit words. flags, if not 0, are line_amax's flags for A's rows and
 // B's columns, which the split then sets to mark for entries beyond limit
 // itself (no scan ran).
-func (e *Engine) launchWGMMA(q *launchQueue, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
+func (e *Engine) launchWGMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
 	flags [2]uintptr, limit, mark uint32) error {
 	presplit := words != 0
-	fn, shared, split, err := e.wgmmaModule(p, a.LayoutA, a.LayoutB, presplit, a.Update)
-	if err != nil {
-		return err
-	}
+	fn, shared, split := cfg.gemm, cfg.shared, cfg.split
 	tmA, tmB := new(cuda.TensorMap), new(cuda.TensorMap) // unused on presplit words
 	wordsA, wordsB := words, words
 	if presplit {
-		wordsB += uintptr(wgmmaWordBytes(p, a.M, a.K))
+		wordsB += uintptr(wgmmaTiles(a.M, a.K) * cfg.wordTile)
 		tA, tB := int64(wgmmaTiles(a.M, a.K)), int64(wgmmaTiles(a.N, a.K))
 		if err := q.launch(split, [3]uint32{uint32(min(tA+tB, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
 			a.A, int64(lda), b2i32(a.LayoutA == RowMajor), int32(a.M), ea, wordsA, tA, flags[0],
