@@ -97,20 +97,23 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 		}
 	case m.IsStochastic():
 		p := f.stochasticParams(m)
-		ss, small := f.stochasticSubParams(m)
+		ss, sub := f.stochasticSubParams(m)
 		state := seed
 		for lo := 0; lo < len(src); lo += block {
 			hi := min(lo+block, len(src))
 			var slow [block]uint8
-			var n int
-			if small {
-				n = roundStochasticRunSub(dst[lo:hi], src[lo:hi], &p, &ss, state, &slow)
-			} else {
-				n = roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
-			}
+			n := roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
+			// The kernel leaves x at the positions it lists: mostly values
+			// below 2^Emin, done here inline (roundSub's stochastic step),
+			// the rest by the general path.
 			for _, j := range slow[:n] {
 				r := wyrandAt(state, uint64(j))
-				dst[lo+int(j)] = T(f.roundStochastic(float64(dst[lo+int(j)]), m, r))
+				x := float64(dst[lo+int(j)])
+				if v, ok := ss.round(math.Float64bits(x), r); ok && sub {
+					dst[lo+int(j)] = T(math.Float64frombits(v))
+				} else {
+					dst[lo+int(j)] = T(f.roundStochastic(x, m, r))
+				}
 			}
 			state += uint64(hi-lo) * wyrandIncrement
 		}
@@ -163,11 +166,11 @@ func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, 
 	return n
 }
 
-// stochasticSubParams describes roundSub's stochastic step for
-// roundStochasticRunSub: with E1 = max(|x|'s exponent field, 1),
-// mant = |x|'s bits - (E1-1)<<52 and s = k - E1 (kept where 1 ≤ s ≤ 63),
-// the result is (mant + inc) >> s times quantum, inc = ⌊r/2^(64-j)⌋·2^(s-j)
-// with j = min(n, s) (StochasticHalf: 2^s - 1 when r's top bit is set).
+// stochasticSubParams describes roundSub's stochastic step for the slice
+// loop: with E1 = max(|x|'s exponent field, 1), mant = |x|'s bits -
+// (E1-1)<<52 and s = k - E1 (kept where 1 ≤ s ≤ 63), the result is
+// (mant + inc) >> s times quantum, inc = ⌊r/2^(64-j)⌋·2^(s-j) with
+// j = min(n, s) (StochasticHalf: 2^s - 1 when r's top bit is set).
 type stochasticSubParams struct {
 	limit, k, n uint64
 	half        bool
@@ -175,15 +178,11 @@ type stochasticSubParams struct {
 	noNegZero   uint64 // all ones where -0 is no value of the format
 }
 
-// stochasticSubParams reports whether roundStochasticRunSub suits f: the
-// formats with emin ≥ -2 (fp6, fp4), where values below 2^Emin are common
-// (half of those in [-2, 2] for e2m1). It costs about 2 ns a value more
-// than roundStochasticRun, and saves about 10 ns on each value below 2^Emin
-// (e2m1 in [-2, 2]: 0.11 to 0.19 G values/s); e4m3, whose 2^-6 few values
-// fall below, would lose (0.24 to 0.19).
+// stochasticSubParams reports whether the step applies to f (not where the
+// quantum is float64's own, binary64).
 func (f *Format) stochasticSubParams(m Mode) (stochasticSubParams, bool) {
 	qe := f.subQuantumExp()
-	if f.emin < -2 || qe <= -1074 {
+	if qe <= -1074 {
 		return stochasticSubParams{}, false
 	}
 	ss := stochasticSubParams{limit: f.minNormal, k: uint64(qe + 1075), n: uint64(m.randomBits()),
@@ -194,42 +193,26 @@ func (f *Format) stochasticSubParams(m Mode) (stochasticSubParams, bool) {
 	return ss, true
 }
 
-// roundStochasticRunSub is roundStochasticRun that also rounds the values
-// below 2^Emin (roundSub's stochastic step, computed for every value and
-// selected without a branch), listing only the rest as slow.
-func roundStochasticRunSub[T float32 | float64](dst, src []T, p *stochasticParams, ss *stochasticSubParams, state uint64, slow *[block]uint8) int {
-	dst = dst[:len(src)]
-	n := 0
-	for i, x := range src {
-		state += wyrandIncrement
-		r := wyrandMix(state)
-		b := math.Float64bits(float64(x))
-		a := b &^ signBit
-		res := (a+(r>>(p.rshift&63))*p.mul)&p.keep | (b ^ a)
-		_, in := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in the normal range
-
-		e1 := max(a>>52, 1)
-		mant := a - (e1-1)<<52
-		s := ss.k - e1 // wraps for large a; then sub is 0
-		sc := min(s, 63)
-		j := min(ss.n, sc)
-		inc := r >> ((64 - j) & 63) << ((sc - j) & 63)
-		if ss.half {
-			inc = (1<<sc - 1) & -(r >> 63)
-		}
-		q := (mant + inc) >> sc
-		sign := (b ^ a) &^ (ss.noNegZero & -b2u(q == 0))
-		v := math.Float64bits(float64(int64(q))*ss.quantum) | sign
-		sub := b2u(a < ss.limit) & b2u(s-1 < 63) // 1 ≤ s ≤ 63
-
-		out := (in | sub) ^ 1
-		pick := -sub // all ones: the subnormal step's result
-		keepX := -out
-		dst[i] = T(math.Float64frombits((res&^pick|v&pick)&^keepX | b&keepX))
-		slow[n&(block-1)] = uint8(i)
-		n += int(out)
+// round is the step for x's bits b and the random word r: the result's
+// bits, and whether x was in its range (|x| < 2^Emin, 1 ≤ s ≤ 63).
+func (ss *stochasticSubParams) round(b, r uint64) (uint64, bool) {
+	a := b &^ signBit
+	e1 := max(a>>52, 1)
+	s := ss.k - e1 // wraps for large a
+	if a >= ss.limit || s-1 >= 63 {
+		return 0, false
 	}
-	return n
+	mant := a - (e1-1)<<52
+	var inc uint64
+	if ss.half {
+		inc = (1<<s - 1) & -(r >> 63)
+	} else {
+		j := min(ss.n, s)
+		inc = r >> (64 - j) << (s - j)
+	}
+	q := (mant + inc) >> s
+	sign := (b & signBit) &^ (ss.noNegZero & -b2u(q == 0))
+	return math.Float64bits(float64(int64(q))*ss.quantum) | sign, true
 }
 
 // block is the length of the runs over which the fast loops note the
