@@ -167,8 +167,8 @@ func (b BlockFormat) DecodeScale(code uint64) float64 {
 	return math.Ldexp(1, int(code)-127)
 }
 
-// Block is one quantized block: the scale's code and value, and the
-// elements (the values of the element format, before scaling).
+// Block is a quantized block's scale: its code (E8M0, or e4m3 for NVFP4)
+// and its value (NaN for a block with NaN or Inf).
 type Block struct {
 	ScaleCode uint64
 	Scale     float64

@@ -57,10 +57,25 @@ inexact value goes to 2^Emin.
 Within the normal range, rounding is integer arithmetic on the float64 bit
 pattern: add an increment that depends on the mode (and on random bits for the
 stochastic modes) and clear the 53-p dropped bits; a carry out of the fraction
-moves to the next binade by itself. Everything else (subnormal and flushed
-results, overflow, zeros, Inf, NaN) takes a slower general path that scales
-|x| so that the last kept place is 1 and chooses between the integer
-neighbours. The tests check both paths against math/big.Float and by
-exhaustive enumeration of every format of at most 16 bits.
+moves to the next binade by itself. Below 2^Emin the grid is fixed point
+(spacing 2^(Emin-p+1)): the same integer rounding on the significand
+shifted by the exponent's distance, or in the AVX2 kernel one float64 add
+of 2^(qe+52) (roundSub, slice.go). Everything else (overflow, Inf, NaN)
+takes a slower general path that scales |x| so that the last kept place is
+1 and chooses between the integer neighbours. The tests check every path
+against math/big.Float and by exhaustive enumeration of every format of at
+most 16 bits.
+
+# Block-scaled formats
+
+BlockFormat adds the OCP Microscaling (MX) v1.0 formats MXFP8, MXFP6 and
+MXFP4 (32 elements sharing a power-of-two E8M0 scale) and NVIDIA's NVFP4
+(16 e2m1 elements sharing an e4m3 scale, under a float32 per-tensor scale):
+
+	b := format.MXFP4
+	scales := b.Quantize(dst, nil, src, rowLen, 1, format.ScaleSpec, format.NearestEven, nil, nil)
+
+docs/formats.md gives the sources and the choices made where they leave
+one open.
 */
 package format
