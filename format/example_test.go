@@ -61,3 +61,20 @@ func ExampleParse() {
 	// 9 248 true
 	// true
 }
+
+// MXFP8 quantizes a block of values that share one power-of-two scale: the
+// block's largest magnitude 1000 lies in [2^9, 2^10), so the scale is
+// 2^(9-8) = 2 (E8M0 code 128); 500/2 clips to e4m3's 448, and 2^-10/2 is
+// below half of e4m3's smallest subnormal.
+func ExampleBlockFormat_Quantize() {
+	src := []float64{1000, 1, 0x1p-10, 500}
+	dst := make([]float64, len(src))
+	b := format.MXFP8
+	scales := b.Quantize(dst, nil, src, 0, 1, format.ScaleSpec, format.NearestEven, nil, nil)
+	fmt.Println(dst, scales[0].ScaleCode, scales[0].Scale)
+	b.Quantize(dst, nil, src, 0, 1, format.ScaleNoClip, format.NearestEven, nil, nil)
+	fmt.Println(dst)
+	// Output:
+	// [896 1 0 512] 128 2
+	// [1024 1 0 512]
+}
