@@ -1,8 +1,12 @@
 // AVX2 kernel for roundAddAndMaskGo on float64 values (slice.go): 8 values
 // per iteration as two groups of 4 lanes, then at most two masked groups of
-// up to 4 for the last n%8 values. When a group has lanes out of the normal
-// range, SUB4 rounds those below 2^Emin by subParams' fixed-point formula,
-// the lanes still out get x back, and scalar code appends their positions.
+// up to 4 for the last n%8 values. Loops: near and dir (integer
+// add-and-mask; when a group has lanes out of the normal range, SUB4 rounds
+// those below 2^Emin by subParams' fixed-point formula); for the fp8/fp6/fp4
+// formats with -0, rneloop and mxloop (FP4: float64 adds alone, in the
+// MXCSR rounding mode), fltloop (add-and-mask, then SUB4F on every group)
+// and subloop (SUB4 on every group). Lanes still out get x back, and
+// scalar code appends their positions.
 
 #include "textflag.h"
 
@@ -44,6 +48,9 @@
 #define S_TIEUP   704
 #define S_TIEDN   736
 #define S_MXRC    768
+#define S_EXPMASK 800
+#define S_PSHIFT  832
+#define S_MAXBITS 864
 
 // Locals: the 4 results of each group at 0(SP) and 32(SP); for the tail,
 // x at 64(SP) and the lane mask at 96(SP); the caller's MXCSR at 128(SP)
@@ -159,22 +166,6 @@ skip:
 	VPANDN    OUT, Y2, OUT
 
 
-// SUB4RNE is SUB4 for NearestEven in formats with -0, where subParams.rneC
-// = C = 2^(qe+52) is set: for |x| < 2^Emin ≤ C, |x| + C lies in [C, 2C),
-// whose spacing is the quantum 2^qe, so the float64 add rounds |x| to the
-// grid, ties to even, in one correct rounding; subtracting C is exact.
-// With the group's results in RES and |x| in A (clobbered), out mask OUT.
-#define SUB4RNE(RES, A, OUT) \
-	VMOVDQU   S_LIMIT(R12), Y6; \
-	VPCMPGTQ  A, Y6, Y6; \
-	VPAND     OUT, Y6, Y6; \
-	VADDPD    S_RNEC(R12), A, Y7; \
-	VSUBPD    S_RNEC(R12), Y7, Y7; \
-	VPANDN    RES, Y15, A; \
-	VPOR      A, Y7, Y7; \
-	VBLENDVPD Y6, Y7, RES, RES; \
-	VPANDN    OUT, Y6, OUT
-
 // SUB4F is the float path of subParams (fltC set): the group's results at
 // RES(SP) (x's sign in their sign bits), |x| in A (clobbered: it becomes
 // d), out mask OUT. Clobbers Y0, Y1, Y6, Y7. VCMPPD predicates: 0x1e
@@ -213,28 +204,31 @@ skip:
 	VMOVDQU   Y0, RES(SP); \
 	VPANDN    OUT, Y6, OUT
 
-// SUB4MX is the subnormal step in TowardZero, Up and Down with the MXCSR
-// rounding control set to that direction (mxloop): y = (x + Cs) - Cs with
-// Cs = ±2^(qe+52) of x's sign lies where the spacing is the quantum, so the
-// add rounds x to the grid in that direction; the subtraction is exact.
-// |y| takes x's sign (a zero too: -0 where x < 0). RES the group's results,
-// A |x| (clobbered), OUT its out mask, XMEM x. Clobbers Y6, Y7.
-#define SUB4MX(RES, A, OUT, XMEM) \
-	VMOVDQU   S_LIMIT(R12), Y6; \
-	VPCMPGTQ  A, Y6, Y6; \
-	VPAND     OUT, Y6, Y6; \
-	VMOVDQU   XMEM, Y7; \
-	VPANDN    Y7, Y15, A; \
-	VPOR      S_FLTC(R12), A, A; \
-	VADDPD    A, Y7, Y7; \
-	VSUBPD    A, Y7, Y7; \
-	VPAND     Y15, Y7, Y7; \
-	VPANDN    A, Y15, A; \
-	VPOR      A, Y7, Y7; \
-	VBLENDVPD Y6, Y7, RES, RES; \
-	VPANDN    OUT, Y6, OUT
+// FP4 rounds the 4 values in X (in place) by float64 arithmetic alone, in
+// the MXCSR rounding mode (rneloop: nearest even; mxloop: the mode's): with
+// C = 2^(e+53-p) for x in binade e ≥ Emin, and CSUB = 2^(qe+52) below
+// 2^Emin, x + ±C lies where the spacing is x's quantum in the format, so
+// the add rounds x to the grid; subtracting ±C is exact (Sterbenz). The
+// result is |y| with x's sign (so -0 where x < 0). OUT becomes the lanes
+// whose result exceeds MaxFinite (or is NaN): overflow, Inf and NaN, for
+// the general path. C and T are scratch.
+#define FP4(X, C, T, OUT, CSUB) \
+	VPAND     Y15, X, C; \
+	VMOVDQU   S_LIMIT(R12), OUT; \
+	VPCMPGTQ  C, OUT, OUT; \
+	VPAND     S_EXPMASK(R12), C, C; \
+	VPADDQ    S_PSHIFT(R12), C, C; \
+	VBLENDVPD OUT, CSUB(R12), C, C; \
+	VPANDN    X, Y15, T; \
+	VPOR      T, C, C; \
+	VADDPD    C, X, X; \
+	VSUBPD    C, X, X; \
+	VPAND     Y15, X, X; \
+	VPCMPGTQ  S_MAXBITS(R12), X, OUT; \
+	VPOR      T, X, X
 
-// SLOW8RNE is SLOW8 after SUB4RNE, all in registers.
+// SLOW8RNE is SLOW8 after FP4 or SUB4F: x back in the lanes still out,
+// the stores, the positions appended; all in registers.
 #define SLOW8RNE(app, next) \
 	VMOVDQU   (SI)(R9*8), Y6; \
 	VBLENDVPD Y4, Y6, Y0, Y0; \
@@ -364,10 +358,8 @@ rneloop:
 	JGE  tail
 	VMOVDQU (SI)(R9*8), Y0
 	VMOVDQU 32(SI)(R9*8), Y1
-	ROUND4NEAR(Y0, Y2, Y4)
-	ROUND4NEAR(Y1, Y3, Y5)
-	SUB4RNE(Y0, Y2, Y4) // no branch: cheaper than a mispredicted one
-	SUB4RNE(Y1, Y3, Y5)
+	FP4(Y0, Y2, Y6, Y4, S_RNEC)
+	FP4(Y1, Y3, Y7, Y5, S_RNEC)
 	VPOR    Y4, Y5, Y6
 	VPTEST  Y6, Y6
 	JNZ     rneslow
@@ -380,8 +372,8 @@ rnenext:
 rneslow:
 	SLOW8RNE(rneappend, rnenext)
 
-	// mxloop: TowardZero, Up, Down with SUB4MX on every group, under the
-	// MXCSR rounding control of the mode; mxdone restores the caller's.
+	// mxloop: TowardZero, Up, Down by FP4 on every group, under the MXCSR
+	// rounding control of the mode; mxdone restores the caller's.
 	// (Assembly functions are no async preemption points, and a signal
 	// handler starts from the default MXCSR, so no other code sees it.)
 mxsetup:
@@ -397,10 +389,8 @@ mxloop:
 	JGE  mxdone
 	VMOVDQU (SI)(R9*8), Y0
 	VMOVDQU 32(SI)(R9*8), Y1
-	ROUND4(Y0, Y2, Y4, Y6)
-	ROUND4(Y1, Y3, Y5, Y7)
-	SUB4MX(Y0, Y2, Y4, (SI)(R9*8))
-	SUB4MX(Y1, Y3, Y5, 32(SI)(R9*8))
+	FP4(Y0, Y2, Y6, Y4, S_FLTC)
+	FP4(Y1, Y3, Y7, Y5, S_FLTC)
 	VPOR    Y4, Y5, Y6
 	VPTEST  Y6, Y6
 	JNZ     mxslow

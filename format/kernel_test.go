@@ -37,8 +37,9 @@ func TestAddAndMaskParamsLayout(t *testing.T) {
 		unsafe.Offsetof(sp.fltC), unsafe.Offsetof(sp.zero), unsafe.Offsetof(sp.halfQ), unsafe.Offsetof(sp.negHalfQ),
 		unsafe.Offsetof(sp.upPos), unsafe.Offsetof(sp.upNeg), unsafe.Offsetof(sp.dnPos), unsafe.Offsetof(sp.dnNeg),
 		unsafe.Offsetof(sp.tieUp), unsafe.Offsetof(sp.tieDn), unsafe.Offsetof(sp.mxRC),
+		unsafe.Offsetof(sp.expMask), unsafe.Offsetof(sp.pShift), unsafe.Offsetof(sp.maxBits),
 	} {
-		if off != uintptr(32*i) { // S_LIMIT … S_MXRC
+		if off != uintptr(32*i) { // S_LIMIT … S_MAXBITS
 			t.Errorf("subParams field %d at %d, the assembly kernel expects %d", i, off, 32*i)
 		}
 	}

@@ -312,10 +312,11 @@ func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, s
 type subParams struct {
 	limit, one, k, c63, h1, h0, tie, dirPos, dirX, magic, noNegZero, quantum [4]uint64
 
-	// rneC, when not 0, is 2^(qe+52) for the kernel's shortcut in
-	// NearestEven (formats with -0): (|x| + rneC) - rneC. always (lane 0)
-	// asks for the subnormal step on every group rather than behind a
-	// branch. Both are set for formats with emin ≥ subAlwaysEmin.
+	// rneC, when not 0, is 2^(qe+52): NearestEven in a format with -0
+	// and emin ≥ subAlwaysEmin, which the kernel rounds in floating point
+	// alone (FP4 in rneloop; rneC is the add for values below 2^Emin).
+	// always (lane 0) asks for the subnormal step on every group rather
+	// than behind a branch (emin ≥ subAlwaysEmin).
 	rneC, always [4]uint64
 
 	// fltC, when not 0, is 2^(qe+52) for the kernel's float path in the
@@ -327,9 +328,17 @@ type subParams struct {
 	fltC, zero, halfQ, negHalfQ, upPos, upNeg, dnPos, dnNeg, tieUp, tieDn [4]uint64
 
 	// mxRC (lane 0), when not 0, is the MXCSR rounding control of
-	// TowardZero, Up or Down: with it set the kernel rounds x to the grid
-	// by one add, (x + ±fltC) - ±fltC, instead of the float path.
+	// TowardZero, Up or Down (same formats): the kernel sets it and rounds
+	// in floating point alone (FP4 in mxloop, fltC the add below 2^Emin);
+	// NearestAway, NearestTowardZero and AwayFromZero take the float path
+	// above (fltloop).
 	mxRC [4]uint64
+
+	// For FP4, the kernel's all-float path of rneloop and mxloop (where
+	// rneC or mxRC is set): |x|'s exponent bits (expMask) plus pShift =
+	// (53-p)<<52 are 2^(e+53-p), the add that rounds x in binade e;
+	// maxBits is MaxFinite's bits, above which a lane goes to roundSlow.
+	expMask, pShift, maxBits [4]uint64
 }
 
 // subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
@@ -356,6 +365,9 @@ func (f *Format) subParams(m Mode) subParams {
 		set(&sp.noNegZero, ^uint64(0))
 	}
 	ones := ^uint64(0)
+	set(&sp.expMask, 0x7ff0000000000000)
+	set(&sp.pShift, uint64(53-f.p)<<52)
+	set(&sp.maxBits, f.maxBits)
 	if f.emin >= subAlwaysEmin {
 		sp.always[0] = 1
 		if m != NearestEven && f.specials.HasNegativeZero() {
