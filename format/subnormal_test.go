@@ -34,6 +34,16 @@ func TestSubnormalPathExhaustive(t *testing.T) {
 	for _, f := range []Format{E2M1, E2M3, E3M2, E4M3, E5M2, Binary16, BFloat16, P3109K8P3, P3109K8P4Finite, mustP3109(8, 1, true)} {
 		fs = append(fs, f, f.WithSubnormals(false))
 	}
+	// Custom formats the kernel's float path takes (emin ≥ -7, with -0):
+	// p = 1 (ties go up: the only significand is odd), wide IEEE, saturating.
+	for _, name := range []string{"custom:p=1,emin=-3,emax=3,specials=none", "custom:p=9,emin=-5,emax=12",
+		"custom:p=2,emin=0,emax=3,specials=nan+sat", "custom:p=3,emin=4,emax=8"} {
+		f, err := Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f, f.WithSubnormals(false))
+	}
 	kernels := []bool{false}
 	if useAVX2 {
 		kernels = append(kernels, true)
