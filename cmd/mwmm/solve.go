@@ -134,10 +134,12 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.IntVar(&o.nb, "nb", lu.DefaultNB, "block size `NB`: panel width and inner dimension of the updates")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	if name == "lu" {
+		fs.StringVar(&o.engine, "engine", "", "`ENGINE`: model:UNIT (the same as --unit UNIT) or reference (a multiword form's products in float64, --unit reference)")
 		fs.StringVar(&o.out, "out", "", "write L\\U (L below the diagonal, unit diagonal implied) to this `.npy` file")
 		fs.StringVar(&o.perm, "perm", "", "write the row permutation (row i of P·A is row perm[i] of A, 0-based) to this `.npy` file")
 		return fs, o
 	}
+	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
 	fs.StringVar(&o.refine, "refine", "gmres", "refinement `METHOD`: gmres (GMRES-IR), ir (classical) or none")
@@ -147,12 +149,33 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
 	fs.IntVar(&o.maxInner, "max-inner", 0, "at most `N` GMRES iterations per step, without restarts (default min(n, 300))")
 	fs.BoolVar(&o.luError, "lu-error", false, "also measure the factorization's backward error (costs about as much as factoring)")
-	fs.StringVar(&o.engine, "engine", "cpu", "where to solve, `ENGINE`: cpu (the models and plain arithmetic) or gpu (the factors and A on an NVIDIA GPU; see 'GPU' below)")
 	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
 	return fs, o
+}
+
+// cpuEngine takes --engine model:UNIT or reference as the --unit they
+// name, as gemm does (model:U is --unit U).
+func cpuEngine(fs *flag.FlagSet, o *systemOptions) error {
+	unit, ok := "", false
+	switch {
+	case o.engine == "":
+		return nil
+	case o.engine == "reference":
+		unit, ok = "reference", true
+	case strings.HasPrefix(o.engine, "model:"):
+		unit, ok = strings.TrimPrefix(o.engine, "model:"), true
+	}
+	if !ok || unit == "" {
+		return usagef("--engine %q: model:UNIT, reference or gpu", o.engine)
+	}
+	if flagSet(fs, "unit") && o.unit != unit {
+		return usagef("--engine %s and --unit %s name two units", o.engine, o.unit)
+	}
+	o.unit = unit
+	return nil
 }
 
 // loadSystem reads or generates A (and b when withB) and parses the form.
@@ -294,6 +317,12 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
+	if o.engine == "gpu" {
+		return usagef("lu runs here; 'mwmm solve --engine gpu' factors on the GPU")
+	}
+	if err := cpuEngine(fs, o); err != nil {
+		return err
+	}
 	n, a, _, what, form, err := loadSystem(fs, o, false)
 	if err != nil {
 		return err
@@ -392,15 +421,14 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return usage(err)
 	}
-	switch o.engine {
-	case "gpu":
+	if o.engine == "gpu" {
 		return runSolveGPU(fs, o, method, res, stdout, stderr)
-	case "cpu":
-		if o.bench != "" || o.csv != "" {
-			return usagef("--bench and --csv time the GPU solver: add --engine gpu")
-		}
-	default:
-		return usagef("--engine %q: cpu or gpu", o.engine)
+	}
+	if err := cpuEngine(fs, o); err != nil {
+		return err
+	}
+	if o.bench != "" || o.csv != "" {
+		return usagef("--bench and --csv time the GPU solver: add --engine gpu")
 	}
 	n, a, b, what, form, err := loadSystem(fs, o, true)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -26,8 +27,32 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--factor", "tc16"}, "tc16"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "fp32,fp64"}, "one factorization"},
 		{[]string{"solve", "--engine", "gpu", "--nb", "0"}, "--nb"},
-		{[]string{"solve", "--engine", "tpu"}, "cpu or gpu"},
+		{[]string{"solve", "--engine", "tpu"}, "model:UNIT, reference or gpu"},
 		{[]string{"solve", "--bench", "1024"}, "--engine gpu"},
+	} {
+		code, _, errOut := mwmm(t, "", c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// --engine model:UNIT and reference mean --unit, as in gemm.
+func TestSolveEngineNames(t *testing.T) {
+	_, viaUnit, _ := mwmm(t, "", "lu", "--size", "40", "--factor", "tc32", "--unit", "a100", "--json")
+	_, viaEngine, _ := mwmm(t, "", "lu", "--size", "40", "--factor", "tc32", "--engine", "model:a100", "--json")
+	noTime := regexp.MustCompile(`"seconds": [0-9.e-]+`)
+	viaUnit, viaEngine = noTime.ReplaceAllString(viaUnit, ""), noTime.ReplaceAllString(viaEngine, "")
+	if viaUnit == "" || viaUnit != viaEngine {
+		t.Errorf("lu --unit a100 and --engine model:a100 differ:\n%s\n%s", viaUnit, viaEngine)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lu", "--engine", "model:a100", "--unit", "v100"}, "two units"},
+		{[]string{"lu", "--engine", "gpu"}, "solve --engine gpu"},
+		{[]string{"solve", "--engine", "cpu"}, "model:UNIT"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
