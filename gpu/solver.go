@@ -328,7 +328,17 @@ func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.d.Alloc(16 * n)
+	// x, then y = A·x after it.
+	return e.onVector(x, y, 2*n, n, func(v uintptr) error {
+		return cuda.Dgemv(la.blas, cuda.OpN, n, n, 1, a.ptr, n, v, 0, v+uintptr(8*n))
+	})
+}
+
+// onVector copies x to a device vector of size float64s, runs f on the
+// device's thread with its address, and copies len(y) float64s from
+// element from on back into y: every host-vector operation of refinement.
+func (e *Engine) onVector(x, y []float64, size, from int, f func(v uintptr) error) error {
+	v, err := e.d.Alloc(8 * size)
 	if err != nil {
 		return err
 	}
@@ -336,12 +346,10 @@ func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
 	if err := e.d.Upload(v, x); err != nil {
 		return err
 	}
-	if err := e.d.call(func() error {
-		return cuda.Dgemv(la.blas, cuda.OpN, n, n, 1, a.ptr, n, v.ptr, 0, v.ptr+uintptr(8*n))
-	}); err != nil {
+	if err := e.d.call(func() error { return f(v.ptr) }); err != nil {
 		return err
 	}
-	return e.d.Download(y, v.view(8*n))
+	return e.d.Download(y, v.view(8*from))
 }
 
 // An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
@@ -856,26 +864,15 @@ func (fa *Factors) Solve(x []float64) error {
 			x[i], x[k] = x[k], x[i]
 		}
 	}
-	v, err := e.d.Alloc(8 * n)
-	if err != nil {
-		return err
-	}
-	defer v.Free()
-	if err := e.d.Upload(v, x); err != nil {
-		return err
-	}
-	if err := e.d.call(func() error {
+	return e.onVector(x, x, n, 0, func(v uintptr) error {
 		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
 			return err
 		}
-		if err := cuda.Dtrsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.ptr, n, v.ptr); err != nil {
+		if err := cuda.Dtrsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.ptr, n, v); err != nil {
 			return err
 		}
-		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, v.ptr)
-	}); err != nil {
-		return err
-	}
-	return e.d.Download(x, v)
+		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, v)
+	})
 }
 
 // BaselineResult is one cuSOLVER solve of A·x = b.
