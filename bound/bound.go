@@ -17,7 +17,7 @@ import (
 // and for the stochastic ones, with p = f.Precision(). A directed or
 // stochastic rounding may move a value by up to one whole spacing of the
 // grid, twice the distance to the nearest neighbour; so u doubles, and every
-// bound with it (the tensor cores' round-toward-zero makes u_high of binary32
+// bound with it (the tensor cores' round-toward-zero makes u_high of fp32
 // 2^-23, not 2^-24).
 func U(f format.Format, mode format.Mode) float64 {
 	p := f.Precision()
@@ -63,8 +63,8 @@ const (
 	//	hi = s; lo = lo + e
 	//
 	// The pair's value is fl(hi + lo). This is Ogita–Rump–Oishi's Sum2: nearly
-	// v2's accuracy with only binary32 arithmetic, which GPUs run at full
-	// speed and binary64 not.
+	// v2's accuracy with only fp32 arithmetic, which GPUs run at full
+	// speed and fp64 not.
 	FABsumPair
 )
 
@@ -137,8 +137,8 @@ type Multiword struct {
 	U64 float64   `json:"u64,omitempty"` // unit roundoff of FABsum-v2's inter-block sums; 0 means 2^-53
 	// Group (FABsumV2 and FABsumPair, 0 or 1: none) adds each run of Group
 	// block sums in the high precision first, rounding to nearest, and only
-	// those group sums in binary64 (into the pair): a kernel then does one
-	// binary64 addition (TwoSum) per Group blocks (see multiword.Plan.Group).
+	// those group sums in fp64 (into the pair): a kernel then does one
+	// fp64 addition (TwoSum) per Group blocks (see multiword.Plan.Group).
 	Group float64 `json:"group,omitempty"`
 
 	// Probabilistic replaces the dimension-dependent constants n, b and n/b
@@ -228,9 +228,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 //
 // A FABsum block of b products is one block-FMA dot product (γ_b); the
 // ⌈n/b⌉ block sums take ⌈n/b⌉−1 < n/b additions (γ_{n/b}), in u_high for v1
-// and in u_64 (binary64) for v2. To first order this is (b + n/b)u_high for
+// and in u_64 (fp64) for v2. To first order this is (b + n/b)u_high for
 // v1 and b·u_high + (n/b)·u_64 for v2, as in section 4.4. FABsum-v2 ends
-// with one more rounding, of the binary64 sum to the high precision
+// with one more rounding, of the fp64 sum to the high precision
 // (Algorithm 4.3, line 7), hence γ_{p²} there: p²−1 additions and that
 // rounding (for p ≥ 2 the additions of the products already round to the
 // high precision, so this overcounts by one u_high).
@@ -243,12 +243,12 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // To first order this is b·u_high + u_high + (n/b)²·u_high²: the inter-block
 // term is of second order, below v1's (n/b)·u_high for every n/b < 1/u_high,
 // and above v2's (n/b)·u_64 once n/b > u_64/u_high² (n/b > 2^-5 for
-// binary32: always).
+// fp32: always).
 //
 // FABsumV2 with Group g > 1 adds each group of g block sums in u_high (g−1
 // additions, the first block enters exactly) and the ⌈n/(bg)⌉ group sums
 // in u_64: to first order (b + g − 1)·u_high + n/(bg)·u_64, so a group
-// costs what g more products in a block would, and divides the binary64
+// costs what g more products in a block would, and divides the fp64
 // additions by g. FABsumPair with Group g adds the group sums into the
 // pair: (1+γ_b)(1+γ_{g−1})(1 + u_high + γ_{n/(bg)}²)(1+γ_{p²}) − 1.
 //

@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	uFP16 = 0x1p-11 // binary16, round to nearest
+	uFP16 = 0x1p-11 // fp16, round to nearest
 	uBF16 = 0x1p-8
 	uFP32 = 0x1p-24
 )
@@ -419,7 +419,7 @@ func TestMoreWords(t *testing.T) {
 }
 
 func TestNarrowRangeSlides(t *testing.T) {
-	// The slides' single-word example: e4m3 inputs and binary16
+	// The slides' single-word example: e4m3 inputs and fp16
 	// accumulation, both without subnormals, n = 4.
 	e4m3, fp16 := format.E4M3.WithSubnormals(false), format.Binary16.WithSubnormals(false)
 	g, G := GMin(e4m3), GMin(fp16)
@@ -427,7 +427,7 @@ func TestNarrowRangeSlides(t *testing.T) {
 		t.Fatalf("g_min %g, G_min %g; want f_min/2 = 2^-7 and 2^-15", g, G)
 	}
 	if got := GMin(format.Binary16); got != 0x1p-25 { // u·f_min = 2^-11·2^-14
-		t.Errorf("GMin(binary16) = %g, want 2^-25", got)
+		t.Errorf("GMin(fp16) = %g, want 2^-25", got)
 	}
 	if got := GMin(format.E4M3); got != 0x1p-10 { // 2^-4·2^-6
 		t.Errorf("GMin(e4m3) = %g, want 2^-10", got)
@@ -612,7 +612,7 @@ func TestFABsumPair(t *testing.T) {
 	if !strings.Contains(r.Terms[2].Formula, "γ_{n/b}(u_high)²") {
 		t.Errorf("pair formula %q", r.Terms[2].Formula)
 	}
-	// Between v2 (binary64 inter-block sums) and v1 (binary32 ones).
+	// Between v2 (fp64 inter-block sums) and v1 (fp32 ones).
 	for _, ul := range []float64{uFP16, uBF16, uFP32} {
 		m.ULow = ul
 		m.Sum = FABsumV1

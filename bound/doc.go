@@ -11,7 +11,7 @@ A format of precision p (significand bits, the implicit one counted) rounds to
 nearest with a relative error of at most u = 2^-p; a directed or stochastic
 rounding may miss by a whole spacing, u = 2^(1-p) (U). γ_n = nu/(1 − nu)
 (Gamma) bounds the accumulated relative error of n roundings. The paper's
-u_high is that of the block FMA's accumulation: binary32 with round to
+u_high is that of the block FMA's accumulation: fp32 with round to
 nearest gives 2^-24, but NVIDIA's tensor cores round toward zero, which makes
 it 2^-23 and, worse, makes the errors of a long sum of same-signed terms all
 point one way (see Probabilistic below).
@@ -49,11 +49,11 @@ With round toward zero the accumulation term n·u_high is attained, not just
 a worst case, because every rounding of a growing sum of positive terms goes
 the same way. FABsum cuts the n products into blocks of b: each block is one
 block-FMA dot product, the block sums are added in the high precision
-(FABsumV1: (b + n/b)u_high to first order) or in binary64 (FABsumV2:
+(FABsumV1: (b + n/b)u_high to first order) or in fp64 (FABsumV2:
 b·u_high + (n/b)u_64). FABsumPair adds them into a TwoSum pair (hi, lo) of
 high-precision values, compensated summation (Sum2 of Ogita, Rump and
 Oishi): b·u_high + u_high + (n/b)²u_high², nearly v2's accuracy without
-binary64, which GPUs run slowly. Smaller b lowers the bound and the speed.
+fp64, which GPUs run slowly. Smaller b lowers the bound and the speed.
 
 # Probabilistic bounds (section 4.3)
 

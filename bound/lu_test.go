@@ -7,7 +7,7 @@ import (
 
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
 
-// Hand-derived: plain binary16 arithmetic of n = 4 products from binary64
+// Hand-derived: plain fp16 arithmetic of n = 4 products from fp64
 // data is (1+u)²(1+u)(1+u)^4 − 1 = (1+u)^7 − 1.
 func TestBlockFMAPlain(t *testing.T) {
 	u := 0x1p-11

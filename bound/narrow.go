@@ -11,7 +11,7 @@ import (
 
 // NarrowRange is the normwise bound of Mary & Mikaitis for the scaled
 // algorithm C = Λ^-1(Σ_{i+j<p} u^{i+j} A^(i)B^(j))M^-1 with inputs in a
-// narrow-range format (fp8, fp6, fp4, binary16) and a block FMA that
+// narrow-range format (fp8, fp6, fp4, fp16) and a block FMA that
 // accumulates in a format of unit roundoff U (narrow-range slides, "Error
 // analysis: summary"). Rows of A and columns of B are scaled by powers of
 // two so that their largest entry lies in (θ/2, θ]; word i is scaled by u^-i
@@ -50,7 +50,7 @@ type NarrowRange struct {
 // of A and columns of B may have so that neither the inputs nor a sum of n
 // products overflow: an input of magnitude θ ≤ f_max is finite, and n
 // products of magnitude at most θ² sum to at most nθ² ≤ F_max. (The slides'
-// e4m3 × binary16 example, n = 4: min(448, √16376) = 127.97, which they
+// e4m3 × fp16 example, n = 4: min(448, √16376) = 127.97, which they
 // round down to 127.)
 func Theta(fmax, Fmax, n float64) float64 {
 	return math.Min(fmax, math.Sqrt(Fmax/n))

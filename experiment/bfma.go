@@ -104,7 +104,7 @@ func bfmaMatmul() *Experiment {
 		Cites: blanchard + ", sections 3 and 6",
 		Shows: "the error of C = AB: TC16 (tensor cores with fp16 output) grows like (n/b)·u16 and follows fp16, " +
 			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the paper's reason to prefer TC32",
-		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the paper's data distribution is not ours to copy: ours), rounded to binary16 for the "+
+		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the paper's data distribution is not ours to copy: ours), rounded to fp16 for the "+
 			"block FMAs; TC16 and TC32 through the bit-exact unit models (Algorithm 3.1: blocks of the unit's k products, each block's result "+
 			"the next block's addend), fp16 and fp32 in plain arithmetic c ← fl(c + fl(a·b)); panels v100 (the paper's GPU), a100, h100 "+
 			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA), left out above 1", rows, rows),
@@ -127,7 +127,7 @@ func bfmaMatmul() *Experiment {
 				series string
 			}{{format.Binary16, "fp16"}, {format.Binary32, "fp32"}} {
 				f, series := pf.f, pf.series
-				// The (0,1] data are binary64: rounding them into f costs u too.
+				// The (0,1] data are fp64: rounding them into f costs u too.
 				u := bound.U(f, format.NearestEven)
 				tasks = append(tasks, Task{Panel: strings.Join(units, ", "), Series: series, X: float64(n), Cost: float64(rows * rows * n * 4),
 					Run: func(ctx context.Context) ([]Row, error) {

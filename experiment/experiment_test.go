@@ -337,11 +337,11 @@ func TestNarrowPlanFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Low.Subnormals() || p.Acc.Subnormals() || !p.Scale || p.WordShift != 4 || unit != "acc=binary16+ftz" {
+	if p.Low.Subnormals() || p.Acc.Subnormals() || !p.Scale || p.WordShift != 4 || unit != "acc=fp16+ftz" {
 		t.Errorf("subnormals-off plan %+v, unit %q", p, unit)
 	}
 	c.unbounded = true
-	if p, unit, err = c.plan(); err != nil || p.Scale || p.Low.Precision() != 4 || p.Acc.Precision() != 11 || unit != "acc=binary64,accp=11" {
+	if p, unit, err = c.plan(); err != nil || p.Scale || p.Low.Precision() != 4 || p.Acc.Precision() != 11 || unit != "acc=fp64,accp=11" {
 		t.Errorf("unbounded plan %+v, unit %q, %v", p, unit, err)
 	}
 }

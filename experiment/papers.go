@@ -27,7 +27,7 @@ const (
 	MaryPASC25 = "Mikaitis, Mary, \"Error analysis of matrix multiplication with narrow range floating-point arithmetic\", " +
 		"talk at PASC25, 2025 (the slides' \"Numerical experiments\"); the paper: Mary, Mikaitis, SIAM J. Sci. Comput., accepted 2025, " +
 		"https://hal.science/hal-04671474"
-	fmaDim = "model:ieee:k=1" // the block FMA of dimension 1 of section 3: an FMA chain in binary32, RN
+	fmaDim = "model:ieee:k=1" // the block FMA of dimension 1 of section 3: an FMA chain in fp32, RN
 )
 
 func init() {
@@ -182,8 +182,8 @@ func fig31() *Experiment {
 			"double-fp16 and fp32 near n = 6·10^4; on (−0.5,0.5] errors do not grow and double-fp16 stays at least 10× better " +
 			"than fp16 up to n = 10^6; the 4-product variant is indistinguishable from the 3-product one",
 		Setup: "A 16×n, B n×16 with entries uniform in (0,1] and (−0.5,0.5]; n = 2^9..2^20 (--quick: 2^9..2^15); every product " +
-			"through a block FMA of dimension 1 (engine " + fmaDim + ": exact products accumulated one at a time in binary32 with " +
-			"round to nearest); fp16 is one binary16 word, double-fp16 two words with 3 (Algorithm 2.1) or 4 products",
+			"through a block FMA of dimension 1 (engine " + fmaDim + ": exact products accumulated one at a time in fp32 with " +
+			"round to nearest); fp16 is one fp16 word, double-fp16 two words with 3 (Algorithm 2.1) or 4 products",
 	}, "distribution", "componentwise_error", componentwise)
 	e.Engines = "any" // the --engine values it takes
 	e.Tasks = func(cfg Config) ([]Task, error) {
@@ -223,7 +223,7 @@ func fig43() *Experiment {
 		Shows: "with RZ (left) double-fp16's error grows like n·2^-24 and meets fp16's, far above fp32, as on the real GPU (Fig. 4.2); " +
 			"switching the tensor cores to RN (right) brings double-fp16 back to fp32's accuracy",
 		Setup: "A 16×n, B n×16 uniform in (0,1]; n = 2^9..2^20 (--quick: 2^9..2^16); each dot product cut into 16 blocks of n/16 " +
-			"(FABsum-v1 with b = n/16: block products from zero, added in binary32 with RN, as cuBLAS's split-K reduction on the CUDA cores); " +
+			"(FABsum-v1 with b = n/16: block products from zero, added in fp32 with RN, as cuBLAS's split-K reduction on the CUDA cores); " +
 			"fp16 and double-fp16 blocks through the bit-exact V100 tensor core model (engine model:v100: 4-wide block FMA, truncating " +
 			"alignment, RZ), and in the RN panel the same unit with accmode=rn,align=rne; fp32 on the CUDA cores: " + fmaDim + " in both panels",
 	}, "rounding", "componentwise_error", componentwise)
@@ -271,7 +271,7 @@ func fig43() *Experiment {
 
 // cublasModel is the multiword paper's model of cublasGemmEx (section
 // 4.3): each dot product cut into 16 blocks of n/16, the block sums added
-// in binary32 with RN.
+// in fp32 with RN.
 func cublasModel(variant string, n int) string {
 	return fmt.Sprintf("%s:sum=v1,b=%d", variant, n/16)
 }
@@ -285,10 +285,10 @@ func fabsumSim(fig int) *Experiment {
 		"the paper's own simulation of Figure 4.3, keep n = 2^20 within reach of the bit-exact models on a CPU; the error is the " +
 		"largest over 256 entries instead of 262144, so the curves lie slightly lower and are noisier); n = 2^10..2^20 (--quick: " +
 		"2^10..2^14); on the bit-exact V100 tensor-core model (engine model:v100: truncating alignment, round toward zero) and " +
-		"the A100 model (model:a100); Algorithm 4.4: two binary16 words (Algorithm 2.1's split, no scaling), A₁B₁ by FABsum " +
-		"(blocks of b products by the tensor cores from zero, the block sums added in binary32 with RN for v1, binary64 for v2), " +
+		"the A100 model (model:a100); Algorithm 4.4: two fp16 words (Algorithm 2.1's split, no scaling), A₁B₁ by FABsum " +
+		"(blocks of b products by the tensor cores from zero, the block sums added in fp32 with RN for v1, fp64 for v2), " +
 		"A₁B₂ and A₂B₁ accumulated plainly by the unit (spec double-fp16:first=on,sum=vK,b=B); fp32 (SGEMM) is the model of " +
-		"cublasGemmEx in fp32: 16 blocks of n/16, each an FMA chain in binary32 with RN (" + fmaDim + "), added in binary32"
+		"cublasGemmEx in fp32: 16 blocks of n/16, each an FMA chain in fp32 with RN (" + fmaDim + "), added in fp32"
 	var series []struct{ name, variant string }
 	switch fig {
 	case 44:
@@ -313,8 +313,8 @@ func fabsumSim(fig int) *Experiment {
 		e.Shows = "on the A100 (the V100 similar): fp16 FABsum-v2 with b = 128 is as accurate as double-fp16 FABsum-v2 b=256 near " +
 			"n ≈ 10^6; with b ≥ 256 fp16 does not reach double-fp16's accuracy in the range shown (the paper conjectures it would " +
 			"for larger n)"
-		e.Setup = common + "; fp16 FABsum-v2 is one binary16 word, every block of b products by the tensor cores, the block sums " +
-			"added in binary64 (fp16:sum=v2,b=B), for b = 128, 256, 512, 1024; double-fp16 FABsum-v2 b=256 is Algorithm 4.4 as in " +
+		e.Setup = common + "; fp16 FABsum-v2 is one fp16 word, every block of b products by the tensor cores, the block sums " +
+			"added in fp64 (fp16:sum=v2,b=B), for b = 128, 256, 512, 1024; double-fp16 FABsum-v2 b=256 is Algorithm 4.4 as in " +
 			"fig4.4-sim. The throughput (left panel) needs a GPU: experiment fig4.5"
 		series = append(series, struct{ name, variant string }{"double-fp16 FABsum-v2 b=256", "double-fp16:first=on,sum=v2,b=256"})
 		for _, b := range []int{128, 256, 512, 1024} {
@@ -380,10 +380,10 @@ func slidesBackward() *Experiment {
 			"decreasing with n as Higham and Mary's probabilistic analysis of random data predicts; for data uniform in [0,1] " +
 			"double-fp16's error grows far above fp32's (\"[0,1] uniform entries!!\"), the round-toward-zero effect of the paper's section 4.3",
 		Setup: "the slides' plots are images we do not have; their metric, sizes and library are not stated in their text, so ours " +
-			"are: the normwise backward error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against binary64; A 16×n, B n×16 uniform in [−1,1] and in (0,1]; " +
+			"are: the normwise backward error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against fp64; A 16×n, B n×16 uniform in [−1,1] and in (0,1]; " +
 			"n = 2^9..2^18 (--quick: 2^9..2^14); fp16 and double-fp16 (3 products) on the bit-exact V100 tensor-core model " +
-			"(model:v100) under the multiword paper's model of cublasGemmEx (16 blocks of n/16 added in binary32 with RN, as in " +
-			"fig4.3); fp32 the same blocks as FMA chains in binary32 with RN (" + fmaDim + "). The speed half of the slides' plot " +
+			"(model:v100) under the multiword paper's model of cublasGemmEx (16 blocks of n/16 added in fp32 with RN, as in " +
+			"fig4.3); fp32 the same blocks as FMA chains in fp32 with RN (" + fmaDim + "). The speed half of the slides' plot " +
 			"needs a GPU: experiment fig4.1",
 	}, "distribution", "normwise_backward_error", "normwise backward error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞)")
 	e.Engines = "any" // the --engine values it takes
@@ -434,7 +434,7 @@ func (c narrowCase) series(multi bool) string {
 
 // plan is the slides' algorithm: rows and columns scaled by powers of two
 // to θ = min(f_max, sqrt(F_max/n)), word i stored ×2^(t·i), products summed
-// in the accumulation format, C unscaled in binary64. Without range limits
+// in the accumulation format, C unscaled in fp64. Without range limits
 // nothing can overflow or underflow, so there is no scaling.
 func (c narrowCase) plan() (multiword.Plan, string, error) {
 	low, acc := c.low.WithSubnormals(c.subnormals), c.acc.WithSubnormals(c.subnormals)
@@ -451,7 +451,7 @@ func (c narrowCase) plan() (multiword.Plan, string, error) {
 		if err != nil {
 			return multiword.Plan{}, "", err
 		}
-		accUnit = fmt.Sprintf("acc=binary64,accp=%d", c.acc.Precision())
+		accUnit = fmt.Sprintf("acc=fp64,accp=%d", c.acc.Precision())
 	}
 	p := multiword.Plan{Name: c.series(true), Low: low, Words: c.words, Acc: acc, Out: format.Binary64,
 		Scale: !c.unbounded}
@@ -486,17 +486,17 @@ func narrow(which int) *Experiment {
 			"stays below the input format's u (2^-4 for E4M3, 2^-3 for E5M2), and subnormals on, off or no range limits at all " +
 			"give nearly the same error"
 	case 3:
-		e.Title = "multiword fp8 (p = 1, 2, 3) with binary32 accumulation, subnormals on/off"
-		e.Shows = "each extra word gains about a factor u of the input format until binary32's n·2^-24 is reached; the word scaling 2^(t·i) " +
+		e.Title = "multiword fp8 (p = 1, 2, 3) with fp32 accumulation, subnormals on/off"
+		e.Shows = "each extra word gains about a factor u of the input format until fp32's n·2^-24 is reached; the word scaling 2^(t·i) " +
 			"keeps low words out of the subnormal range, so subnormals on or off barely matter"
 	}
 	e.Setup = fmt.Sprintf("The slides' plots are images we do not have; their text fixes A 10×n, B n×10 with entries in ±[1e-10, 1e10], the "+
-		"error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against binary64, subnormals on and off, and a variant without range limits. Our choices: "+
-		"the fp8 formats (E4M3 and E5M2, one panel each), the accumulation format (binary16 for narrow1, binary32 for narrow2 "+
+		"error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against fp64, subnormals on and off, and a variant without range limits. Our choices: "+
+		"the fp8 formats (E4M3 and E5M2, one panel each), the accumulation format (fp16 for narrow1, fp32 for narrow2 "+
 		"and narrow3), the data (magnitudes log-uniform in [1e-10, 1e10], random signs, our seed), n = 2^4..2^16 "+
 		"(--quick: 2^4..2^10), and the arithmetic below. "+
 		"A 10×n, B n×10 with magnitudes log-uniform in [1e-10, 1e10] and random signs; "+
-		"error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against binary64; rows of A and columns of B scaled by powers of two to θ = min(f_max, sqrt(F_max/n)), "+
+		"error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞) against fp64; rows of A and columns of B scaled by powers of two to θ = min(f_max, sqrt(F_max/n)), "+
 		"words scaled by 2^(t·i) (engine %s,acc=...: an FMA chain in the accumulation format with RN, subnormals as the series says); "+
 		"'no range limits' keeps the precisions and takes the exponent range 2^±500, unscaled; dashed: the slides' bound (subnormals off)", fmaDim)
 	errorColumns(e, "input", "normwise_error", "normwise error ‖Ĉ−C‖∞/(‖A‖∞‖B‖∞)")

@@ -54,10 +54,10 @@ func BenchmarkRoundSlice(b *testing.B) {
 }
 
 // BenchmarkSubnormalRange compares formats whose inputs mostly fall below
-// 2^Emin (e2m1, e2m3: half of [-2, 2] and more) with binary16, where none
+// 2^Emin (e2m1, e2m3: half of [-2, 2] and more) with fp16, where none
 // do, in the same run: each iteration rounds the same 1 Mi values to every
 // format in turn, so machine load hits all alike. It reports each format's
-// values/s and the ratio binary16 / format (the target: ≤ 2).
+// values/s and the ratio fp16 / format (the target: ≤ 2).
 func BenchmarkSubnormalRange(b *testing.B) {
 	const n = 1 << 20
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -82,7 +82,7 @@ func BenchmarkSubnormalRange(b *testing.B) {
 			for i, f := range fs {
 				b.ReportMetric(rate(i), f.Name()+"-values/s")
 				if i > 0 {
-					b.ReportMetric(rate(0)/rate(i), "binary16/"+f.Name())
+					b.ReportMetric(rate(0)/rate(i), "fp16/"+f.Name())
 				}
 			}
 		})

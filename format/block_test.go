@@ -134,7 +134,7 @@ func TestBlockHandDerived(t *testing.T) {
 // TestBlockElementsExhaustive: with the scale pinned to 1 (a block holding
 // 2^emax_elem, or 6 for nvfp4 with g = 1), every element rounds exactly as
 // the element format's own Round, in every deterministic mode, for every
-// bfloat16 value x (all exponents and leading bits) and its float32
+// bf16 value x (all exponents and leading bits) and its float32
 // neighbours (ties and near-ties).
 func TestBlockElementsExhaustive(t *testing.T) {
 	xs := subnormalInputs()

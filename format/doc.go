@@ -21,14 +21,14 @@ what happens below and above that range:
     (Format.WithSaturation). As in IEEE 754, modes that round toward zero for
     the value's sign give ±MaxFinite, never Inf.
 
-The predefined formats are binary64, binary32, binary16, bfloat16, TF32, the
+The predefined formats are fp64, fp32, fp16, bf16, TF32, the
 OCP 8-bit formats E4M3 and E5M2, the OCP MX element types E2M3, E3M2 and E2M1,
 and the IEEE P3109 8-bit formats K8P3, K8P4 and K8P5; P3109 builds any other
 KkPp, New any custom format, and Parse finds them all by name:
 
 	f, err := format.Parse("e4m3")                    // or "fp16", "p3109-k8p4-finite", ...
 	g, err := format.Parse("custom:p=5,emin=-6,emax=7") // IEEE-like, 1+4+4 = 9 bits
-	h := format.Binary16.WithSubnormals(false)         // its Name is "binary16+ftz"
+	h := format.Binary16.WithSubnormals(false)         // its Name is "fp16+ftz"
 
 # Rounding
 

@@ -26,7 +26,7 @@ func ExampleFormat_Round() {
 func ExampleFormat_RoundRand() {
 	rng := rand.New(rand.NewPCG(1, 2))
 	f := format.Binary16
-	x := 1 + 0.25*0x1p-10 // a quarter of the way from 1 to the next binary16
+	x := 1 + 0.25*0x1p-10 // a quarter of the way from 1 to the next fp16
 	ups := 0
 	for range 10000 {
 		if f.RoundRand(x, format.Stochastic, rng) > 1 {

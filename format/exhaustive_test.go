@@ -361,11 +361,11 @@ func TestBuiltinParameters(t *testing.T) {
 		max, minNorm, minSub float64
 		specials             Specials
 	}{
-		{Binary64, "binary64", 64, 53, -1022, 1023, math.MaxFloat64, 0x1p-1022, 0x1p-1074, IEEE},
-		{Binary32, "binary32", 32, 24, -126, 127, math.MaxFloat32, 0x1p-126, 0x1p-149, IEEE},
+		{Binary64, "fp64", 64, 53, -1022, 1023, math.MaxFloat64, 0x1p-1022, 0x1p-1074, IEEE},
+		{Binary32, "fp32", 32, 24, -126, 127, math.MaxFloat32, 0x1p-126, 0x1p-149, IEEE},
 		{TF32, "tf32", 19, 11, -126, 127, (2 - 0x1p-10) * 0x1p127, 0x1p-126, 0x1p-136, IEEE},
-		{Binary16, "binary16", 16, 11, -14, 15, 65504, 0x1p-14, 0x1p-24, IEEE},
-		{BFloat16, "bfloat16", 16, 8, -126, 127, (2 - 0x1p-7) * 0x1p127, 0x1p-126, 0x1p-133, IEEE},
+		{Binary16, "fp16", 16, 11, -14, 15, 65504, 0x1p-14, 0x1p-24, IEEE},
+		{BFloat16, "bf16", 16, 8, -126, 127, (2 - 0x1p-7) * 0x1p127, 0x1p-126, 0x1p-133, IEEE},
 		{E5M2, "e5m2", 8, 3, -14, 15, 57344, 0x1p-14, 0x1p-16, IEEE},
 		{E4M3, "e4m3", 8, 4, -6, 8, 448, 0x1p-6, 0x1p-9, NaNOnly},
 		{E3M2, "e3m2", 6, 3, -2, 4, 28, 0.25, 0.0625, NoSpecials},
@@ -402,7 +402,7 @@ func TestBuiltinParameters(t *testing.T) {
 		}
 	}
 	if v := math.Float32frombits(0x7f7fffff); float64(v) != Binary32.MaxFinite() {
-		t.Errorf("binary32 MaxFinite %v, float32 max %v", Binary32.MaxFinite(), v)
+		t.Errorf("fp32 MaxFinite %v, float32 max %v", Binary32.MaxFinite(), v)
 	}
 }
 

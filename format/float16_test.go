@@ -1,6 +1,6 @@
 package format
 
-// Cross-check of binary16 round-to-nearest-even against
+// Cross-check of fp16 round-to-nearest-even against
 // github.com/x448/float16, an independent float32 → float16 conversion.
 
 import (
@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	float16Threshold = 0x477FF000 // float32 bits of 65520, the binary16 overflow threshold
+	float16Threshold = 0x477FF000 // float32 bits of 65520, the fp16 overflow threshold
 	float16F32Max    = 0x7F7FFFFF // float32 bits of MaxFloat32
 )
 
@@ -49,7 +49,7 @@ func float16Check(t *testing.T, n uint64, gen func(i uint64) uint32) {
 			bad += myBad
 			for _, u := range first {
 				x := math.Float32frombits(u)
-				t.Errorf("binary16 Round32(%v [%#08x], rne) = %v, float16 gives %v", x, u, Binary16.Round32(x, NearestEven), float16.Fromfloat32(x).Float32())
+				t.Errorf("fp16 Round32(%v [%#08x], rne) = %v, float16 gives %v", x, u, Binary16.Round32(x, NearestEven), float16.Fromfloat32(x).Float32())
 			}
 		})
 	}
@@ -61,13 +61,13 @@ func float16Check(t *testing.T, n uint64, gen func(i uint64) uint32) {
 
 var float16All = flag.Bool("float16.all", false, "TestBinary16AgainstFloat16: every float32 up to 65520 (about 30 s on 2 cores)")
 
-// TestBinary16AgainstFloat16 compares binary16 round to nearest even with
+// TestBinary16AgainstFloat16 compares fp16 round to nearest even with
 // float16 on float32 inputs of both signs:
-//   - every pattern of the float32 binades where the binary16 rounding
-//     position moves or overflow starts: [2^-25, 2^-14) (binary16's
+//   - every pattern of the float32 binades where the fp16 rounding
+//     position moves or overflow starts: [2^-25, 2^-14) (fp16's
 //     subnormals), [1, 2), and [2^15, 65520];
 //   - in every other binade up to 2^15 (and below 2^-25), all 2^13 patterns
-//     of the 13 low bits (those binary16 drops) under 16 choices of the 10
+//     of the 13 low bits (those fp16 drops) under 16 choices of the 10
 //     high ones;
 //   - above 65520, the first 2^20 patterns, then every 4099th, and ±MaxFloat32,
 //     ±Inf and NaNs.

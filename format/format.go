@@ -109,7 +109,7 @@ func New(s Spec) (Format, error) {
 	case s.Emin > s.Emax:
 		return Format{}, fmt.Errorf("format %s: emin=%d above emax=%d", s.Name, s.Emin, s.Emax)
 	case s.Emin < -1022 || s.Emax > 1023:
-		return Format{}, fmt.Errorf("format %s: exponent range [%d, %d] not inside binary64's [-1022, 1023]", s.Name, s.Emin, s.Emax)
+		return Format{}, fmt.Errorf("format %s: exponent range [%d, %d] not inside fp64's [-1022, 1023]", s.Name, s.Emin, s.Emax)
 	case int(s.Specials) >= len(specialsNames):
 		return Format{}, fmt.Errorf("format %s: unknown specials policy %d", s.Name, s.Specials)
 	}
@@ -199,10 +199,10 @@ func mustP3109(k, p int, extended bool) Format {
 
 // The predefined formats.
 var (
-	Binary64 = mustNew(Spec{Name: "binary64", P: 53, Emin: -1022, Emax: 1023, Subnormals: true})
-	Binary32 = mustNew(Spec{Name: "binary32", P: 24, Emin: -126, Emax: 127, Subnormals: true})
-	Binary16 = mustNew(Spec{Name: "binary16", P: 11, Emin: -14, Emax: 15, Subnormals: true})
-	BFloat16 = mustNew(Spec{Name: "bfloat16", P: 8, Emin: -126, Emax: 127, Subnormals: true})
+	Binary64 = mustNew(Spec{Name: "fp64", P: 53, Emin: -1022, Emax: 1023, Subnormals: true})
+	Binary32 = mustNew(Spec{Name: "fp32", P: 24, Emin: -126, Emax: 127, Subnormals: true})
+	Binary16 = mustNew(Spec{Name: "fp16", P: 11, Emin: -14, Emax: 15, Subnormals: true})
+	BFloat16 = mustNew(Spec{Name: "bf16", P: 8, Emin: -126, Emax: 127, Subnormals: true})
 	TF32     = mustNew(Spec{Name: "tf32", P: 11, Emin: -126, Emax: 127, Subnormals: true})
 
 	// OCP 8-bit floating point (OFP8) and the OCP MX element types.
@@ -228,10 +228,10 @@ func Builtin() []Format {
 }
 
 var aliases = map[string]string{
-	"fp64": "binary64", "double": "binary64", "float64": "binary64",
-	"fp32": "binary32", "single": "binary32", "float32": "binary32",
-	"fp16": "binary16", "half": "binary16", "float16": "binary16",
-	"bf16":     "bfloat16",
+	"binary64": "fp64", "double": "fp64", "float64": "fp64",
+	"binary32": "fp32", "single": "fp32", "float32": "fp32",
+	"binary16": "fp16", "half": "fp16", "float16": "fp16",
+	"bfloat16": "bf16",
 	"fp8-e4m3": "e4m3", "e4m3fn": "e4m3", "fp8-e5m2": "e5m2",
 	"fp6-e2m3": "e2m3", "fp6-e3m2": "e3m2", "fp4-e2m1": "e2m1", "fp4": "e2m1",
 }

@@ -88,7 +88,7 @@ func (f *Format) subQuantumExp() int {
 // exponent, at least 1), the result is ⌊(mant + inc) / 2^s⌋·2^qe with
 // s = qe+1075-E ≥ 1 and inc chosen by the mode as in the normal fast path.
 // It reports false where it does not apply: |x| ≥ 2^Emin, NaN, formats
-// whose quantum is float64's own (binary64: s would be 0), and the
+// whose quantum is float64's own (fp64: s would be 0), and the
 // stochastic modes when s > 63 (x far below the quantum, where ⌊η·2^n⌋
 // needs more than 64 bits).
 func (f *Format) roundSub(b uint64, m Mode, r uint64) (float64, bool) {
@@ -284,7 +284,7 @@ func (f *Format) signed(v float64, neg bool) float64 {
 	return -v
 }
 
-// Round32 rounds a float32. Exact for formats that fit in binary32; wider
+// Round32 rounds a float32. Exact for formats that fit in fp32; wider
 // formats get the float64 result converted to float32 (a second rounding).
 func (f *Format) Round32(x float32, m Mode) float32 {
 	return float32(f.Round(float64(x), m))

@@ -179,7 +179,7 @@ type stochasticSubParams struct {
 }
 
 // stochasticSubParams reports whether the step applies to f (not where the
-// quantum is float64's own, binary64).
+// quantum is float64's own, fp64).
 func (f *Format) stochasticSubParams(m Mode) (stochasticSubParams, bool) {
 	qe := f.subQuantumExp()
 	if qe <= -1074 {
@@ -344,7 +344,7 @@ type subParams struct {
 // subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
 // of everyday magnitude fall below 2^Emin, so often that a branch on them
 // mispredicts; the kernel then does the subnormal step on every group. For
-// wider ranges (binary16 and up) it stays behind a branch, which costs
+// wider ranges (fp16 and up) it stays behind a branch, which costs
 // nothing while no value takes it.
 const subAlwaysEmin = -7
 

@@ -41,11 +41,11 @@ type stochasticCase struct {
 // in the negative range.
 func stochasticCases() []stochasticCase {
 	return []stochasticCase{
-		{"binary16-normal", Binary16, 1, 1 + 0x1p-10},
-		{"binary16-negative", Binary16, -2, -2 - 0x1p-9},
-		{"binary16-subnormal", Binary16, 3 * 0x1p-24, 4 * 0x1p-24},
-		{"binary16-ftz-gap", Binary16.WithSubnormals(false), 0, 0x1p-14},
-		{"bfloat16-normal", BFloat16, 0x1p100, 0x1p100 * (1 + 0x1p-7)},
+		{"fp16-normal", Binary16, 1, 1 + 0x1p-10},
+		{"fp16-negative", Binary16, -2, -2 - 0x1p-9},
+		{"fp16-subnormal", Binary16, 3 * 0x1p-24, 4 * 0x1p-24},
+		{"fp16-ftz-gap", Binary16.WithSubnormals(false), 0, 0x1p-14},
+		{"bf16-normal", BFloat16, 0x1p100, 0x1p100 * (1 + 0x1p-7)},
 		{"e4m3-normal", E4M3, 3, 3.25},
 		{"e4m3-subnormal", E4M3, 0x1p-9, 0x2p-9},
 		{"e2m1", E2M1, 4, 6},
@@ -106,7 +106,7 @@ func TestStochasticFrequency(t *testing.T) {
 func TestStochasticBitsThreshold(t *testing.T) {
 	m := mustStochasticBits(t, 2)
 	rng := rand.New(rand.NewPCG(1, 1))
-	x := 1 + 0.2*0x1p-10 // η = 0.2 < 1/4 in binary16
+	x := 1 + 0.2*0x1p-10 // η = 0.2 < 1/4 in fp16
 	for range 10000 {
 		if y := Binary16.RoundRand(x, m, rng); y != 1 {
 			t.Fatalf("sr-bits=2 rounded %v (η=0.2) up to %v", x, y)

@@ -7,7 +7,7 @@ import (
 )
 
 // subnormalInputs is every float32 whose top 16 bits are any pattern (all
-// bfloat16 values: every sign, exponent and leading fraction) and whose low
+// bf16 values: every sign, exponent and leading fraction) and whose low
 // 16 bits are 0, 1, 0x7fff, 0x8000, 0x8001 or 0xffff, so that each format
 // with p ≤ 8 meets its exact ties and their float32 neighbours at every
 // exponent, Inf and NaN included.
@@ -97,7 +97,7 @@ func TestSubnormalPathExhaustive(t *testing.T) {
 }
 
 // TestRoundSliceInPlace: the kernels used to overwrite x before the general
-// path read it back, so in place a value rounded twice (binary16: just
+// path read it back, so in place a value rounded twice (fp16: just
 // above half the smallest subnormal went to 0; a NaN with every payload bit
 // set came out as -0).
 func TestRoundSliceInPlace(t *testing.T) {

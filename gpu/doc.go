@@ -38,7 +38,7 @@
 //
 // A Buffer is device memory, from Device.Alloc. Device.Upload and
 // Device.Download copy Go slices ([]float32, []float64, []uint16 holding
-// binary16 or bfloat16 bits, []uint8 holding fp8, []int32, ...) to and from
+// fp16 or bf16 bits, []uint8 holding fp8, []int32, ...) to and from
 // it; the copies are synchronous. Free a buffer when done: the garbage
 // collector frees a lost one too, eventually, but device memory is scarcer
 // than the collector knows.
@@ -111,7 +111,7 @@
 //
 // FusedArgs.Kernel chooses; KernelAuto takes wgmma where it runs the plan
 // (WGMMASupports: sm_90, one word or joint, b a multiple of 32). The
-// engine routes FABsum plans on binary32 data there:
+// engine routes FABsum plans on fp32 data there:
 //
 //	p, _ := multiword.Lookup("double-fp16-fabsum")
 //	err := e.Fused(p, gpu.FusedArgs{M: m, N: n, K: k, A: a, B: b, C: c,

@@ -56,10 +56,10 @@ func SharedEngine(i int) (*Engine, error) {
 // Engine is the multiword engine "gpu": Algorithm 4.1 of
 // multiword-matmul-tensor-cores.txt with the words made on the device by
 // the split kernel and every product A_i·B_j a cuBLASLt matmul with
-// low-precision inputs and binary32 accumulation (β = 1 accumulates into C,
+// low-precision inputs and fp32 accumulation (β = 1 accumulates into C,
 // α = 2^(−t(i+j)) undoes a word shift).
 //
-// Plain plans with binary16, bfloat16 or TF32 words, binary32 accumulation
+// Plain plans with fp16, bf16 or TF32 words, fp32 accumulation
 // and round-to-nearest splitting take that fast path. Every other plan
 // (FABsum, narrow-range scaling, fp8 words, special values in A or B) runs
 // through multiword.Drive with cuBLASLt as its block FMA: the same
@@ -132,8 +132,8 @@ func wordTypeOf(f format.Format) (wordType, bool) {
 		return wordType{E4M3, -1, Compute32F}, true // kind -1: encoded on the host
 	case format.E5M2:
 		// cuBLASLt has no e5m2×e5m2 product (NOT_SUPPORTED on the H200),
-		// but e5m2 values are binary16 values (same exponent range, fewer
-		// bits): the split kernel rounds to e5m2 and stores binary16, and
+		// but e5m2 values are fp16 values (same exponent range, fewer
+		// bits): the split kernel rounds to e5m2 and stores fp16, and
 		// the fp16 tensor cores multiply them exactly.
 		return wordType{F16, 0, Compute32F}, true
 	}
@@ -152,10 +152,10 @@ func (e *Engine) Multiply(p multiword.Plan, m, n, k int, a, b, c []float64) erro
 		return e.multiplyFast(&p, m, n, k, a, b, c)
 	}
 	if _, ok := wordTypeOf(p.Low); !ok {
-		return fmt.Errorf("gpu: plan %q has %s words; the gpu engine takes binary16, bfloat16, tf32, e4m3 and e5m2 words", p.Name, p.Low.Name())
+		return fmt.Errorf("gpu: plan %q has %s words; the gpu engine takes fp16, bf16, tf32, e4m3 and e5m2 words", p.Name, p.Low.Name())
 	}
 	if p.Acc != format.Binary32 {
-		return fmt.Errorf("gpu: plan %q accumulates in %s; cuBLASLt's tensor-core products accumulate in binary32", p.Name, p.Acc.Name())
+		return fmt.Errorf("gpu: plan %q accumulates in %s; cuBLASLt's tensor-core products accumulate in fp32", p.Name, p.Acc.Name())
 	}
 	return multiword.Drive(e.gemm, p, m, n, k, a, b, c)
 }
@@ -240,7 +240,7 @@ func grid(elems int) [3]uint32 {
 	return [3]uint32{uint32(max(1, min((elems+255)/256, 8192))), 1, 1}
 }
 
-// products accumulates the plan's products of words into c (m×n binary32,
+// products accumulates the plan's products of words into c (m×n fp32,
 // row-major): row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, so B's words
 // come first and nothing is transposed.
 func (e *Engine) products(p *multiword.Plan, m, n, k int, aw, bw wordBuffers, c *Buffer, accumulate bool, stream *Stream) error {
@@ -353,7 +353,7 @@ func (e *Engine) gemm(p *multiword.Plan, m, n, k int, a []float64, lda int, b []
 	defer bw.free()
 	c32 := make([]float32, m*n)
 	for i, v := range c {
-		c32[i] = float32(v) // exact: values of binary32
+		c32[i] = float32(v) // exact: values of fp32
 	}
 	dc, err := e.d.Alloc(4 * m * n)
 	if err != nil {
@@ -458,17 +458,17 @@ func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64,
 // the measured Hopper model (h100) on sm_90, the A100 model elsewhere. The
 // fused kernel chains single mma.sync steps, which the model describes;
 // for cuBLASLt's products the error is doubled, since cuBLASLt may also
-// split k and add the parts in binary32.
+// split k and add the parts in fp32.
 func (e *Engine) UnitError(p *multiword.Plan) (multiword.UnitError, error) {
 	low := p.Low.Name()
 	if p.Low == format.E4M3 || p.Low == format.E5M2 {
-		low = "binary16" // fp8 products are exact in binary16's adder as well
+		low = "fp16" // fp8 products are exact in fp16's adder as well
 	}
 	preset := "a100"
 	if e.d.major == 9 {
 		preset = "h100"
 	}
-	u, err := mma.Lookup(preset, low, "binary32")
+	u, err := mma.Lookup(preset, low, "fp32")
 	if err != nil {
 		return multiword.UnitError{}, fmt.Errorf("gpu: no error model for %s words: %w", p.Low.Name(), err)
 	}

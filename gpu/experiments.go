@@ -135,7 +135,7 @@ type figureSeries struct {
 }
 
 // algorithm44 is the spec of Algorithm 4.4 on the fused kernel: two
-// binary16 words of A and B (row/column scaling, second word scaled by
+// fp16 words of A and B (row/column scaling, second word scaled by
 // 2^11), FABsum with summation sum and block b on A₁B₁ only, the two
 // correction products accumulated plainly. mwmm bench's FABsum grid uses
 // the same spec.
@@ -168,7 +168,7 @@ func fig44Series() []figureSeries {
 
 // fig45Series are the curves of Figure 4.5: SGEMM, double-fp16 FABsum-v2
 // b=256 (Algorithm 4.4, the choice of Figure 4.4) and FABsum-v2 on one
-// binary16 word for b = 128, 256, 512, 1024.
+// fp16 word for b = 128, 256, 512, 1024.
 func fig45Series() []figureSeries {
 	s := []figureSeries{sgemmSeries(), variantSeries("double-fp16 FABsum-v2 b=256", algorithm44("v2", 256))}
 	for _, b := range []int{128, 256, 512, 1024} {

@@ -28,7 +28,7 @@ func (l Layout) String() string {
 }
 
 // FusedArgs are the operands of Engine.Fused: C (m×n) = A (m×k) · B (k×n),
-// all binary32 on the device, each with its layout and leading dimension
+// all fp32 on the device, each with its layout and leading dimension
 // (0 means dense).
 type FusedArgs struct {
 	M, N, K int
@@ -47,7 +47,7 @@ type FusedArgs struct {
 	// instead of C = A·B: on the wgmma kernel in its epilogue, elsewhere
 	// through a scratch product. Elements of C in rows and columns with a
 	// NaN or an Inf in A or B become NaN. The plan's words must hold every
-	// finite binary32 (scaling on, or bf16 and tf32 words).
+	// finite fp32 (scaling on, or bf16 and tf32 words).
 	Update bool
 	// Passes, if set, is recorded on Stream between the passes before the
 	// product kernel (the scans, the scalings, the wgmma kernel's split)
@@ -81,7 +81,7 @@ func fusedWord(f format.Format) (word, kstep int, ok bool) {
 
 // checkFused reports why the fused kernel cannot run the plan, or nil. It
 // runs FABsum plans (and plain plans when asked through Fused) with
-// binary16, bfloat16 or TF32 words.
+// fp16, bf16 or TF32 words.
 func (e *Engine) checkFused(p *multiword.Plan) error {
 	if err := p.Check(); err != nil {
 		return err
@@ -97,11 +97,11 @@ func fusedSupports(p *multiword.Plan) error {
 	_, kstep, ok := fusedWord(p.Low)
 	switch {
 	case !ok:
-		return fmt.Errorf("gpu: the fused kernel takes binary16, bfloat16 or tf32 words, not %s", p.Low.Name())
+		return fmt.Errorf("gpu: the fused kernel takes fp16, bf16 or tf32 words, not %s", p.Low.Name())
 	case p.Words > 3:
 		return fmt.Errorf("gpu: the fused kernel splits into at most 3 words, plan %q has %d", p.Name, p.Words)
 	case p.Acc != format.Binary32 || p.Out != format.Binary32:
-		return fmt.Errorf("gpu: the fused kernel accumulates and returns binary32, plan %q has %s→%s", p.Name, p.Acc.Name(), p.Out.Name())
+		return fmt.Errorf("gpu: the fused kernel accumulates and returns fp32, plan %q has %s→%s", p.Name, p.Acc.Name(), p.Out.Name())
 	case p.SplitMode != format.NearestEven:
 		return fmt.Errorf("gpu: the fused kernel splits with round to nearest even, plan %q uses %s", p.Name, p.SplitMode)
 	case p.Block%kstep != 0:
@@ -400,7 +400,7 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 		return nil, err
 	}
 	if update && !p.Scale && p.Low.MaxFinite() < 1e38 {
-		return nil, fmt.Errorf("gpu: C −= A·B needs a plan whose words hold every finite binary32 (scale=on); %q's %s words do not", p.Name, p.Low.Name())
+		return nil, fmt.Errorf("gpu: C −= A·B needs a plan whose words hold every finite fp32 (scale=on); %q's %s words do not", p.Name, p.Low.Name())
 	}
 	cfg = &fusedConfig{}
 	_, cfg.kstep, _ = fusedWord(p.Low)
@@ -651,7 +651,7 @@ func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKerne
 	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream, Kernel: kernel, Passes: passes})
 }
 
-// multiplyFused is Multiply on the fused kernel: A and B are binary32
+// multiplyFused is Multiply on the fused kernel: A and B are fp32
 // values (the caller checked), uploaded row-major with leading dimensions
 // rounded up to multiples of 4, which the wgmma kernel's copy engine needs.
 func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64) error {
@@ -708,7 +708,7 @@ func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64
 	return nil
 }
 
-// binary32Values reports whether every element is a binary32 value (NaN
+// binary32Values reports whether every element is an fp32 value (NaN
 // and ±Inf included), so that the fused kernel sees the data exactly.
 func binary32Values(x []float64) bool {
 	for _, v := range x {

@@ -13,7 +13,7 @@ import (
 	"github.com/mwmm/mwmm/multiword/multiwordtest"
 )
 
-// fp32Data draws n binary32 values: (0,1] (dist 0), (−0.5,0.5] (1) or
+// fp32Data draws n fp32 values: (0,1] (dist 0), (−0.5,0.5] (1) or
 // log-uniform magnitudes in [1e-3, 1e3] with random signs (2).
 func fp32Data(rng *rand.Rand, n, dist int) []float64 {
 	v := make([]float64, n)
@@ -266,7 +266,7 @@ func TestFusedWithinBound(t *testing.T) {
 	}
 }
 
-// Inputs far outside binary16's range are scaled, not overflowed, and
+// Inputs far outside fp16's range are scaled, not overflowed, and
 // NaN/Inf in one row or column leave the rest of C as without them.
 func TestFusedRangeAndSpecials(t *testing.T) {
 	e := engineGPU(t)
@@ -289,7 +289,7 @@ func rangeAndSpecials(t *testing.T, e *Engine) {
 	}
 	// NaN and Inf, with scaling and without (where the presplit wgmma
 	// kernel's split finds them, with no scan); without scaling, also an
-	// entry beyond binary16's range, whose row is computed in fp64.
+	// entry beyond fp16's range, whose row is computed in fp64.
 	for _, spec := range []string{"double-fp16-fabsum", "triple-bf16-fabsum", "3xtf32-fabsum", "double-fp16-fabsum:scale=off"} {
 		p := lookup(t, spec)
 		a, b := fp32Data(rng, m*k, 0), fp32Data(rng, k*n, 0)

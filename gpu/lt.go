@@ -13,10 +13,10 @@ import (
 type DataType int
 
 const (
-	F32  DataType = iota + 1 // binary32
-	F64                      // binary64
-	F16                      // binary16 (Go: uint16 bits)
-	BF16                     // bfloat16 (Go: uint16 bits)
+	F32  DataType = iota + 1 // fp32
+	F64                      // fp64
+	F16                      // fp16 (Go: uint16 bits)
+	BF16                     // bf16 (Go: uint16 bits)
 	E4M3                     // OCP fp8 e4m3 (Go: uint8 bits)
 	E5M2                     // OCP fp8 e5m2 (Go: uint8 bits)
 )

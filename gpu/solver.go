@@ -84,7 +84,7 @@ func (b *Buffer) view(off int) *Buffer {
 	return v
 }
 
-// A System is an n×n matrix A on the device, in binary64 and column-major
+// A System is an n×n matrix A on the device, in fp64 and column-major
 // (element (i, j) at i + j·n, as cuSOLVER keeps it), with what refinement
 // needs of it: y = A·x and ‖A‖∞. Free it when done.
 type System struct {
@@ -318,7 +318,7 @@ func (s *System) NormInf() float64 { return s.norm }
 // Free frees the matrix.
 func (s *System) Free() error { return s.a.Free() }
 
-// MulVec computes y = A·x in binary64 (cublasDgemv).
+// MulVec computes y = A·x in fp64 (cublasDgemv).
 func (s *System) MulVec(x, y []float64) error {
 	return s.e.gemv(s.a, s.n, x, y)
 }
@@ -355,7 +355,7 @@ func (e *Engine) onVector(x, y []float64, size, from int, f func(v uintptr) erro
 // An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
 // or the blocked LU whose trailing updates run on the tensor cores through
 // the fused kernel with Plan: one word (the TC32 form: fp16, bf16 or TF32
-// inputs, binary32 accumulation and storage) or a multiword FABsum plan.
+// inputs, fp32 accumulation and storage) or a multiword FABsum plan.
 type LUForm struct {
 	Name    string
 	Getrf64 bool            // cusolverDnDgetrf
@@ -375,7 +375,7 @@ type LUForm struct {
 var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32"}
 
 // ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
-// tensor cores, binary32 accumulation and storage), tc32-bf16, tc32-tf32,
+// tensor cores, fp32 accumulation and storage), tc32-bf16, tc32-tf32,
 // or a multiword variant with FABsum (double-fp16-fabsum ...). Every
 // blocked form's updates run on the fused kernel.
 func ParseLUForm(name string) (LUForm, error) {
@@ -410,18 +410,18 @@ func ParseLUForm(name string) (LUForm, error) {
 }
 
 // Factors are the LU factors of a System on the device, P·A = L·U, held
-// in binary64 (the exact values of lower-precision factors) with their
-// pivots: Solve applies Û⁻¹L̂⁻¹P in binary64, as refinement wants.
+// in fp64 (the exact values of lower-precision factors) with their
+// pivots: Solve applies Û⁻¹L̂⁻¹P in fp64, as refinement wants.
 type Factors struct {
 	s        *System
 	lu, ipiv *Buffer
 	piv      []int32 // ipiv here, for Solve
 	Form     string
 	NB       int
-	Duration time.Duration // the factorization, from A in binary64 on the device to the factors
+	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
 	// Phases splits the blocked LU's time (with LUForm.Profile): the
 	// panels, the interchanges, the triangular solves for U₁₂, the
-	// trailing updates, and the conversions between binary64 and binary32.
+	// trailing updates, and the conversions between fp64 and fp32.
 	Phases *Phases
 }
 
@@ -581,7 +581,7 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 	return e.d.Alloc((size*max(lwork, 1)+255)&^255 + 256)
 }
 
-// blockedLU factors the column-major binary32 w in place, right-looking:
+// blockedLU factors the column-major fp32 w in place, right-looking:
 // each panel of nb columns by cuSOLVER's sgetrf, its interchanges applied
 // to the columns on both sides, U's block row by a triangular solve, and
 // the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (f.Plan on the
@@ -841,7 +841,7 @@ func (fa *Factors) check(mod *Module) error {
 // Free frees the factors.
 func (fa *Factors) Free() error { return errors.Join(fa.lu.Free(), fa.ipiv.Free()) }
 
-// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in binary64: the interchanges here,
+// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in fp64: the interchanges here,
 // the two triangular solves by cuBLAS dtrsv.
 func (fa *Factors) Solve(x []float64) error {
 	e, n := fa.s.e, fa.s.n
@@ -880,7 +880,7 @@ type BaselineResult struct {
 	Method     string        // "getrf+getrs" or a gesv solver, e.g. "DHgesv"
 	X          []float64     // the solution
 	Iterations int           // of the gesv solvers; negative: it fell back to fp64
-	Duration   time.Duration // on the device, from A in binary64 to x
+	Duration   time.Duration // on the device, from A in fp64 to x
 }
 
 // SolveBaselines lists the methods of Baseline.
@@ -977,8 +977,8 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 }
 
 // Host copies the factors here as lu.Factors (row-major, 0-based pivots),
-// for checks such as lu.Factors.Errors. Their Storage is binary64 for the
-// fp64 form and binary32 for the others (A is rounded to binary32 first).
+// for checks such as lu.Factors.Errors. Their Storage is fp64 for the
+// fp64 form and fp32 for the others (A is rounded to fp32 first).
 func (fa *Factors) Host() (*lu.Factors, error) {
 	n, d := fa.s.n, fa.s.e.d
 	cm := make([]float64, n*n)

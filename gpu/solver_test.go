@@ -46,7 +46,7 @@ func cpuForm(t *testing.T, name string) lu.Form {
 
 // The GPU's factors of every form satisfy the componentwise bound of the
 // model form with the same arithmetic, and GMRES-IR from them reaches
-// binary64 accuracy; sizes that are not multiples of the block (1, 17,
+// fp64 accuracy; sizes that are not multiples of the block (1, 17,
 // 300 with nb = 64) exercise the panel edges.
 func TestSolverLUForms(t *testing.T) {
 	e := engineGPU(t)
@@ -186,7 +186,7 @@ func TestSolverNoLeaks(t *testing.T) {
 	}
 }
 
-// The cuSOLVER baselines solve a diagonally dominant system to binary64
+// The cuSOLVER baselines solve a diagonally dominant system to fp64
 // accuracy; the generators are deterministic.
 func TestSolverBaselines(t *testing.T) {
 	e := engineGPU(t)

@@ -77,7 +77,7 @@ func UnitPairs(instr string) [][2]format.Format {
 // D[j][j]), with longer dot products chained through the accumulator as a
 // GEMM's k-loop does. A probe or a cross-check then sees exactly what the
 // instruction computes. Inputs that are not values of the input format are
-// rounded to nearest on the host first (binary32 values given to a TF32 unit
+// rounded to nearest on the host first (fp32 values given to a TF32 unit
 // are passed whole: the hardware reads their top 19 bits), and the addends
 // likewise into the output format.
 type Unit struct {
@@ -319,7 +319,7 @@ func parallel(n int, f func(lo, hi int)) {
 }
 
 // codeBytes is the size of one value of f as the kernels take it: TF32
-// travels as binary32.
+// travels as fp32.
 func codeBytes(f format.Format) int {
 	switch f {
 	case format.TF32, format.Binary32:

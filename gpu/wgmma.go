@@ -52,7 +52,7 @@ const (
 // wgmmaGroupRegs is how many of a consumer thread's 64 outputs keep their
 // grouped FABsum-v2 fp64 sums (or pairs) in registers, the rest in shared
 // memory (wgmma.cu's GROUP_WREG; docs/perf/fabsum-kernels.md has 32 to 48): 40
-// for binary16 words; 48 for the larger stages of three bfloat16 or two
+// for fp16 words; 48 for the larger stages of three bf16 or two
 // tf32 words, so that one more stage fits; 32 for pairs, whose TwoSum
 // needs temporaries.
 func wgmmaGroupRegs(p *multiword.Plan) int {
@@ -183,7 +183,7 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update 
 	return gemm, shared, split, nil
 }
 
-// tensorMap describes a binary32 matrix for the copy engine in boxes of
+// tensorMap describes an fp32 matrix for the copy engine in boxes of
 // 128 lines × 32 k: k-contiguous storage is read in 128-byte swizzled
 // lines, the other in k-rows of 128 elements. The map is encoded on the
 // device's thread (the driver wants the context current), in q's turn:

@@ -24,7 +24,7 @@ type Errors struct {
 // Errors computes the backward errors of fa as factors of a (the n×n
 // matrix given to Factor). L̂Û is formed with compensated products and
 // sums (double-word arithmetic), so the measurement's own error is of order
-// 2^-106, far below that of any factorization, binary64's included.
+// 2^-106, far below that of any factorization, fp64's included.
 func (fa *Factors) Errors(a []float64) (Errors, error) {
 	n := fa.N
 	if len(a) != n*n {

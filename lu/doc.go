@@ -18,11 +18,11 @@
 // A Form says what step 3 is and what the storage format is:
 //
 //	form      storage   update C ← C − L21·U12
-//	tc16      binary16  block FMA (mma.Unit) with binary16 output: TC16
-//	tc32      binary32  block FMA with binary32 output; L21, U12 rounded to fp16: TC32
+//	tc16      fp16  block FMA (mma.Unit) with fp16 output: TC16
+//	tc32      fp32  block FMA with fp32 output; L21, U12 rounded to fp16: TC32
 //	fp16,bf16 the same  plain arithmetic, fl(c − fl(l·u)) term by term
 //	fp32,fp64 the same  plain arithmetic (the machine's own operations)
-//	VARIANT   binary32  a multiword plan (double-fp16-fabsum, ...) forms L21·U12,
+//	VARIANT   fp32  a multiword plan (double-fp16-fabsum, ...) forms L21·U12,
 //	                    then c ← fl32(c − p)
 //
 // Any unit can serve a block-FMA form: a preset (v100, t4, a100, h100),
@@ -34,5 +34,5 @@
 // |P·fl(A) − L̂Û| ≤ c·|L̂||Û| (bound.LU) from the unit's error model, and
 // Factors.Errors measures the same quantity with double-word arithmetic;
 // the tests check the one against the other for every form. Package solve
-// refines the solution of A·x = b to binary64 accuracy from these factors.
+// refines the solution of A·x = b to fp64 accuracy from these factors.
 package lu

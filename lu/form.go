@@ -61,8 +61,8 @@ func Scalar(f format.Format) Form {
 // and U12 are rounded to nearest into u's input format and every element
 // of C is accumulated through u's blocks of BlockK products in order of k,
 // each block's result (u's output format) the next block's addend. The
-// factors are stored in u's output format: with a binary16 output this is
-// the paper's TC16 form, with binary32 its TC32 form.
+// factors are stored in u's output format: with an fp16 output this is
+// the paper's TC16 form, with fp32 its TC32 form.
 func BlockFMA(u mma.Unit) Form {
 	in, out := u.Input(), u.Output()
 	conv := 0.0
@@ -119,7 +119,7 @@ func Multiword(p multiword.Plan, e multiword.Engine) Form {
 }
 
 // ParseForm returns the form a name says: tc16 and tc32 (the unit's block
-// FMA with binary16 or binary32 output; input is its input format, fp16
+// FMA with fp16 or fp32 output; input is its input format, fp16
 // if empty), fp16, bf16, fp32 and fp64 (plain arithmetic), or a multiword
 // variant (mwmm gemm --variants) whose products run on engine model:UNIT,
 // or on the fast float64 reference engine when unit is "reference". unit
@@ -197,8 +197,8 @@ func (f Form) Bound(n, nb int) (bound.Result, error) {
 	return bound.LU{N: n, NB: nb, UStorage: bound.U(f.Storage, format.NearestEven), Update: up}.Bound()
 }
 
-// scalarUpdate is the update in plain arithmetic of f; binary64 and
-// binary32 use the machine's own operations, other formats round every
+// scalarUpdate is the update in plain arithmetic of f; fp64 and
+// fp32 use the machine's own operations, other formats round every
 // float64 result (exact for products of narrower formats, and innocuous
 // double rounding for the sum: 53 ≥ 2p+2 for p ≤ 25).
 func scalarUpdate(f format.Format) updater {

@@ -230,7 +230,7 @@ func (fa *Factors) Perm() []int {
 	return p
 }
 
-// Solve overwrites x with Û⁻¹·L̂⁻¹·P·x, in binary64 on the stored
+// Solve overwrites x with Û⁻¹·L̂⁻¹·P·x, in fp64 on the stored
 // factors: the correction solve of iterative refinement and the
 // preconditioner of GMRES-IR.
 func (fa *Factors) Solve(x []float64) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/mwmm/mwmm/mma"
 )
 
-// refLU is an independent unblocked LU with partial pivoting in binary64,
+// refLU is an independent unblocked LU with partial pivoting in fp64,
 // one rounding per operation: the textbook algorithm, nothing shared with
 // the package.
 func refLU(n int, a []float64) ([]float64, []int) {
@@ -89,7 +89,7 @@ func TestFP64MatchesTextbookLU(t *testing.T) {
 
 // exactCase builds A = P⁻¹·L·U with L unit lower triangular, its entries
 // ±1/2, ±1/4 or 0 (so partial pivoting keeps the diagonal), and U of small
-// integers: every operation of every form is exact, in binary16 too, so
+// integers: every operation of every form is exact, in fp16 too, so
 // every form must return L and U themselves.
 func exactCase(n int) (a, l, u []float64) {
 	r := rand.New(rand.NewPCG(uint64(n), 3))
@@ -117,7 +117,7 @@ func exactCase(n int) (a, l, u []float64) {
 }
 
 func TestExactFactorsEveryForm(t *testing.T) {
-	const n = 12 // small enough that every entry of A fits binary16's 11 bits
+	const n = 12 // small enough that every entry of A fits fp16's 11 bits
 	a, l, u := exactCase(n)
 	forms := []lu.Form{
 		mustForm(t, "fp64", "", ""), mustForm(t, "fp32", "", ""), mustForm(t, "fp16", "", ""),
@@ -196,7 +196,7 @@ func TestSingular(t *testing.T) {
 	}{
 		{"zero matrix", lu.Scalar(format.Binary64), 2, []float64{0, 0, 0, 0}, 0},
 		{"dependent rows", lu.Scalar(format.Binary64), 3, []float64{1, 2, 3, 2, 4, 6, 1, 0, 1}, 2},
-		// 1 + 2^-30 is 1 in binary16: singular there, not in binary64.
+		// 1 + 2^-30 is 1 in fp16: singular there, not in fp64.
 		{"singular in fp16 only", lu.Scalar(format.Binary16), 2, []float64{1, 1, 1, 1 + 0x1p-30}, 1},
 		{"singular in tc16", mustForm(t, "tc16", "v100", ""), 2, []float64{1, 1, 1, 1 + 0x1p-30}, 1},
 	}
@@ -241,7 +241,7 @@ func TestBadInput(t *testing.T) {
 	}
 	var oe *lu.OverflowError
 	if _, err := lu.Factor(ctx, lu.Scalar(format.Binary16), 2, []float64{1e5, 1, 1, 1}, lu.Options{}); !errors.As(err, &oe) || oe.Step != -1 {
-		t.Errorf("1e5 in binary16: %v", err)
+		t.Errorf("1e5 in fp16: %v", err)
 	}
 	// Growth: each step doubles the last column (the classic 2^(n-1) example).
 	n := 20
@@ -253,7 +253,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	if _, err := lu.Factor(ctx, lu.Scalar(format.Binary16), n, a, lu.Options{NB: 4}); !errors.As(err, &oe) || oe.Step < 0 {
-		t.Errorf("growth 2^19 in binary16: %v", err)
+		t.Errorf("growth 2^19 in fp16: %v", err)
 	}
 	if _, err := lu.Factor(ctx, fp32, 2, []float64{1, 2, 3, 4}, lu.Options{NB: -1}); err == nil {
 		t.Error("block size -1 accepted")

@@ -11,7 +11,7 @@ import (
 //
 //   - anchored at the largest exponent sum (anchor=exp): e_a+e_b = 0+0 = 0
 //     for 1.5·1.5, the grid unit is 2^(0-F) = g, every term is on it and the
-//     sum 0.75 + n·g is exact in binary32 (its ulp at 0.75 is 2^-24);
+//     sum 0.75 + n·g is exact in fp32 (its ulp at 0.75 is 2^-24);
 //   - anchored at the largest product's leading bit (anchor=lead): 2.25 has
 //     its leading bit at 2^1, the unit is 2^(1-F) = 2g, each g is truncated
 //     to 0 and the result is 0.75.
@@ -23,7 +23,7 @@ func TestAnchorExponentSum(t *testing.T) {
 	block := func(f, n int) (a, b []float64) {
 		a, b = []float64{1.5, -1.5}, []float64{1.5, 1}
 		for range n {
-			// g = 2^-12 · 2^(12-F), both binary16 normals.
+			// g = 2^-12 · 2^(12-F), both fp16 normals.
 			a, b = append(a, 0x1p-12), append(b, math.Ldexp(1, 12-f))
 		}
 		return a, b
@@ -52,8 +52,8 @@ func TestAnchorExponentSum(t *testing.T) {
 			if got := u.Dot(a, b, 0); got != want {
 				t.Errorf("%s: 2.25 - 1.5 + %d·2^-%d: got %x, want %x", u.Name(), c.n, c.f, got, want)
 			}
-			// Through a binary16 output both round to 0.75: the anchors
-			// differ in binary32 only.
+			// Through an fp16 output both round to 0.75: the anchors
+			// differ in fp32 only.
 			h, _ := Lookup(c.unit+anchor, "fp16", "fp16")
 			if got := h.Dot(a, b, 0); got != 0.75 {
 				t.Errorf("%s: got %x, want 0.75", h.Name(), got)

@@ -3,8 +3,8 @@ Package mma models matrix-multiply units — mixed-precision block FMAs such as
 NVIDIA's tensor cores — bit for bit.
 
 A unit computes D = A·B + C on a small tile, with A and B in a low-precision
-input format (binary16, bfloat16, TF32, ...) and C and D in an output format
-(binary32, binary16). Vendors document little of how: whether the products
+input format (fp16, bf16, TF32, ...) and C and D in an output format
+(fp32, fp16). Vendors document little of how: whether the products
 are exact, how the terms are aligned and summed, where and how the sum is
 rounded. Fasi, Higham, Mikaitis and Pranesh measured it for V100, T4 and A100
 (numerical-behavior-tensor-cores.txt); the model here has a knob for each
@@ -65,7 +65,7 @@ Open("gpu:wgmma", "e4m3", "fp32") returns one.
 
 # How it is exact
 
-Inputs have at most 26 bits (binary64 inputs are supported as an IEEE FMA
+Inputs have at most 26 bits (fp64 inputs are supported as an IEEE FMA
 chain only), so products are exact float64 values. The aligned terms are
 integers on the grid; their sum is an int64 when the grid is narrow enough
 (the tensor-core case) and a big.Int otherwise (exact alignment of terms far

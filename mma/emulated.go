@@ -37,7 +37,7 @@ emulated"): fp16, bf16, tf32 and fp64 as the ` + chip + ` preset (mma.sync and
 wgmma agree). e4m3/e5m2 (m16n8k32): no QMMA on Hopper; the fp8 values are
 converted to fp16 exactly, one HMMA.16816 (the ` + chip + ` fp16 adder) sums the
 products at positions j mod 4 < 2 from zero, a second chained one the
-others, and one FADD (HADD2 for binary16) adds c rounding to nearest.
+others, and one FADD (HADD2 for fp16) adds c rounding to nearest.
 Agrees with the hardware on 10^6 random cases a format.`
 	p.describe = func(in, out format.Format) (string, bool) {
 		if in != format.E4M3 && in != format.E5M2 {
@@ -68,7 +68,7 @@ func openSync(spec, input, output string) (Unit, error) {
 		}
 	}
 	if out != format.Binary32 && out != format.Binary16 {
-		return nil, fmt.Errorf("mma: %s has no %s→%s unit; fp8 goes to binary32 or binary16", spec, in.Name(), out.Name())
+		return nil, fmt.Errorf("mma: %s has no %s→%s unit; fp8 goes to fp32 or fp16", spec, in.Name(), out.Name())
 	}
 	half, err := Lookup(chip, "fp16", out.Name())
 	if err != nil {

@@ -31,7 +31,7 @@ func ExampleLookup() {
 	fmt.Println(u.Params())
 	fmt.Println(u.Dot([]float64{1, 1, 1, 1}, []float64{1, 1, 1, 1}, 1+0x1p-22+0x1p-23))
 	// Output:
-	// binary16×binary16→binary32, k=4, exact products, normalise at the end, align 23+1 bits truncate below the largest exponent sum, 4 carry bits, binary32 rne
+	// fp16×fp16→fp32, k=4, exact products, normalise at the end, align 23+1 bits truncate below the largest exponent sum, 4 carry bits, fp32 rne
 	// 5.000000476837158
 }
 

@@ -14,8 +14,8 @@ import (
 // dot product whose result is NaN or a value of its output format.
 func FuzzLookup(f *testing.F) {
 	for _, s := range []string{
-		"v100", "t4:extra=2,carry=unlimited", "ieee:k=16,acc=binary64", "a100:k=8,align=rne,sticky=on",
-		"h100:anchor=lead,range=fixed", "generic:k=4,products=e4m3,productmode=rz,acc=binary32,accmode=rne",
+		"v100", "t4:extra=2,carry=unlimited", "ieee:k=16,acc=fp64", "a100:k=8,align=rne,sticky=on",
+		"h100:anchor=lead,range=fixed", "generic:k=4,products=e4m3,productmode=rz,acc=fp32,accmode=rne",
 		"v100:k=0", "v100:k=4,k=8", "h100-mma.sync", "ieee:order=inorder,addend=after,norm=each", "gpu:wgmma", "nosuch",
 		"v100:subnormals-in=off,subnormals-out=on", "a100:accp=20,productp=12,outmode=rz,convert=rz",
 	} {

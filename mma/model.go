@@ -132,7 +132,7 @@ type Params struct {
 type Model struct {
 	p        Params
 	fracBits int  // grid bits below the largest term's leading bit; -1 when exact
-	fma64    bool // binary64 FMA chain (inputs too wide for exact float64 products)
+	fma64    bool // fp64 FMA chain (inputs too wide for exact float64 products)
 	sameOut  bool // Output equals Accumulator: step 5 is a no-op
 	flushIn  bool
 	flushOut bool
@@ -183,12 +183,12 @@ func (m *Model) check() error {
 	in := p.Input
 	if in.Precision() > 26 {
 		// Exact products of such inputs do not fit a float64; the one
-		// configuration we support is the IEEE binary64 FMA chain.
+		// configuration we support is the IEEE fp64 FMA chain.
 		ok := p.Product == nil && in.Precision() <= 53 && p.Accumulator == format.Binary64 &&
 			p.Output == format.Binary64 && p.AccumulatorMode == format.NearestEven &&
 			p.NormalizeEach && p.Order == InOrder && p.ExtraBits == Unlimited && !p.AddendAfter
 		if !ok {
-			return fmt.Errorf("inputs of %d bits have products wider than a float64: only the binary64 FMA chain (exact products, unlimited alignment, normalise each, in order, nearest-even into binary64) is supported", in.Precision())
+			return fmt.Errorf("inputs of %d bits have products wider than a float64: only the fp64 FMA chain (exact products, unlimited alignment, normalise each, in order, nearest-even into fp64) is supported", in.Precision())
 		}
 		m.fma64 = true
 		return nil
@@ -201,7 +201,7 @@ func (m *Model) check() error {
 		return fmt.Errorf("accumulator precision %d above 51 bits", p.Accumulator.Precision())
 	}
 	if p.Accumulator.Emin() < -1022 || p.Output.Emin() < -1022 {
-		return fmt.Errorf("accumulator or output range below binary64's")
+		return fmt.Errorf("accumulator or output range below fp64's")
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func randomIn(rng *rand.Rand, f format.Format, lo, hi int) float64 {
 }
 
 // randomCase builds a dot product with cancellation and wide exponent
-// spreads, the inputs in `in` and c in binary32.
+// spreads, the inputs in `in` and c in fp32.
 func randomCase(rng *rand.Rand, in format.Format, k int) (a, b []float64, c float64) {
 	a, b = make([]float64, k), make([]float64, k)
 	spread := []int{2, 8, 30}[rng.IntN(3)]
@@ -117,8 +117,8 @@ func TestExactMatchesBig(t *testing.T) {
 	}
 }
 
-// An fp32 FMA chain (ieee, k=1, binary32 inputs) agrees with an oracle that
-// rounds a·b + acc once per step; with products rounded to binary32 it is
+// An fp32 FMA chain (ieee, k=1, fp32 inputs) agrees with an oracle that
+// rounds a·b + acc once per step; with products rounded to fp32 it is
 // the float64-emulated fp32 loop acc = fl32(acc + fl32(a·b)).
 func TestFMAChainMatchesFP32Loop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -126,7 +126,7 @@ func TestFMAChainMatchesFP32Loop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mulAdd, err := Lookup("ieee:k=1,products=binary32", "fp32", "fp32")
+	mulAdd, err := Lookup("ieee:k=1,products=fp32", "fp32", "fp32")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestIEEEBlockIsChainFromC(t *testing.T) {
 // truncationOracle is the tensor-core adder written independently with
 // math/big: every term divided by the grid unit 2^g and cut to an integer
 // (toward zero, or to nearest even), summed, the magnitude wrapped at the
-// carry bits, and the result rounded into binary32. The grid hangs from the
+// carry bits, and the result rounded into fp32. The grid hangs from the
 // largest term's exponent, or with AnchorExponents from the largest
 // e_a+e_b (inputs below the normal range at emin) and c's exponent.
 func truncationOracle(t testing.TB, p Params, a, b []float64, c float64) float64 {
@@ -330,7 +330,7 @@ func TestSpecialValues(t *testing.T) {
 	if got := u.Dot([]float64{0x1p-24}, []float64{65504}, 0); got != 0 {
 		t.Errorf("flushed subnormal input gave %v", got)
 	}
-	// Subnormal outputs flushed, inputs kept: 2^-14·2^-1 is a binary16
+	// Subnormal outputs flushed, inputs kept: 2^-14·2^-1 is an fp16
 	// subnormal, 2^-24·2^10 a normal result from a subnormal input.
 	w, _ := Lookup("v100:subnormals-out=off", "", "fp16")
 	if got := w.Dot([]float64{0x1p-14}, []float64{0.5}, 0); got != 0 {
@@ -383,7 +383,7 @@ func TestBlocksChain(t *testing.T) {
 	}
 }
 
-// TC16 rounds each block's binary32 sum to binary16 (Blanchard et al.): the
+// TC16 rounds each block's fp32 sum to fp16 (Blanchard et al.): the
 // TC16 unit is the TC32 unit followed by a rounding, block by block.
 func TestIEEETC16IsTC32Rounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -402,13 +402,13 @@ func TestIEEETC16IsTC32Rounded(t *testing.T) {
 func TestLookupErrors(t *testing.T) {
 	for _, tc := range []struct{ spec, in, out, want string }{
 		{"z900", "", "", "unknown unit"},
-		{"v100", "bf16", "", "no bfloat16→binary32 unit"},
+		{"v100", "bf16", "", "no bf16→fp32 unit"},
 		{"v100", "fp17", "", "fp17"},
 		{"v100:k=0", "", "", "block size"},
 		{"v100:foo=1", "", "", "unknown key"},
 		{"v100:extra", "", "", "not key=value"},
 		{"v100:align=rne,sticky=on", "", "", "sticky"},
-		{"ieee:norm=end", "fp64", "fp64", "binary64 FMA chain"},
+		{"ieee:norm=end", "fp64", "fp64", "fp64 FMA chain"},
 		{"v100:acc=fp64", "", "", "accumulator precision"},
 	} {
 		_, err := Lookup(tc.spec, tc.in, tc.out)

@@ -40,7 +40,7 @@ var fp16Units = []struct{ unit, out string }{
 
 func paperCases() []paperCase {
 	var cs []paperCase
-	// Cases the paper runs in both binary16 and binary32 modes and on all
+	// Cases the paper runs in both fp16 and fp32 modes and on all
 	// three GPUs ("all the conclusions ... remain valid").
 	for _, u := range fp16Units {
 		each := []paperCase{
@@ -50,7 +50,7 @@ func paperCases() []paperCase {
 				a: []float64{0x1p-14}, b: []float64{0.5}, want: 0x1p-15},
 			{name: "subnormal output with c11=-2^-15", cite: subnormals,
 				a: []float64{0x1p-14}, b: []float64{1}, c: -0x1p-15, want: 0x1p-15},
-			{name: "products held exactly with a binary16 accumulator", cite: accuracy,
+			{name: "products held exactly with an fp16 accumulator", cite: accuracy,
 				a: []float64{1 - 0x1p-11, 1 - 0x1p-11}, b: []float64{1 - 0x1p-11, 0x1p-11},
 				want: 1 - 0x1p-10 + 0x1p-11},
 		}
@@ -95,9 +95,9 @@ func paperCases() []paperCase {
 		}
 	}
 	cs = append(cs,
-		paperCase{name: "binary16 output rounds to nearest: 3/4·2^-24 → 2^-24", cite: rounding,
+		paperCase{name: "fp16 output rounds to nearest: 3/4·2^-24 → 2^-24", cite: rounding,
 			unit: "v100", out: "fp16", a: []float64{0x1p-24, 0x1p-24}, b: []float64{0.5, 0.25}, want: 0x1p-24},
-		paperCase{name: "binary16 output rounds to nearest (T4)", cite: rounding + "; " + turing,
+		paperCase{name: "fp16 output rounds to nearest (T4)", cite: rounding + "; " + turing,
 			unit: "t4", out: "fp16", a: []float64{0x1p-24, 0x1p-24}, b: []float64{0.5, 0.25}, want: 0x1p-24},
 
 		// Four rounding errors, largest first: one addend is 1, the others 2^-24.
@@ -156,7 +156,7 @@ func paperCases() []paperCase {
 			b: []float64{0x1p-24, 0x1p-24, 0x1p-24, 0x1p-24, 0x1p-24, 0x1p-24, 0x1p-24, 0x1p-24}, c: 1, want: 1},
 
 		// Ampere's other modes.
-		paperCase{name: "bf16: binary32 subnormal output 2^-126·2^-1", cite: ampere, unit: "a100", in: "bf16",
+		paperCase{name: "bf16: fp32 subnormal output 2^-126·2^-1", cite: ampere, unit: "a100", in: "bf16",
 			a: []float64{0x1p-126}, b: []float64{0.5}, want: 0x1p-127},
 		paperCase{name: "bf16: RZ as T4", cite: ampere, unit: "a100", in: "bf16",
 			a: []float64{1, 1}, b: []float64{2, 0x3p-24}, want: 2},

@@ -66,11 +66,11 @@ func (p Preset) Params(in, out format.Format) (Params, error) {
 // the bits below the grid truncated ("Extra bits in the alignment of
 // significands": no guard digit); normalisation only at the end
 // ("Normalization in addition", "...in subtraction"); round-toward-zero into
-// binary32 ("Rounding modes in tensor core computations"); subnormals kept
+// fp32 ("Rounding modes in tensor core computations"); subnormals kept
 // ("Support for subnormal numbers"). The grid hangs from the largest
 // exponent sum e_a+e_b (AnchorExponents): Khattak and Mikaitis measured it on
 // V100 and A100, we on Hopper; the seed paper's tests cannot tell it from the
-// largest product's leading bit. An fp16 output is the binary32 result
+// largest product's leading bit. An fp16 output is the fp32 result
 // rounded to nearest ("the conversion is performed in software").
 func nvidia(in, out format.Format, k, extra, carry int) Params {
 	return Params{
@@ -106,9 +106,9 @@ tell this from the largest product's leading bit, docs/hardware/v100-t4-a100.md)
 carry bits: FHMP measured at least 2 and inferred 3 for terms below 2; with
 the exponent-sum anchor a product can reach 4, so 4 carry bits, the fewest
 no block can overflow: not measured; normalised only at the end;
-round-toward-zero into binary32, also in the final normalisation (FHMP
+round-toward-zero into fp32, also in the final normalisation (FHMP
 "Rounding modes...", "Extra bits for carry out"; KM25); fp16 output rounded
-to nearest from the binary32 result (FHMP "Rounding modes...": the paper
+to nearest from the fp32 result (FHMP "Rounding modes...": the paper
 infers a software conversion; the order of the two roundings is not settled
 by KM25 either: not measured); subnormals kept (FHMP "Support for
 subnormal numbers").`,
@@ -138,7 +138,7 @@ reasoning as for the V100 (not measured).`,
 		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Ampere tensor cores",
 and ` + km25 + `:
 fp16, bf16 and tf32 behave as the T4 ({3.24} alignment, 1 extra bit,
-truncation, RZ, end normalisation, subnormals kept, also binary32 subnormal
+truncation, RZ, end normalisation, subnormals kept, also fp32 subnormal
 outputs from bf16 inputs), with the grid hung from the largest exponent sum
 (KM25, A100 model). Products per block: 8 for fp16 and bf16 (KM25; KM-HPEC
 measured 8 on an A30, the same GA100 chip) and 4 for tf32 (KM25; the
@@ -147,7 +147,7 @@ under its own definition; the presets take the fewest that no block can
 overflow with the exponent-sum anchor (5 for 8 products, 4 for 4): not
 measured. Not modelled: KM25's lower bound on the anchor for tiny bf16/tf32
 products (below 2^-132; docs/hardware/v100-t4-a100.md). tf32 inputs given as
-binary32 are truncated to tf32 (the unit reads their top 19 bits): not
+fp32 are truncated to tf32 (the unit reads their top 19 bits): not
 measured. fp64 behaves as IEEE 754 arithmetic: round-to-nearest,
 normalisation after each addition, not largest-first; modelled as the FMA
 chain d = fma(a_i, b_i, d) from c in index order, k=2 from Table 1 (4×2×2):
@@ -178,9 +178,9 @@ order and fusion not measured.`,
 		Doc: `block-fma-abstract.txt and multiword-matmul-tensor-cores.txt section 2: the
 mixed-precision block FMA with exact products accumulated one by one in the
 high precision with round-to-nearest (an FMA chain from c, in index order), the
-result rounded to the output: TC32 (binary32 output) or TC16 (binary16 output,
-accumulated in binary32). k=4 by default (override with k=). With binary64
-inputs it is the binary64 FMA chain.`,
+result rounded to the output: TC32 (fp32 output) or TC16 (fp16 output,
+accumulated in fp32). k=4 by default (override with k=). With fp64
+inputs it is the fp64 FMA chain.`,
 		build: func(in, out format.Format) Params {
 			acc := format.Binary32
 			if out.Precision() > acc.Precision() {
@@ -229,14 +229,14 @@ exact products, the terms aligned to the largest exponent SUM e_a+e_b (not
 the largest product's leading bit: a product of significands in [2,4) gets
 one more bit) with 2 extra bits, truncated, 6 carry bits (16 products near
 4 and c sum to 65.4 on an H100 on 2026-11-25, which 5 would wrap), normalised once,
-round-toward-zero into binary32; the adder is sign-magnitude: overflow gives
+round-toward-zero into fp32; the adder is sign-magnitude: overflow gives
 Inf even under round-toward-zero, an underflow to zero gives +0. tf32: the
-same with k=8 and 5 carry bits; binary32 inputs are truncated to tf32. fp16 → fp16: the same
-grid (10+15 bits) rounded once, to nearest-even, straight into binary16 (no
-binary32 step). fp8 (wgmma, QGMMA): k=32; into binary32 the sum keeps only
-14 bits (accp=14), 0 extra bits, round-toward-zero; into binary16 3 extra
+same with k=8 and 5 carry bits; fp32 inputs are truncated to tf32. fp16 → fp16: the same
+grid (10+15 bits) rounded once, to nearest-even, straight into fp16 (no
+fp32 step). fp8 (wgmma, QGMMA): k=32; into fp32 the sum keeps only
+14 bits (accp=14), 0 extra bits, round-toward-zero; into fp16 3 extra
 bits, round-to-nearest-even, 6 carry bits. fp64 (DMMA m8n8k4): an IEEE
-binary64 FMA chain in index order.`,
+fp64 FMA chain in index order.`,
 		build: hopper,
 	}
 }
@@ -340,7 +340,7 @@ func Units() []Preset {
 //
 //	v100
 //	t4:extra=2,carry=unlimited
-//	ieee:k=16,acc=binary64
+//	ieee:k=16,acc=fp64
 //
 // The keys are k, extra (bits, or unlimited), carry (bits, or unlimited),
 // align (truncate|rne), sticky (on|off), anchor (exp|lead: AnchorExponents),
@@ -387,7 +387,7 @@ func Lookup(spec, input, output string) (*Model, error) {
 	return NewModel(p)
 }
 
-// defaultOutput is the first output the preset pairs with in, else binary32.
+// defaultOutput is the first output the preset pairs with in, else fp32.
 func defaultOutput(p Preset, in format.Format) format.Format {
 	for _, pair := range p.Pairs {
 		if pair[0] == in {

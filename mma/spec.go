@@ -22,7 +22,7 @@ func WithPrecision(f format.Format, p int) (format.Format, error) {
 	})
 }
 
-// ProductFormat is a format of precision p and binary64's range: products
+// ProductFormat is a format of precision p and fp64's range: products
 // rounded to p bits without overflow or underflow in practice.
 func ProductFormat(p int) (format.Format, error) {
 	return format.New(format.Spec{Name: "p" + strconv.Itoa(p), P: p, Emin: -1022, Emax: 1023, Subnormals: true})

@@ -17,7 +17,7 @@ import (
 // in order, each block's rounded result becoming the next block's addend, as
 // when a GEMM loops over k. Tile and Gemm build whole products from Dots.
 type Unit interface {
-	// Name identifies the unit, e.g. "v100 binary16→binary32".
+	// Name identifies the unit, e.g. "v100 fp16→fp32".
 	Name() string
 	// Input is the format of A and B, Output the format of C and D.
 	Input() format.Format

@@ -76,7 +76,7 @@ func ModelError(m mma.Params) UnitError {
 //
 // where φ_ij = Π(1+u_r) − 1 over every rounding r that the product A_iB_j
 // passes through: its own steps in the unit, every later accumulation of C
-// (through the unit for plain products, in Acc or binary64 for FABsum
+// (through the unit for plain products, in Acc or fp64 for FABsum
 // blocks) and the final rounding to Out. To first order this is Theorem
 // 2.1's (p+1)u^p + n·u_high for plain summation and (b + n/b)·u_high or
 // b·u_high + (n/b)·u_64 with FABsum.
@@ -173,7 +173,7 @@ func (p Plan) Bound(k int, ue UnitError) (bound.Result, error) {
 // interBlock is the log of the factor that FABsum's additions after a
 // block apply to its result, nb blocks per pair of words: nb additions
 // with addU, or with Group g (v2) up to g−1 in Acc and one per group in
-// binary64.
+// fp64.
 func (p *Plan) interBlock(uAcc, u64, nb float64) float64 {
 	if p.Group > 1 {
 		g := float64(p.Group)

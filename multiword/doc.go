@@ -14,7 +14,7 @@ each the rounded remainder of the ones before (eq. 2.2):
 
 	w_i = fl_low(x − Σ_{k<i} w_k),   |x − Σ w_i| ≤ u_low^p |x|,
 
-so two binary16 words carry about 22 bits and three bfloat16 words 24. With
+so two fp16 words carry about 22 bits and three bf16 words 24. With
 a word shift t, word i is stored multiplied by 2^(t·i) (t = p of the low
 format divides by u^i as the slides do), which keeps the low words of small
 entries out of the subnormal range; the products are scaled back exactly.
@@ -40,10 +40,10 @@ change the error only at order u_low^p), and the summation:
 	           (Algorithm 4.1, cuBLAS-like)
 	FABsum-v1  blocks of b along the inner dimension summed by the unit from
 	           zero, the block sums added to C in Acc with round-to-nearest
-	FABsum-v2  the block sums added in binary64, C rounded at the end
+	FABsum-v2  the block sums added in fp64, C rounded at the end
 	pair       the block sums added into a TwoSum pair (hi, lo) of Acc values,
-	           C = fl(hi + lo): compensated, nearly v2's accuracy in binary32
-	           arithmetic, which GPUs run much faster than binary64
+	           C = fl(hi + lo): compensated, nearly v2's accuracy in fp32
+	           arithmetic, which GPUs run much faster than fp64
 	Alg. 4.4   FABsum for A_1B_1 only (FABsumFirstOnly), plain for the rest
 	joint      FABsum with all products of a block in one accumulator,
 	           interleaved k-step by k-step or each over the block in turn

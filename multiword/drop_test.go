@@ -47,7 +47,7 @@ func TestDroppingA2B2(t *testing.T) {
 				e3 := multiwordtest.Componentwise(m, n, k, a, b, c3)
 				e4 := multiwordtest.Componentwise(m, n, k, a, b, c4)
 				t.Logf("%s %s k=%d: 3 products %.3g, 4 products %.3g", e.Name(), d.name, k, e3, e4)
-				// Noise: 10%, and one rounding of the binary32 output.
+				// Noise: 10%, and one rounding of the fp32 output.
 				if math.Abs(e3-e4) > 0.1*max(e3, e4)+0x1p-24 {
 					t.Errorf("%s %s k=%d: error with A_2B_2 %.3g, without %.3g: should agree within 10%%", e.Name(), d.name, k, e4, e3)
 				}

@@ -107,7 +107,7 @@ func multiply(e blockFMA, p *Plan, m, n, k int, a, b, c []float64) error {
 	bw := Split(b, p.Low, p.Words, p.SplitMode, p.WordShift, rnd)
 
 	// acc holds C as the summation leaves it: values of Acc, or (wide) of
-	// binary64 after FABsum-v2 additions or the high parts of FABsum-pair's
+	// fp64 after FABsum-v2 additions or the high parts of FABsum-pair's
 	// pairs (hi, lo) of Acc values, lo their low parts.
 	acc := make([]float64, m*n)
 	wide := false
@@ -330,7 +330,7 @@ const (
 // does: Knuth's TwoSum of hi and b, each operation rounded to nearest in acc,
 // its error added to lo. Rounding the float64 sum or difference of two
 // values of acc is rounding the exact one when acc has at most 25 bits
-// (53 ≥ 2p+2), as binary32 has. TwoSum is exact (s + e = hi + b) unless s
+// (53 ≥ 2p+2), as fp32 has. TwoSum is exact (s + e = hi + b) unless s
 // overflows; then lo becomes Inf − Inf = NaN and so does the pair's value.
 func twoSumAdd(acc *format.Format, hi, lo, b float64) (float64, float64) {
 	r := func(x float64) float64 { return acc.Round(x, accMode) }

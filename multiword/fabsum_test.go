@@ -13,8 +13,8 @@ import (
 )
 
 // FABsum-pair on the reference engine, data in (0,1], A 4×4096, B 4096×4,
-// b = 16: within Plan.Bound, at least as accurate as v1 (binary32
-// inter-block sums), and within one binary32 rounding of v2 (binary64 ones),
+// b = 16: within Plan.Bound, at least as accurate as v1 (fp32
+// inter-block sums), and within one fp32 rounding of v2 (fp64 ones),
 // which the compensated pair reproduces up to its final rounding.
 func TestFABsumPairReference(t *testing.T) {
 	const m, n, k = 4, 4, 4096
@@ -124,7 +124,7 @@ func TestFABsumPairLookup(t *testing.T) {
 		}
 		if p.Sum != wantSum || p.Low.Name() != tc.low.Name() || p.Words != tc.words || p.Block != tc.block ||
 			p.FABsumFirstOnly != tc.first || p.FABsumJoint != tc.joint || p.Scale != tc.scale || p.Theta != 0 || p.WordShift != tc.shift ||
-			p.Acc.Name() != "binary32" || p.Out.Name() != "binary32" {
+			p.Acc.Name() != "fp32" || p.Out.Name() != "fp32" {
 			t.Errorf("%s: plan %+v", tc.spec, p)
 		}
 		if s := p.String(); !strings.HasSuffix(s, tc.str) {

@@ -12,7 +12,7 @@ import (
 func FuzzLookup(f *testing.F) {
 	for _, s := range []string{
 		"double-fp16", "double-fp16:sum=v2,b=256", "double-fp16:sum=pair,b=64", "double-fp16:sum=pair,b=64,joint=on",
-		"triple-bf16:products=all,order=largest", "double-e4m3:acc=binary16,out=binary64,theta=127", "3xtf32",
+		"triple-bf16:products=all,order=largest", "double-e4m3:acc=fp16,out=fp64,theta=127", "3xtf32",
 		"double-fp16:sum=v2,b=256,group=4,first=on", "double-fp16:split=rz", "double-fp16:split=sr,seed=3",
 		"double-fp16:words=5,scale=off,shift=u", "double-fp16:b=0", "double-fp16:sum=v9", "fp16:b=3,b=4", " Half ",
 	} {

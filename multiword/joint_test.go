@@ -131,7 +131,7 @@ func TestJointOneWord(t *testing.T) {
 
 // The reference engine runs a joint plan as Plan.FABsumJoint says: for
 // each block, for each k-step, every product in plan order into one
-// binary32 accumulator (JointProducts: for each product, every k-step),
+// fp32 accumulator (JointProducts: for each product, every k-step),
 // then one promotion per block. Written out here for v1 and v2 (no
 // scaling, shift 0), the bits must match.
 func TestJointSchedule(t *testing.T) {

@@ -7,7 +7,7 @@ import "math"
 // error max_ij |C − Ĉ|_ij / (|A||B|)_ij of eq. (3.1) of Fasi et al. (an
 // element with (|A||B|)_ij = 0 must be exact and counts as +Inf otherwise),
 // and the normwise ‖C − Ĉ‖_F / ‖C‖_F. C and |A||B| in float64 err by about
-// k·2^-53 relative: far below any multiword error from binary32 down.
+// k·2^-53 relative: far below any multiword error from fp32 down.
 func Errors(m, n, k int, a, b, c []float64) (componentwise, normwise float64) {
 	var num, den float64
 	for i := 0; i < m; i++ {

@@ -27,7 +27,7 @@ type Plan struct {
 	Words int           // p ≥ 1
 
 	// Acc is the block FMA's output format: the precision u_high in which it
-	// accumulates (binary32 on tensor cores). Out is the format of the
+	// accumulates (fp32 on tensor cores). Out is the format of the
 	// returned C; C is rounded to it once, after unscaling.
 	Acc, Out format.Format
 
@@ -45,21 +45,21 @@ type Plan struct {
 	// the block FMA with C as its addend (Algorithm 4.1). FABsumV1: the inner
 	// dimension is cut into blocks of Block; each block's product is computed
 	// by the block FMA from zero and added to C in Acc with round-to-nearest
-	// (Algorithm 4.2). FABsumV2: the block results are added in binary64 and
+	// (Algorithm 4.2). FABsumV2: the block results are added in fp64 and
 	// C is rounded at the end (Algorithm 4.3). FABsumPair: the block results
 	// are added into a pair (hi, lo) of Acc values with TwoSum, every
 	// operation rounded to nearest in Acc, and C is fl_Acc(hi + lo) — what a
-	// GPU kernel can do at binary32 speed. Block 0 means one block of the
+	// GPU kernel can do at fp32 speed. Block 0 means one block of the
 	// whole inner dimension.
 	Sum   bound.Summation
 	Block int
 
 	// Group (FABsumV2 and FABsumPair; 0 or 1: none) first adds each run of
 	// Group consecutive block results in Acc, rounding to nearest, and adds
-	// only those group sums with Sum, in binary64 or into the TwoSum pair
-	// (the last group may be shorter). A GPU kernel then does one binary64
+	// only those group sums with Sum, in fp64 or into the TwoSum pair
+	// (the last group may be shorter). A GPU kernel then does one fp64
 	// addition (or TwoSum) per Group blocks instead of one per block: on
-	// Hopper binary64 additions compete with the tensor cores
+	// Hopper fp64 additions compete with the tensor cores
 	// (docs/perf/fabsum-kernels.md). It needs one product per block result: one
 	// word or FABsumJoint.
 	Group int
@@ -71,7 +71,7 @@ type Plan struct {
 	// FABsumJoint makes the products of one block share one block-FMA
 	// accumulator: within each block of Block elements the products are
 	// interleaved k-step by k-step — for each step of the block FMA's
-	// natural k (16 elements for binary16 and bfloat16 words, 8 for tf32;
+	// natural k (16 elements for fp16 and bf16 words, 8 for tf32;
 	// see jointStep) every product of the plan in plan order, each with the
 	// running accumulator as addend — and the block's single result is
 	// promoted once with Sum. It needs WordShift 0 (the products must share
@@ -226,7 +226,7 @@ func (o JointOrder) String() string {
 }
 
 // jointStep is the k of one instruction of the block FMA for the plan's
-// words (mma m16n8k16 for binary16 and bfloat16, m16n8k8 for tf32): the
+// words (mma m16n8k16 for fp16 and bf16, m16n8k8 for tf32): the
 // granularity at which a joint plan interleaves its products.
 func (p *Plan) jointStep() int {
 	if p.Low == format.TF32 {

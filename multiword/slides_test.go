@@ -10,7 +10,7 @@ import (
 )
 
 // The 4×4 worked example of the narrow-range slides (Mary and Mikaitis):
-// fp8-E4M3 words without subnormals, binary16 accumulation without
+// fp8-E4M3 words without subnormals, fp16 accumulation without
 // subnormals, θ = min(448, sqrt(65504/4)).
 var (
 	slideA = []float64{
@@ -39,7 +39,7 @@ func slidePlan(low format.Format, words int) multiword.Plan {
 		Acc: format.Binary16.WithSubnormals(false), Out: format.Binary64,
 		Scale: true, WordShift: low.Precision(),
 		// The products' sum is printed exactly on the slides (125.50390625
-		// is not a binary16 value): they are added in binary64.
+		// is not an fp16 value): they are added in fp64.
 		Sum: bound.FABsumV2,
 	}
 }
@@ -116,7 +116,7 @@ func TestSlidesScaling(t *testing.T) {
 		t.Errorf("μ_2 = %g, want 2^-1", m[1])
 	}
 	// Without scaling, 500 overflows E4M3 (448; NaN, it has no Inf) and
-	// 65536 overflows binary16.
+	// 65536 overflows fp16.
 	p := slidePlan(format.E4M3.WithSubnormals(false), 1)
 	p.Scale = false
 	p.Out = format.Binary16
@@ -128,10 +128,10 @@ func TestSlidesScaling(t *testing.T) {
 
 // Example: the double-word worked example of the narrow-range slides
 // reproduces AB exactly although 500 and 65536 are out of E4M3's and
-// binary16's ranges and 2^-6·2^-2 underflows E4M3.
+// fp16's ranges and 2^-6·2^-2 underflows E4M3.
 func ExamplePlan_narrowRange() {
 	plan := multiword.Plan{
-		Name:      "double-e4m3, binary16 accumulation",
+		Name:      "double-e4m3, fp16 accumulation",
 		Low:       format.E4M3.WithSubnormals(false),
 		Words:     2,
 		Acc:       format.Binary16.WithSubnormals(false),

@@ -38,7 +38,7 @@ func checkSplit(t *testing.T, x []float64, low format.Format, p, shift int, mode
 	}
 }
 
-// Every binary16 value, split into 1..3 E4M3 words (with the word shift
+// Every fp16 value, split into 1..3 E4M3 words (with the word shift
 // that keeps low words out of E4M3's subnormals, and inside the range that
 // E4M3 covers) and into E5M2 words: exhaustive over a 16-bit domain.
 func TestSplitExhaustiveBinary16(t *testing.T) {
@@ -85,7 +85,7 @@ func TestSplitExhaustiveBinary16(t *testing.T) {
 func TestSplitRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, f := range []format.Format{format.Binary16, format.BFloat16, format.TF32} {
-		// Within binary16's normal range; the shift keeps its low words
+		// Within fp16's normal range; the shift keeps its low words
 		// out of the subnormals.
 		x := make([]float64, 20000)
 		for i := range x {
@@ -125,7 +125,7 @@ func TestSplitShiftKeepsUnderflow(t *testing.T) {
 func TestSplitOverflow(t *testing.T) {
 	w := multiword.Split([]float64{1e6, -1e6}, format.Binary16, 3, format.NearestEven, 0, nil)
 	if !math.IsInf(w[0][0], 1) || w[1][0] != 0 || w[2][0] != 0 || !math.IsInf(w[0][1], -1) || w[1][1] != 0 {
-		t.Errorf("split of ±1e6 into binary16 = %v, want ±Inf then zeros", w)
+		t.Errorf("split of ±1e6 into fp16 = %v, want ±Inf then zeros", w)
 	}
 }
 

@@ -19,9 +19,9 @@ func exactSum(xs ...float64) *big.Float {
 	return s
 }
 
-// TwoSum is error-free at every step (s + e = hi + b exactly, both binary32
+// TwoSum is error-free at every step (s + e = hi + b exactly, both fp32
 // values), and the pair's value fl(hi + lo) meets Sum2's bound
-// |ŝ − s| ≤ u|s| + γ_N(u)²·Σ|x_i| against the exact sum: random binary32
+// |ŝ − s| ≤ u|s| + γ_N(u)²·Σ|x_i| against the exact sum: random fp32
 // terms of both signs over 60 binades, and sums with heavy cancellation.
 func TestTwoSumPair(t *testing.T) {
 	f32 := format.Binary32
@@ -62,7 +62,7 @@ func TestTwoSumPair(t *testing.T) {
 			}
 			for _, v := range []float64{s, e, l} {
 				if !f32.IsRepresentable(v) {
-					t.Fatalf("%g is not a binary32 value", v)
+					t.Fatalf("%g is not an fp32 value", v)
 				}
 			}
 			hi, lo = s, l
@@ -82,7 +82,7 @@ func TestTwoSumPair(t *testing.T) {
 			t.Errorf("trial %d: pair %g, correctly rounded sum %g", trial, got, f32.Round(s, format.NearestEven))
 		}
 	}
-	// What binary32 alone loses, the pair keeps: 1 + 2^12 terms of 2^-30
+	// What fp32 alone loses, the pair keeps: 1 + 2^12 terms of 2^-30
 	// (each below half an ulp of 1) sum to 1 + 2^-18 exactly.
 	hi, lo := 1.0, 0.0
 	for i := 0; i < 1<<12; i++ {

@@ -23,12 +23,12 @@ type Variant struct {
 // lists them.
 func Variants() []Variant {
 	v := []Variant{
-		plain("fp32", format.Binary32, 1, "binary32 inputs, one product: the SGEMM baseline on an fp32 unit"),
-		plain("fp16", format.Binary16, 1, "A, B rounded to binary16, one product (Table 2.1: 2×2^-11 + n×2^-24)"),
-		plain("double-fp16", format.Binary16, 2, "two binary16 words, 3 products (n×2^-24)"),
-		plain("bf16", format.BFloat16, 1, "bfloat16, one product (2×2^-8 + n×2^-24)"),
-		plain("double-bf16", format.BFloat16, 2, "two bfloat16 words, 3 products (3×2^-16 + n×2^-24)"),
-		plain("triple-bf16", format.BFloat16, 3, "three bfloat16 words, 6 products (n×2^-24)"),
+		plain("fp32", format.Binary32, 1, "fp32 inputs, one product: the SGEMM baseline on an fp32 unit"),
+		plain("fp16", format.Binary16, 1, "A, B rounded to fp16, one product (Table 2.1: 2×2^-11 + n×2^-24)"),
+		plain("double-fp16", format.Binary16, 2, "two fp16 words, 3 products (n×2^-24)"),
+		plain("bf16", format.BFloat16, 1, "bf16, one product (2×2^-8 + n×2^-24)"),
+		plain("double-bf16", format.BFloat16, 2, "two bf16 words, 3 products (3×2^-16 + n×2^-24)"),
+		plain("triple-bf16", format.BFloat16, 3, "three bf16 words, 6 products (n×2^-24)"),
 		plain("tf32", format.TF32, 1, "TF32, one product"),
 		plain("double-tf32", format.TF32, 2, "two TF32 words, 3 products: 3xTF32"),
 		fused("double-fp16-fabsum", format.Binary16, 2, true, fusedGroupWide,
@@ -124,7 +124,7 @@ var aliases = map[string]string{
 //	double-fp16:sum=pair,b=64
 //	double-fp16:sum=pair,b=64,joint=on
 //	triple-bf16:products=all,order=largest
-//	double-e4m3:acc=binary16,out=binary64,theta=127
+//	double-e4m3:acc=fp16,out=fp64,theta=127
 //
 // The options are sum (plain|v1|v2|pair; pair is the TwoSum fp32 pair of
 // bound.FABsumPair), b (FABsum block size, 0 for one block), group (v2:

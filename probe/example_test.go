@@ -11,7 +11,7 @@ import (
 // shows (truncation, blocks of 4, no extra bit, non-monotonicity), and the
 // fitted model reproduces the unit.
 func Example() {
-	unit, _ := mma.Lookup("v100", "binary16", "binary32")
+	unit, _ := mma.Lookup("v100", "fp16", "fp32")
 	report, err := probe.Run(unit)
 	if err != nil {
 		panic(err)

@@ -442,7 +442,7 @@ func subnormalFeature(input bool) feature {
 // same in every block arrangement.
 func Canonical(p mma.Params) mma.Params {
 	if p.Input.Precision() > 26 {
-		// Products wider than a float64: the model has only the binary64
+		// Products wider than a float64: the model has only the fp64
 		// FMA chain, one product per step.
 		p.BlockK, p.NormalizeEach, p.Order, p.AddendAfter = 1, true, mma.InOrder, false
 		p.ExtraBits, p.CarryBits, p.AnchorExponents = mma.Unlimited, mma.Unlimited, false
@@ -485,7 +485,7 @@ func Canonical(p mma.Params) mma.Params {
 
 // accumulatorFeature: the precision the sum is rounded to before the output
 // ("The quotes from NVIDIA ... indicate that the internal accumulation is
-// done in binary32"): narrower than the output (the ~14 bits reported for
+// done in fp32"): narrower than the output (the ~14 bits reported for
 // fp8 on Hopper), the output's, or wider and then rounded to a narrow output.
 func accumulatorFeature() feature {
 	return feature{
@@ -539,7 +539,7 @@ func accumulatorFeature() feature {
 
 // outputRoundingFeature: ties and near-ties of the output format, observable
 // when the accumulator is wider than the output ("When tensor cores are used
-// in binary16 mode, the result ... has to be rounded to binary16").
+// in fp16 mode, the result ... has to be rounded to fp16").
 func outputRoundingFeature() feature {
 	return feature{
 		name:       "rounding of the output",

@@ -138,7 +138,7 @@ func Run(u mma.Unit) (Report, error) {
 	// that explains every result.
 	// Of those, prefer the one that also agrees with the unit on random
 	// cases: the designed tests of narrow outputs can leave two different
-	// adders (say a binary16 accumulator with many extra bits and a binary32
+	// adders (say an fp16 accumulator with many extra bits and an fp32
 	// one) both consistent.
 	var best []Finding
 	var bestParams mma.Params

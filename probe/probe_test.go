@@ -91,7 +91,7 @@ func TestPresetsRecovered(t *testing.T) {
 }
 
 // oneTruth checks that a report's table, model line and spec state the
-// same parameters (issue 27: binary64 units said k=4, k=1 and k=2), and
+// same parameters (issue 27: fp64 units said k=4, k=1 and k=2), and
 // that every paper's test has a verdict.
 func oneTruth(t *testing.T, u mma.Unit, r Report) {
 	t.Helper()
@@ -121,7 +121,7 @@ func oneTruth(t *testing.T, u mma.Unit, r Report) {
 // paper reports for those GPUs (numerical-behavior-tensor-cores.txt).
 func TestSeedVerdictsMatchPaper(t *testing.T) {
 	for _, name := range []string{"v100", "t4"} {
-		u, err := mma.Lookup(name, "binary16", "binary32")
+		u, err := mma.Lookup(name, "fp16", "fp32")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestSeedVerdictsMatchPaper(t *testing.T) {
 // The monotonicity search, on every preset (from TestPresetsRecovered): a
 // reported counterexample is one (the larger case's terms are termwise at
 // least the smaller's, the unit's results are as reported and in the wrong
-// order); every adder that normalises once and truncates into a binary32
+// order); every adder that normalises once and truncates into an fp32
 // output has one (the T4's needs terms 3·2^-25, 2^-25, ... against
 // c = 1 - 2^-24, issue 27, not four equal ones); adders that normalise every
 // sum or round once have none.
@@ -268,8 +268,8 @@ func TestRandomUnitsRecovered(t *testing.T) {
 		q := []int{14, 16, 20, 24, 24}[rng.IntN(5)]
 		if p.Input == format.Binary16 && rng.IntN(2) == 0 {
 			// A known blind spot (docs/probe.md): through a narrow output, a
-			// binary32 adder that adds c after the products or normalises
-			// each addition can look like a binary16 one on every designed
+			// fp32 adder that adds c after the products or normalises
+			// each addition can look like an fp16 one on every designed
 			// test. Tensor-core-like adders are seen through.
 			p.Output, p.AddendAfter, p.NormalizeEach = format.Binary16, false, false
 			q = 24

@@ -9,7 +9,7 @@ import (
 )
 
 // SeedTest is one test of numerical-behavior-tensor-cores.txt run on the
-// unit as the paper wrote it for binary16 inputs and a binary32 accumulator,
+// unit as the paper wrote it for fp16 inputs and an fp32 accumulator,
 // with 2^-23 read as U, the ulp of 1 in the unit's (fitted) accumulator, and
 // values scaled by a power of two into the unit's range. The verdict is worded like
 // the paper's conclusion, so that a report can be read beside its text.
@@ -44,7 +44,7 @@ func seeds() []seed {
 		},
 		{
 			name: "exact products", section: "Accuracy of the dot products",
-			paper: "(1-2^-11)² is returned exactly in binary32",
+			paper: "(1-2^-11)² is returned exactly in fp32",
 		},
 		{
 			name: "one multi-operand addition: 1 + four 2^-24", section: "Accuracy of the dot products",
@@ -97,7 +97,7 @@ func seeds() []seed {
 		},
 		{
 			name: "rounding of a narrower output", section: rounding,
-			paper: "2^-25 + 2^-26 with a binary16 output gives 2^-24: to nearest (or up), outside the tensor core",
+			paper: "2^-25 + 2^-26 with an fp16 output gives 2^-24: to nearest (or up), outside the tensor core",
 		},
 		{
 			name: "no guard digit", section: "Extra bits in the alignment of significands",
@@ -254,7 +254,7 @@ func (pr *prober) exactSeed(name string) ([]Observation, string) {
 	if name == "exact products" {
 		e := math.Ldexp(1, -pr.in.Precision())
 		if pr.out.Precision() < 2*pr.in.Precision() {
-			// The paper's test for a binary16 output: (1-e)² + (1-e)·e
+			// The paper's test for an fp16 output: (1-e)² + (1-e)·e
 			// = 1-e fits the output only if (1-e)² was held exactly.
 			cs := Case{A: []float64{1 - e, 1 - e}, B: []float64{1 - e, e}}
 			got := pr.eval(cs)

@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/mwmm" ./cmd/mwmm
 
 # "preset input output" for each unit line of 'mwmm mma list', e.g.
-# "    binary16×binary16→binary32, k=4, ..." under "v100: ...".
+# "    fp16×fp16→fp32, k=4, ..." under "v100: ...".
 "$tmp/mwmm" mma list | awk '
 	/^[a-z0-9.-]+: / { name = substr($1, 1, length($1) - 1); next }
 	/^  [a-z]/ { units = ($1 == "units:" || $1 == "units") ; next }

@@ -1,7 +1,7 @@
-// Package solve solves A·x = b to binary64 accuracy from LU factors
+// Package solve solves A·x = b to fp64 accuracy from LU factors
 // computed in low precision (package lu), by iterative refinement.
 //
-// Each step computes the residual r = b − A·x (in binary64, or in
+// Each step computes the residual r = b − A·x (in fp64, or in
 // double-word arithmetic with Residual DoubleWord), a correction d, and
 // x ← x + d, until the normwise backward error
 //
@@ -17,7 +17,7 @@
 //     ill-conditioned sparse linear systems", SIAM J. Sci. Comput. 39(6),
 //     2017; "Accelerating the solution of linear systems by iterative
 //     refinement in three precisions", SIAM J. Sci. Comput. 40(2), 2018):
-//     GMRES in binary64 on the left-preconditioned system
+//     GMRES in fp64 on the left-preconditioned system
 //     Û⁻¹L̂⁻¹P·A·d = Û⁻¹L̂⁻¹P·r, which converges while about
 //     κ∞(A)·u_f·u^½ < 1, so fp16 factors serve matrices up to κ ≈ 10^11.
 //     This is the method of Haidar, Tomov, Dongarra and Higham,
@@ -25,7 +25,7 @@
 //     mixed-precision iterative refinement solvers", SC18, 2018.
 //
 // Every product with A, the triangular solves with the factors and GMRES's
-// orthogonalisation run in binary64. A solve that does not reach the
+// orthogonalisation run in fp64. A solve that does not reach the
 // tolerance (stalled, diverged, or out of steps) returns an error wrapping
 // ErrNotConverged with its report: never a silent answer.
 //

@@ -9,8 +9,8 @@ import (
 	"github.com/mwmm/mwmm/solve"
 )
 
-// Solve a system with κ = 10^6 to binary64 accuracy from LU factors whose
-// updates ran on a simulated V100's tensor cores with binary32 output.
+// Solve a system with κ = 10^6 to fp64 accuracy from LU factors whose
+// updates ran on a simulated V100's tensor cores with fp32 output.
 func ExampleSystem() {
 	const n = 200
 	spec, _ := experiment.ParseMatrix("randsvd:kappa=1e6")

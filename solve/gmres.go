@@ -7,7 +7,7 @@ import (
 )
 
 // gmres solves M⁻¹A·d = z (z = M⁻¹r, already preconditioned) from d = 0
-// by GMRES without restarts, in binary64: Arnoldi with modified
+// by GMRES without restarts, in fp64: Arnoldi with modified
 // Gram–Schmidt, the least-squares problem by Givens rotations. It stops
 // when the preconditioned residual is ≤ tol·‖z‖₂, after maxIt iterations,
 // or at a breakdown (the Krylov space holds the solution). It returns d,

@@ -50,11 +50,11 @@ func ParseMethod(s string) (Method, error) {
 type Residual uint8
 
 const (
-	// FP64 computes the residual in binary64 (u_r = u): the forward error
+	// FP64 computes the residual in fp64 (u_r = u): the forward error
 	// then levels off at order κ(A)·u.
 	FP64 Residual = iota
 	// DoubleWord computes it in double-word arithmetic (u_r ≈ u², exact
-	// products by FMA and compensated sums), rounded to binary64 at the
+	// products by FMA and compensated sums), rounded to fp64 at the
 	// end: the forward error levels off at order u while κ(A)·u < 1.
 	DoubleWord
 )
@@ -97,7 +97,7 @@ type Options struct {
 }
 
 // A Factorization is what refinement needs of LU factors: the solve
-// x ← Û⁻¹L̂⁻¹P·x in binary64. *lu.Factors is one; a GPU engine keeps its
+// x ← Û⁻¹L̂⁻¹P·x in fp64. *lu.Factors is one; a GPU engine keeps its
 // factors on the device and implements the same.
 type Factorization interface {
 	Solve(x []float64) error
@@ -148,7 +148,7 @@ type Report struct {
 var ErrNotConverged = errors.New("refinement did not converge")
 
 // Refine solves the n×n system a·x = b from the factorization fa of a (its
-// LU factors in any precision), refining in binary64 as opt says. The
+// LU factors in any precision), refining in fp64 as opt says. The
 // returned x always has the smallest backward error met; the error wraps
 // ErrNotConverged when that is above the tolerance: then x is no answer.
 func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
@@ -159,7 +159,7 @@ func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Op
 }
 
 // An Operator is A as refinement uses it when A is not a slice here: a
-// GPU system keeps A on the device. MulVec sets y = A·x in binary64.
+// GPU system keeps A on the device. MulVec sets y = A·x in fp64.
 type Operator interface {
 	N() int
 	MulVec(x, y []float64) error
@@ -196,7 +196,7 @@ func (d dense) NormInf() float64            { return infNorm(d.n, d.a) }
 func (d dense) MulVec(x, y []float64) error { mulVec(d.n, d.a, x, y); return nil }
 
 // residualOf sets r = b − A·x: in opt's precision for a dense A, else in
-// binary64 through MulVec.
+// fp64 through MulVec.
 func residualOf(p Residual, op Operator, x, b, r []float64) error {
 	if d, ok := op.(dense); ok {
 		residual(p, d.n, d.a, x, b, r)
@@ -429,7 +429,7 @@ func residual(p Residual, n int, a, x, b, r []float64) {
 	}
 }
 
-// mulVec sets y = A·x in binary64.
+// mulVec sets y = A·x in fp64.
 func mulVec(n int, a, x, y []float64) {
 	for i := 0; i < n; i++ {
 		s := 0.0

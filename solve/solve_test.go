@@ -44,7 +44,7 @@ func form(t *testing.T, name, unit string) lu.Form {
 	return f
 }
 
-// GMRES-IR reaches binary64's backward error from every factorization on a
+// GMRES-IR reaches fp64's backward error from every factorization on a
 // well-conditioned system, and the more accurate the factors, the fewer
 // GMRES iterations it takes.
 func TestGMRESIREveryForm(t *testing.T) {
@@ -113,7 +113,7 @@ func TestIllConditioned(t *testing.T) {
 }
 
 // The double-word residual gives a forward error of order u where the
-// binary64 one leaves κ·u.
+// fp64 one leaves κ·u.
 func TestDoubleWordResidual(t *testing.T) {
 	n := 10
 	a := hilbert(n) // κ ≈ 1.6e13
@@ -121,7 +121,7 @@ func TestDoubleWordResidual(t *testing.T) {
 	for i := range xTrue {
 		xTrue[i] = 1
 	}
-	// b = A·1 is exact in double-word; its binary64 rounding moves the true
+	// b = A·1 is exact in double-word; its fp64 rounding moves the true
 	// solution by at most κ·u, so measure against a refined solution.
 	b := make([]float64, n)
 	for i := 0; i < n; i++ {

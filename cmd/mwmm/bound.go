@@ -107,9 +107,9 @@ mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum pair -b 64
 mwmm bound --low bf16 -p 3 -n 4096 --all
 mwmm bound --low fp16 -p 2 -n 1e6 --prob
 mwmm bound --table
-# the narrow-range slides' example: e4m3 inputs, binary16 accumulation, no subnormals
-mwmm bound --narrow --low e4m3+ftz --high binary16+ftz -p 1 -n 4
-mwmm bound --narrow --low e4m3+ftz --high binary16+ftz -p 1 -n 4 --theta 127
+# the narrow-range slides' example: e4m3 inputs, fp16 accumulation, no subnormals
+mwmm bound --narrow --low e4m3+ftz --high fp16+ftz -p 1 -n 4
+mwmm bound --narrow --low e4m3+ftz --high fp16+ftz -p 1 -n 4 --theta 127
 mwmm bound --low tf32 -p 2 -n 8192 --json
 # LU with TC16, TC32, fp16, fp32 and multiword updates on the V100 model
 mwmm bound --lu -n 1000 --unit v100`,
@@ -146,7 +146,7 @@ func boundFlags() (*flag.FlagSet, *boundOptions) {
 	fs.StringVar(&o.fabsum, "fabsum", "plain", "the `SUMMATION`: plain, v1 (block sums in the high precision), v2 (in fp64) or pair (in a TwoSum pair of the high precision)")
 	fs.StringVar(&o.b, "block", "256", "the FABsum block `SIZE` (with --fabsum v1, v2 or pair; also -b SIZE)")
 	fs.StringVar(&o.b, "b", "256", "the same as --block `SIZE`")
-	fs.StringVar(&o.group, "group", "", "with --fabsum v2 or pair: add each `G` block sums in the high precision before one binary64 addition (pair: TwoSum) (the GPU kernels' group=G)")
+	fs.StringVar(&o.group, "group", "", "with --fabsum v2 or pair: add each `G` block sums in the high precision before one fp64 addition (pair: TwoSum) (the GPU kernels' group=G)")
 	fs.BoolVar(&o.prob, "prob", false, "the probabilistic bound: n, b and n/b replaced by their square roots (a heuristic)")
 	fs.BoolVar(&o.table, "table", false, "print Table 2.1 of the paper, with more rows")
 	fs.BoolVar(&o.narrow, "narrow", false, "the normwise bound of the scaled narrow-range algorithm (Mary and Mikaitis)")
@@ -399,9 +399,9 @@ func writeMultiword(w io.Writer, low, high format.Format, modeLow, modeHigh form
 	case bound.FABsumV1:
 		sum = fmt.Sprintf("FABsum-v1: blocks of b = %s products in the unit, block sums in %s (u_high)", numText(m.B), high.Name())
 	case bound.FABsumV2:
-		sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, block sums in binary64 (u_64 = 2^-53)", numText(m.B))
+		sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, block sums in fp64 (u_64 = 2^-53)", numText(m.B))
 		if m.Group > 1 {
-			sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, groups of %s block sums in %s (u_high), group sums in binary64 (u_64 = 2^-53)",
+			sum = fmt.Sprintf("FABsum-v2: blocks of b = %s products in the unit, groups of %s block sums in %s (u_high), group sums in fp64 (u_64 = 2^-53)",
 				numText(m.B), numText(m.Group), high.Name())
 		}
 	case bound.FABsumPair:

@@ -68,11 +68,11 @@ func TestBoundMultiword(t *testing.T) {
 		// groups of 8 block sums in fp32 before fp64 (the GPU defaults' group=8)
 		{[]string{"-n", "1e6", "--fabsum", "v2", "-b", "32", "--group", "8"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumV2, B: 32, Group: 8},
-			[]string{"groups of 8 block sums in binary32", ": 39 × 2^-24 + n/256 × 2^-53\n"}},
+			[]string{"groups of 8 block sums in fp32", ": 39 × 2^-24 + n/256 × 2^-53\n"}},
 		// ... and into a TwoSum pair
 		{[]string{"-n", "1e6", "--fabsum", "pair", "-b", "32", "--group", "16"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumPair, B: 32, Group: 16},
-			[]string{"groups of 16 block sums in binary32", "into a pair", ": 47 × 2^-24 + (n/512)² × 2^-48\n"}},
+			[]string{"groups of 16 block sums in fp32", "into a pair", ": 47 × 2^-24 + (n/512)² × 2^-48\n"}},
 		// --fabsum without -b: b = 256.
 		{[]string{"-n", "65536", "--fabsum", "v1"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 65536, Sum: bound.FABsumV1, B: 256},
@@ -80,7 +80,7 @@ func TestBoundMultiword(t *testing.T) {
 		// the TwoSum pair: the inter-block term is of second order.
 		{[]string{"--low", "fp16", "-p", "2", "-n", "1e6", "--fabsum", "pair", "-b", "64"},
 			bound.Multiword{ULow: fp16, UHigh: fp32, P: 2, N: 1e6, Sum: bound.FABsumPair, B: 64},
-			[]string{"summation     FABsum-pair: blocks of b = 64 products", "pair (hi, lo) of binary32 by TwoSum", ": 64 × 2^-24 + (n/64)² × 2^-48\n"}},
+			[]string{"summation     FABsum-pair: blocks of b = 64 products", "pair (hi, lo) of fp32 by TwoSum", ": 64 × 2^-24 + (n/64)² × 2^-48\n"}},
 		{[]string{"-n", "1e6", "--fabsum", "pair", "--prob", "--mode-high", "rz"},
 			bound.Multiword{ULow: fp16, UHigh: fp32rz, P: 2, N: 1e6, Sum: bound.FABsumPair, B: 256, Probabilistic: true},
 			[]string{"FABsum-pair", "b = 256", "16 × 2^-23 + n/256 × 2^-46"}},
@@ -143,7 +143,7 @@ func TestBoundJSON(t *testing.T) {
 	}
 	m := bound.Multiword{ULow: 0x1p-11, UHigh: 0x1p-24, P: 2, N: 1e6, Sum: bound.FABsumV2, B: 128}
 	r, _ := m.Bound()
-	if got.Low != "binary16" || got.High != "binary32" || got.ModeHigh != "rne" || got.Multiword != m ||
+	if got.Low != "fp16" || got.High != "fp32" || got.ModeHigh != "rne" || got.Multiword != m ||
 		got.Result.Total != r.Total || got.Result.Dominant != r.Dominant || len(got.Result.Terms) != 3 ||
 		got.Result.Terms[2].Value != r.Terms[2].Value {
 		t.Errorf("JSON %+v, want %+v and %+v", got, m, r)
@@ -206,8 +206,8 @@ func TestBoundTable(t *testing.T) {
 }
 
 func TestBoundNarrow(t *testing.T) {
-	// The narrow-range slides' example: e4m3 into binary16, no subnormals, n = 4.
-	args := []string{"bound", "--narrow", "--low", "e4m3+ftz", "--high", "binary16+ftz", "-p", "1", "-n", "4"}
+	// The narrow-range slides' example: e4m3 into fp16, no subnormals, n = 4.
+	args := []string{"bound", "--narrow", "--low", "e4m3+ftz", "--high", "fp16+ftz", "-p", "1", "-n", "4"}
 	code, out, errs := mwmm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

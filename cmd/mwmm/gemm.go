@@ -28,14 +28,14 @@ Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of
 multiword-matmul-tensor-cores.txt): A and B are split into p words of a low
 precision (A ≈ A_1 + ... + A_p, each word the rounded remainder of the
 ones before), the products A_i·B_j with i+j ≤ p+1 are computed by a block
-FMA that accumulates in binary32, smallest first, and summed. Two binary16
-words and three products give binary32's error bound n·2^-24 at tensor-core
+FMA that accumulates in fp32, smallest first, and summed. Two fp16
+words and three products give fp32's error bound n·2^-24 at tensor-core
 speed; on hardware that rounds toward zero inside the block FMA (every NVIDIA
 tensor core) the error reaches that bound for data of one sign, and FABsum
-(--fabsum) cuts it to (b + n/b)·2^-24 (v1: block sums added in binary32),
-b·2^-24 + (n/b)·2^-53 (v2: in binary64) or b·2^-24 + (n/b)²·2^-48 (pair:
-added into a binary32 pair (hi, lo) by Knuth's TwoSum, nearly v2's accuracy
-at binary32 speed); --first applies FABsum to A_1·B_1 only (Algorithm 4.4),
+(--fabsum) cuts it to (b + n/b)·2^-24 (v1: block sums added in fp32),
+b·2^-24 + (n/b)·2^-53 (v2: in fp64) or b·2^-24 + (n/b)²·2^-48 (pair:
+added into an fp32 pair (hi, lo) by Knuth's TwoSum, nearly v2's accuracy
+at fp32 speed); --first applies FABsum to A_1·B_1 only (Algorithm 4.4),
 which is as accurate for n up to about 4·10^6. The -fabsum variants are
 joint (the option joint=on): the P products of a block share one
 accumulator and are promoted once per block, as a GPU kernel with one
@@ -53,7 +53,7 @@ is stored ×2^(p·i) so that low words do not underflow. --scale adds this
 scaling to any variant.
 
 A and B are NumPy .npy files of float32 or float64 (1-D arrays are
-columns); C is written as float32 when the variant's output is binary32 or
+columns); C is written as float32 when the variant's output is fp32 or
 narrower and float64 otherwise. Without --a and --b, gemm multiplies random
 matrices of --size drawn from --dist. --check compares C with the float64
 product and prints the componentwise error max |C−Ĉ|/(|A||B|) (eq. 3.1),
@@ -68,7 +68,7 @@ product a cuBLASLt call with fp16/bf16/tf32/fp8 inputs and fp32 accumulation;
 see 'mwmm info'). On gpu, FABsum plans (--fabsum, the -fabsum variants)
 run instead on a fused kernel, which splits, multiplies and adds the
 block sums in one pass: for fp16, bf16 or tf32 words (up to three), b a
-multiple of the mma k-step, and A and B of binary32 values (float32 .npy
+multiple of the mma k-step, and A and B of fp32 values (float32 .npy
 files; --size draws float64). On Hopper that is the wgmma kernel for
 one-word and joint plans with b a multiple of 32 (b = 32 by products),
 elsewhere the mma.sync kernel (by products: b dividing 32). Other plans go
@@ -105,11 +105,11 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs.StringVar(&o.a, "a", "", "`A.npy`, the m×k left factor")
 	fs.Var(bOrBlock{o}, "b", "`B.npy`, the k×n right factor; an integer instead is --block (-b 256)")
 	fs.Var(blockFlag{o}, "block", "FABsum block `SIZE`: products per block sum, 0 for one block of the whole inner dimension (also -b SIZE)")
-	fs.IntVar(&o.group, "group", 0, "with --fabsum v2 or pair: add each `G` block sums in binary32 before the wider addition (the variants' group=G)")
+	fs.IntVar(&o.group, "group", 0, "with --fabsum v2 or pair: add each `G` block sums in fp32 before the wider addition (the variants' group=G)")
 	fs.BoolVar(&o.force, "force", false, "run sizes estimated to take over an hour or more memory than is available")
 	fs.StringVar(&o.out, "out", "", "write C to this `.npy` file")
 	fs.StringVar(&o.variant, "variant", "double-fp16", "the multiword `VARIANT` (--variants lists them), with optional :key=value options")
-	fs.StringVar(&o.fabsum, "fabsum", "", "FABsum `VERSION`: v1 (block sums in the accumulator, binary32), v2 (in binary64) or pair (in a binary32 TwoSum pair)")
+	fs.StringVar(&o.fabsum, "fabsum", "", "FABsum `VERSION`: v1 (block sums in the accumulator, fp32), v2 (in fp64) or pair (in an fp32 TwoSum pair)")
 	fs.BoolVar(&o.first, "first", false, "FABsum for A_1·B_1 only (Algorithm 4.4)")
 	fs.BoolVar(&o.all, "all", false, "form all p² products, not only those with i+j ≤ p+1")
 	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")

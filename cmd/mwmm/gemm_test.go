@@ -21,7 +21,7 @@ func writeNpy(t *testing.T, dir, name string, m npy.Matrix) string {
 }
 
 // gemm reads A and B, writes C as float32 (the variant's output is
-// binary32), and C is the library's result.
+// fp32), and C is the library's result.
 func TestGemmFiles(t *testing.T) {
 	dir := t.TempDir()
 	a := npy.Matrix{Rows: 2, Cols: 3, Data: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, Dtype: "float64"}
@@ -124,13 +124,13 @@ func TestGemmFABsumPair(t *testing.T) {
 	}
 }
 
-// Entries beyond binary16's range overflow without --scale, with a warning.
+// Entries beyond fp16's range overflow without --scale, with a warning.
 func TestGemmOverflowWarning(t *testing.T) {
 	dir := t.TempDir()
 	pa := writeNpy(t, dir, "A.npy", npy.Matrix{Rows: 1, Cols: 2, Data: []float64{1e6, 1}})
 	pb := writeNpy(t, dir, "B.npy", npy.Matrix{Rows: 2, Cols: 1, Data: []float64{1, 1}})
 	code, _, stderr := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--variant", "fp16")
-	if code != 0 || !strings.Contains(stderr, "overflow binary16") || !strings.Contains(stderr, "--scale") {
+	if code != 0 || !strings.Contains(stderr, "overflow fp16") || !strings.Contains(stderr, "--scale") {
 		t.Errorf("exit %d, stderr %q: want a warning about overflow and --scale", code, stderr)
 	}
 	code, stdout, stderr := mwmm(t, "", "gemm", "--a", pa, "--b", pb, "--variant", "fp16", "--scale", "--check")
@@ -169,7 +169,7 @@ func TestGemmErrors(t *testing.T) {
 		{[]string{"--size", "3,2"}, 2, "M,K,N"},
 		{[]string{"--dist", "cauchy"}, 2, "cauchy"},
 		{[]string{"--variant", "fp16", "--engine", "model:v100:k=0"}, 2, "k"},
-		{[]string{"--variant", "bf16", "--engine", "model:v100"}, 2, "bfloat16"},
+		{[]string{"--variant", "bf16", "--engine", "model:v100"}, 2, "bf16"},
 	} {
 		code, _, stderr := mwmm(t, "", append([]string{"gemm"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -194,7 +194,7 @@ func TestGemmVariants(t *testing.T) {
 		}
 	}
 	_, stdout, _ = mwmm(t, "", "help", "gemm")
-	for _, s := range []string{"--fabsum v1|v2|pair", "pair (in a binary32 TwoSum pair)", "TwoSum", "fused kernel", "joint=on"} {
+	for _, s := range []string{"--fabsum v1|v2|pair", "pair (in an fp32 TwoSum pair)", "TwoSum", "fused kernel", "joint=on"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("help gemm: no %q", s)
 		}

@@ -119,7 +119,7 @@ func TestGemmUnderflowWarning(t *testing.T) {
 	if s.Check.Componentwise != 1 {
 		t.Errorf("componentwise error %g; the words of 1e-40 are 0 in fp16, so 1 is expected", s.Check.Componentwise)
 	}
-	for _, want := range []string{"warning", "4 of 4 rows of A and 0 of 3 columns of B underflow", "binary16", "--scale"} {
+	for _, want := range []string{"warning", "4 of 4 rows of A and 0 of 3 columns of B underflow", "fp16", "--scale"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q lacks %q", errOut, want)
 		}
@@ -179,7 +179,7 @@ func TestProbeLargeK(t *testing.T) {
 func TestBoundThetaRange(t *testing.T) {
 	for _, c := range []struct{ theta, want string }{
 		{"1e30", "θ > f_max = 448 of e4m3"},
-		{"400", "n·θ² = 6.4e+05 > F_max = 65504 of binary16"},
+		{"400", "n·θ² = 6.4e+05 > F_max = 65504 of fp16"},
 	} {
 		code, _, errOut := mwmm(t, "", "bound", "--narrow", "--low", "e4m3", "--high", "fp16", "-n", "4", "--theta", c.theta)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

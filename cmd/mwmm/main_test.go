@@ -48,7 +48,7 @@ func TestRound(t *testing.T) {
 		// e4m3 smallest subnormal 2^-9 = 0.001953125; 2^-10 is a tie with 0.
 		{[]string{"--format", "e4m3", "0.001953125", "0.0009765625", "0.0009765626"}, []string{"0.001953125", "0", "0.001953125"}},
 
-		// binary16: max finite (2-2^-10)·2^15 = 65504; overflow past the
+		// fp16: max finite (2-2^-10)·2^15 = 65504; overflow past the
 		// midpoint 65520 gives +Inf in round to nearest, 65504 toward zero.
 		{[]string{"--format", "fp16", "70000"}, []string{"+Inf"}},
 		{[]string{"--format", "fp16", "--mode", "rz", "70000"}, []string{"65504"}},
@@ -61,10 +61,10 @@ func TestRound(t *testing.T) {
 		{[]string{"--format", "fp16", "--no-subnormals", "1e-6"}, []string{"0"}},
 		{[]string{"--format", "fp16", "--no-subnormals", "4e-5"}, []string{"6.103515625e-05"}},
 		// 1+2^-11 is a tie between 1 and 1+2^-10.
-		{[]string{"--format", "binary16", "1.00048828125"}, []string{"1"}},
-		{[]string{"--format", "binary16", "--mode", "ru", "1.00048828125"}, []string{"1.0009765625"}},
+		{[]string{"--format", "fp16", "1.00048828125"}, []string{"1"}},
+		{[]string{"--format", "fp16", "--mode", "ru", "1.00048828125"}, []string{"1.0009765625"}},
 
-		// bfloat16: p=8, 0.1 = 204.8·2^-11 → 205·2^-11 = 0.10009765625.
+		// bf16: p=8, 0.1 = 204.8·2^-11 → 205·2^-11 = 0.10009765625.
 		{[]string{"--format", "BF16", "0.1"}, []string{"0.10009765625"}},
 		// Negative numbers after the flags, and after --.
 		{[]string{"--format", "bf16", "-0.1", "-1e-50"}, []string{"-0.10009765625", "-0"}},
@@ -145,7 +145,7 @@ func TestRoundStdin(t *testing.T) {
 }
 
 func TestRoundStochastic(t *testing.T) {
-	// 1+2^-11 lies halfway between the binary16 neighbours 1 and 1+2^-10.
+	// 1+2^-11 lies halfway between the fp16 neighbours 1 and 1+2^-10.
 	const x, lo, hi = "1.00048828125", "1", "1.0009765625"
 	args := func(mode, seed string) []string {
 		a := []string{"round", "--format", "fp16", "--mode", mode, "--seed", seed}
@@ -204,7 +204,7 @@ func TestRoundErrors(t *testing.T) {
 		args []string
 		want []string // substrings of stderr
 	}{
-		{[]string{"--format", "fp7", "1"}, []string{`"fp7"`, "binary16", "e4m3", "bf16", "p3109-k", "custom:"}},
+		{[]string{"--format", "fp7", "1"}, []string{`"fp7"`, "fp16", "e4m3", "bf16", "p3109-k", "custom:"}},
 		{[]string{"--format", "fp16", "--mode", "nearest", "1"}, []string{`"nearest"`, "rne", "sr-bits=N"}},
 		{[]string{"--format", "fp16", "--mode", "sr-bits=0", "1"}, []string{"random bits"}},
 		{[]string{"--format", "fp16", "1", "abc", "2"}, []string{`"abc"`, "not a number"}},
@@ -250,10 +250,10 @@ func TestFormats(t *testing.T) {
 	// name bits p emin emax max-finite min-normal min-subnormal u specials,
 	// from the formats' definitions.
 	want := map[string]string{
-		"binary64":          "64 53 -1022 1023 1.7976931348623157e+308 2^-1022 2^-1074 2^-53 ieee",
-		"binary32":          "32 24 -126 127 3.4028234663852886e+38 2^-126 2^-149 2^-24 ieee",
-		"binary16":          "16 11 -14 15 65504 2^-14 2^-24 2^-11 ieee",
-		"bfloat16":          "16 8 -126 127 3.3895313892515355e+38 2^-126 2^-133 2^-8 ieee",
+		"fp64":              "64 53 -1022 1023 1.7976931348623157e+308 2^-1022 2^-1074 2^-53 ieee",
+		"fp32":              "32 24 -126 127 3.4028234663852886e+38 2^-126 2^-149 2^-24 ieee",
+		"fp16":              "16 11 -14 15 65504 2^-14 2^-24 2^-11 ieee",
+		"bf16":              "16 8 -126 127 3.3895313892515355e+38 2^-126 2^-133 2^-8 ieee",
 		"e5m2":              "8 3 -14 15 57344 2^-14 2^-16 2^-3 ieee",
 		"e4m3":              "8 4 -6 8 448 2^-6 2^-9 2^-4 nan",
 		"e3m2":              "6 3 -2 4 28 2^-2 2^-4 2^-3 none",
@@ -281,7 +281,7 @@ func TestFormats(t *testing.T) {
 	code, out, _ = mwmm(t, "", "formats", "fp16+ftz", "custom:p=5,emin=-6,emax=8")
 	got := lines(out)
 	if code != 0 || len(got) != 3 ||
-		strings.Join(strings.Fields(got[1]), " ") != "binary16+ftz 16 11 -14 15 65504 2^-14 - 2^-11 ieee" ||
+		strings.Join(strings.Fields(got[1]), " ") != "fp16+ftz 16 11 -14 15 65504 2^-14 - 2^-11 ieee" ||
 		strings.Join(strings.Fields(got[2]), " ") != "custom:p=5,emin=-6,emax=8 - 5 -6 8 496 2^-6 2^-10 2^-5 ieee" {
 		t.Errorf("formats fp16+ftz custom:...: exit %d, output\n%s", code, out)
 	}
@@ -314,13 +314,13 @@ func TestFormatsJSON(t *testing.T) {
 		t.Errorf("formats --json: %d formats, want %d", len(fs), len(format.Builtin()))
 	}
 	for _, f := range fs {
-		if f.Name != "binary16" {
+		if f.Name != "fp16" {
 			continue
 		}
 		if f.Bits != 16 || f.P != 11 || f.Emin != -14 || f.Emax != 15 || f.MaxFinite != 65504 ||
 			f.MinNormal != 1.0/16384 || f.MinSubnormal == nil || *f.MinSubnormal != 1.0/16777216 ||
-			f.UnitRoundoff != 1.0/2048 || f.Specials != "ieee" || !strings.Contains(strings.Join(f.Aliases, " "), "fp16") {
-			t.Errorf("formats --json binary16: %+v", f)
+			f.UnitRoundoff != 1.0/2048 || f.Specials != "ieee" || !strings.Contains(strings.Join(f.Aliases, " "), "binary16") {
+			t.Errorf("formats --json fp16: %+v", f)
 		}
 	}
 	_, out, _ = mwmm(t, "", "formats", "--json", "e4m3+ftz")

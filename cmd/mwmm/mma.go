@@ -59,20 +59,20 @@ mwmm mma eval reads test cases from standard input, one a line:
 
   a_1 ... a_k ; b_1 ... b_k ; c
 
-each value the 8 hex digits of its binary32 bit pattern (3f800000 is 1; a
+each value the 8 hex digits of its fp32 bit pattern (3f800000 is 1; a
 0x prefix is allowed), separated by spaces or tabs. Blank lines and lines
 starting with # are skipped. k may be 0 and may change from line to line.
 For each case it prints d, as the unit computes it, as the 8 lowercase hex
-digits of a binary32, one a line, in input order. A result in a narrower
-format (fp16) is written as the binary32 of the same value; every NaN is
+digits of an fp32, one a line, in input order. A result in a narrower
+format (fp16) is written as the fp32 of the same value; every NaN is
 written as 7fffffff, NVIDIA's canonical NaN.
 
 a and b must be values of the input format (fp16 1 is 3f800000 here, not
-3c00) and c a value of the output format; with a tf32 input any binary32 is
+3c00) and c a value of the output format; with a tf32 input any fp32 is
 accepted, since the unit converts it as the hardware does. At the first line
 that breaks these rules eval reports "line N: ..." and exits with status 1,
 after printing the results of the lines before it. Units whose formats hold
-values binary32 cannot (a100 --input fp64) cannot be evaluated this way.
+values fp32 cannot (a100 --input fp64) cannot be evaluated this way.
 
 Units (--unit) are a preset, optionally followed by parameter overrides,
 e.g. t4:extra=2,carry=unlimited. --input and --output choose the formats
@@ -109,8 +109,8 @@ Override keys (a UNIT is PRESET:key=value,key=value...):
   addend=with|after      c aligned with the products, or added to their sum
   products=exact|FORMAT  exact products, or products rounded to FORMAT
   productmode=MODE       the rounding of the products
-  productp=N             products rounded to N bits (binary64's range)
-  acc=FORMAT             the accumulator's format (binary32 on NVIDIA)
+  productp=N             products rounded to N bits (fp64's range)
+  acc=FORMAT             the accumulator's format (fp32 on NVIDIA)
   accp=N                 the accumulator's precision, its range kept
   accmode=MODE           the rounding into the accumulator (rz on NVIDIA)
   outmode=MODE           the rounding from the accumulator to the output
@@ -271,8 +271,8 @@ func unitError(err error) error {
 	return usage(msg)
 }
 
-// holdsBinary32 reports whether every value of f is a binary32, so that eval's
-// binary32 bit patterns can carry them.
+// holdsBinary32 reports whether every value of f is an fp32, so that eval's
+// fp32 bit patterns can carry them.
 func holdsBinary32(f format.Format) bool {
 	return f.Precision() <= 24 && f.Emax() <= 127 && f.Emin()-f.Precision()+1 >= -149
 }
@@ -283,25 +283,25 @@ func checkBinary32Unit(u mma.Unit) error {
 		f    format.Format
 	}{{"input", u.Input()}, {"output", u.Output()}} {
 		if !holdsBinary32(f.f) {
-			return fmt.Errorf("%s has %s %s, but eval's line format carries binary32 values only", u.Name(), f.what, f.f.Name())
+			return fmt.Errorf("%s has %s %s, but eval's line format carries fp32 values only", u.Name(), f.what, f.f.Name())
 		}
 	}
 	return nil
 }
 
 // isTF32 reports whether f is tf32 (perhaps without subnormals): a unit with
-// tf32 inputs reads binary32 values and converts them itself.
+// tf32 inputs reads fp32 values and converts them itself.
 func isTF32(f format.Format) bool {
 	return f.Precision() == format.TF32.Precision() && f.Emin() == format.TF32.Emin() && f.Emax() == format.TF32.Emax()
 }
 
-// A b32Check tells from its bits whether a binary32 is a value of a format
-// narrower than binary32, without the float64 rounding of IsRepresentable
+// A b32Check tells from its bits whether an fp32 is a value of a format
+// narrower than fp32, without the float64 rounding of IsRepresentable
 // (this runs for every value eval reads). It accepts the format's subnormals
 // even when the format flushes them: their codes exist, and the unit reads
 // them as the hardware does.
 type b32Check struct {
-	all            bool // accept every binary32 (tf32 inputs)
+	all            bool // accept every fp32 (tf32 inputs)
 	p, emin        int
 	maxMag         uint32 // bits of the largest finite value
 	nan, inf, neg0 bool
@@ -335,7 +335,7 @@ func (c *b32Check) ok(x uint32) bool {
 	// its last bit is no finer than the grid at its leading bit.
 	e, frac := int(mag>>23), mag&(1<<23-1)
 	var lead, low int
-	if e == 0 { // binary32 subnormal
+	if e == 0 { // fp32 subnormal
 		lead = bits.Len32(frac) - 1 - 149
 		low = bits.TrailingZeros32(frac) - 149
 	} else {
@@ -536,7 +536,7 @@ func (p *evalParser) flush(ch *evalChunk) error {
 	for _, d := range p.d {
 		x := uint32(0x7fffffff) // NVIDIA's canonical NaN
 		if d == d {
-			x = math.Float32bits(float32(d)) // exact: the output format is within binary32
+			x = math.Float32bits(float32(d)) // exact: the output format is within fp32
 		}
 		out = append(out,
 			hexDigits[x>>28], hexDigits[x>>24&15], hexDigits[x>>20&15], hexDigits[x>>16&15],
@@ -587,7 +587,7 @@ func (p *evalParser) parseLine(l []byte) (c float64, err error) {
 		}
 		x, n := parseHex32(l[i:])
 		if n == 0 {
-			return 0, fmt.Errorf("%q is not a binary32 bit pattern (8 hex digits such as 3f800000, optionally after 0x)", token(l[i:]))
+			return 0, fmt.Errorf("%q is not an fp32 bit pattern (8 hex digits such as 3f800000, optionally after 0x)", token(l[i:]))
 		}
 		i += n
 		switch part {

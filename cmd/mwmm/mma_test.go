@@ -33,7 +33,7 @@ func TestMMAList(t *testing.T) {
 		}
 	}
 	// The parameters' sources, and the pairs only the A100 has.
-	for _, s := range []string{"not measured", "Extra bits for carry out", "tf32×tf32→binary32", "binary64×binary64→binary64, k=2"} {
+	for _, s := range []string{"not measured", "Extra bits for carry out", "tf32×tf32→fp32", "fp64×fp64→fp64, k=2"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("mma list does not mention %q", s)
 		}
@@ -79,7 +79,7 @@ func TestMMAList(t *testing.T) {
 	}
 	// The instruction-level units are listed as eval takes them.
 	code, out, errs = mwmm(t, "", "mma", "list", "h100-mma.sync")
-	if code != 0 || !strings.HasPrefix(out, "h100-mma.sync: ") || !strings.Contains(out, "e4m3×e4m3→binary32, k=32, emulated") {
+	if code != 0 || !strings.HasPrefix(out, "h100-mma.sync: ") || !strings.Contains(out, "e4m3×e4m3→fp32, k=32, emulated") {
 		t.Errorf("mma list h100-mma.sync: exit %d\n%s%s", code, out, errs)
 	}
 	if code, _, errs := mwmm(t, "", "mma", "eval", "--unit", "z900"); code != 2 || strings.Contains(errs, "mma: mma:") {
@@ -153,7 +153,7 @@ func TestMMAEval(t *testing.T) {
 		{"carries", nil, rep(one, 4) + " ; " + one + " " + one + " " + one + " 34000000 ; 3f800003\n" +
 			rep(one, 4) + " ; 3f800000 3fc00000 3fe00000 3ff00000 ; 3ff00000\n",
 			"40800001\n41000000\n"},
-		// fp16 output: 1+3·2^-11 in binary32, then to nearest fp16, a tie
+		// fp16 output: 1+3·2^-11 in fp32, then to nearest fp16, a tie
 		// between 1+2^-10 and 1+2^-9 that goes to the even 1+2^-9.
 		{"fp16 output", []string{"--output", "fp16"}, rep(one, 3) + " 00000000 ; " + rep("3a000000", 4) + " ; " + one, "3f804000\n"},
 		// k=0 gives c; Inf·0 and NaN inputs give NVIDIA's NaN; Inf stays Inf.
@@ -163,11 +163,11 @@ func TestMMAEval(t *testing.T) {
 		// upper-case hex.
 		{"syntax", nil, "# a comment\n\n   \n\t0x3F800000\t0X40000000;0x40400000 0x40800000;0x00000000\r\n  # indented comment\n",
 			"41300000\n"}, // 1·3 + 2·4 = 11
-		// tf32 inputs are any binary32, truncated to tf32 by the A100:
+		// tf32 inputs are any fp32, truncated to tf32 by the A100:
 		// 1+0x1fff·2^-23 is below 1+2^-10, above the midpoint: RZ gives 1.
 		{"tf32", []string{"--unit", "a100", "--input", "tf32"}, "3f801fff ; 3f800000 ; 00000000", "3f800000\n"},
 		// 2·(1+2^-7) + 1+2^-23 = 3+2^-6+2^-23: the grid of the largest term,
-		// 2+2^-6, is 2^-23, and RZ into binary32 (ulp 2^-22) drops the 2^-23.
+		// 2+2^-6, is 2^-23, and RZ into fp32 (ulp 2^-22) drops the 2^-23.
 		{"bf16", []string{"--unit", "a100", "--input", "bf16"}, "3f810000 ; 40000000 ; 3f800001", "40410000\n"},
 		// The extremes of fp16 are accepted: 65504 = 477fe000, 2^-24.
 		{"fp16 range", nil, "477fe000 " + tiny + " ; 3f800000 3f800000 ; 00000000", "477fe000\n"},
@@ -198,15 +198,15 @@ func TestMMAEvalErrors(t *testing.T) {
 		{nil, "3f800000 ; 3f800000 ;\n", 1, "", []string{"line 1:", "no value of c"}},
 		{nil, "3f800000 ; 3f800000 ; 00000000 00000000\n", 1, "", []string{"line 1:", "more than one value of c"}},
 		{nil, "3f800000 ; 3f800000 ; 00000000 ; 00000000\n", 1, "", []string{"line 1:", "more than two ';'"}},
-		{nil, good + "3f800000 3f800000 ; 3f800000 3f800001 ; 00000000\n", 1, "40000000\n", []string{"line 2:", "b_2 = 3f800001 (1.0000001) is not a value of binary16"}},
+		{nil, good + "3f800000 3f800000 ; 3f800000 3f800001 ; 00000000\n", 1, "40000000\n", []string{"line 2:", "b_2 = 3f800001 (1.0000001) is not a value of fp16"}},
 		// 65536 is above fp16's max finite 65504, 2^-25 below its smallest subnormal.
-		{nil, "47800000 ; 00000000 ; 00000000\n", 1, "", []string{"line 1:", "a_1 = 47800000 (65536) is not a value of binary16"}},
+		{nil, "47800000 ; 00000000 ; 00000000\n", 1, "", []string{"line 1:", "a_1 = 47800000 (65536) is not a value of fp16"}},
 		{nil, "00000000 00000000 ; 00000000 33000000 ; 00000000\n", 1, "", []string{"line 1:", "b_2 = 33000000 (2.9802322e-08)"}},
-		{[]string{"--output", "fp16"}, good + "00000000 ; 00000000 ; 3f800001\n", 1, "40000000\n", []string{"line 2:", "c = 3f800001", "not a value of binary16"}},
-		{[]string{"--unit", "a100", "--input", "bf16"}, "3f800001 ; 00000000 ; 00000000\n", 1, "", []string{"line 1:", "not a value of bfloat16"}},
+		{[]string{"--output", "fp16"}, good + "00000000 ; 00000000 ; 3f800001\n", 1, "40000000\n", []string{"line 2:", "c = 3f800001", "not a value of fp16"}},
+		{[]string{"--unit", "a100", "--input", "bf16"}, "3f800001 ; 00000000 ; 00000000\n", 1, "", []string{"line 1:", "not a value of bf16"}},
 		{[]string{"--unit", "z900"}, good, 2, "", []string{`"z900"`, "v100"}},
-		{[]string{"--unit", "a100", "--input", "fp64"}, good, 2, "", []string{"binary64", "binary32 values only"}},
-		{[]string{"--unit", "v100", "--input", "bf16"}, good, 2, "", []string{"v100 has no bfloat16→binary32 unit"}},
+		{[]string{"--unit", "a100", "--input", "fp64"}, good, 2, "", []string{"fp64", "fp32 values only"}},
+		{[]string{"--unit", "v100", "--input", "bf16"}, good, 2, "", []string{"v100 has no bf16→fp32 unit"}},
 		{[]string{"--unit", "v100:extra=x"}, good, 2, "", []string{"extra=x"}},
 		{[]string{"--input", "fp17"}, good, 2, "", []string{"fp17"}},
 		{[]string{"cases.txt"}, good, 2, "", []string{"no arguments"}},
@@ -268,7 +268,7 @@ func randomCases(r *rand.Rand, n, maxK int, in, out func() uint32) (string, []ev
 	return sb.String(), cases
 }
 
-// fp16Bits returns the binary32 bits of a random fp16 value; one in 64 is
+// fp16Bits returns the fp32 bits of a random fp16 value; one in 64 is
 // an Inf or a NaN.
 func fp16Bits(r *rand.Rand) uint32 {
 	code := uint64(r.Uint32() & 0xffff)
@@ -282,7 +282,7 @@ func fp16Bits(r *rand.Rand) uint32 {
 	return math.Float32bits(float32(x))
 }
 
-// binary32Bits returns random binary32 bits, mostly of moderate magnitude.
+// binary32Bits returns random fp32 bits, mostly of moderate magnitude.
 func binary32Bits(r *rand.Rand) uint32 {
 	x := r.Uint32()
 	if r.IntN(64) != 0 {
@@ -373,7 +373,7 @@ func TestMMAEvalShortReads(t *testing.T) {
 }
 
 // b32Check must agree with IsRepresentable (of the format with subnormals)
-// on every kind of binary32.
+// on every kind of fp32.
 func TestB32Check(t *testing.T) {
 	fmts := append(format.Builtin()[1:], format.Binary16.WithSubnormals(false), format.E4M3.WithSaturation(true))
 	for _, name := range []string{"custom:p=5,emin=-130,emax=20", "custom:p=24,emin=-126,emax=127,subnormals=off", "p3109-k6p3", "custom:p=3,emin=-140,emax=0"} {
@@ -395,7 +395,7 @@ func TestB32Check(t *testing.T) {
 	}
 	for _, f := range fmts {
 		if !holdsBinary32(f) {
-			t.Errorf("%s: not within binary32", f.Name())
+			t.Errorf("%s: not within fp32", f.Name())
 			continue
 		}
 		c := newB32Check(f, false)
@@ -410,7 +410,7 @@ func TestB32Check(t *testing.T) {
 		}
 	}
 	if holdsBinary32(format.Binary64) || holdsBinary32(mustParse(t, "custom:p=11,emin=-140,emax=15")) {
-		t.Errorf("holdsBinary32 accepts formats wider than binary32")
+		t.Errorf("holdsBinary32 accepts formats wider than fp32")
 	}
 }
 

@@ -33,7 +33,7 @@ every result. The features:
   products                 exact, or rounded to p bits (and how)
   subnormal inputs         kept or flushed
   subnormal outputs        kept or flushed (c, and results from normal inputs)
-  accumulator precision    the bits the sum is rounded to (24: binary32)
+  accumulator precision    the bits the sum is rounded to (24: fp32)
   rounding of the sum      rz, rne, rna, ru or rd, from ties of both signs
   carry bits               the carries the adder keeps above the largest term
   products per block       where the rounding of a long dot product changes
@@ -282,7 +282,7 @@ func writeReport(w io.Writer, r probe.Report, evidence bool) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\norder of the additions: %s\nmonotonicity: %v\n\n", r.Order, r.Monotonicity)
-	fmt.Fprintln(w, "the tests of numerical-behavior-tensor-cores.txt (U: the accumulator's ulp of 1, 2^-23 in binary32):")
+	fmt.Fprintln(w, "the tests of numerical-behavior-tensor-cores.txt (U: the accumulator's ulp of 1, 2^-23 in fp32):")
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TEST\tVERDICT\tTHE PAPER (V100)")
 	for _, s := range r.Seeds {

@@ -15,7 +15,7 @@ func TestProbeTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{
-		"v100 binary16→binary32",
+		"v100 fp16→fp32",
 		"extra alignment bits    0 ",
 		"rounding of the sum     rz ",
 		"products per block      4 ",
@@ -54,7 +54,7 @@ func TestProbeJSON(t *testing.T) {
 	if len(r.Findings) < 10 || len(r.Seeds) < 10 || len(r.Findings[0].Evidence) == 0 {
 		t.Fatalf("short report: %+v", r)
 	}
-	m, err := mma.Lookup(r.Spec, "bf16", "binary32")
+	m, err := mma.Lookup(r.Spec, "bf16", "fp32")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestProbeRecordChecks(t *testing.T) {
 	}
 }
 
-// A binary64 unit's report states one model: the table, the fitted model
+// An fp64 unit's report states one model: the table, the fitted model
 // and the spec agree (issue 27: they said k=4, k=1 and k=2, carries
 // unlimited and 1, normalisation each and end).
 func TestProbeBinary64OneTruth(t *testing.T) {
@@ -122,7 +122,7 @@ func TestProbeBinary64OneTruth(t *testing.T) {
 			"products per block      1 ",
 			"carry bits              unlimited",
 			"normalisation           each, in order",
-			"fitted model: binary64×binary64→binary64, k=1, exact products, normalise each addition (in-order), exact alignment, carries unlimited",
+			"fitted model: fp64×fp64→fp64, k=1, exact products, normalise each addition (in-order), exact alignment, carries unlimited",
 			"spec: exact:k=1,",
 			",carry=unlimited,norm=each,order=inorder,",
 			"no carry bits are needed",

@@ -57,7 +57,7 @@ exit status 1.
 
 A VALUE is anything Go's strconv.ParseFloat reads: 1.5, -2e-3, 0x1p-10,
 inf, -inf, nan. It is read as the nearest float64 first, so a decimal with
-more digits than binary64 holds is rounded twice. Negative values may stand
+more digits than fp64 holds is rounded twice. Negative values may stand
 anywhere, also right after the flags; after "--" every argument is a value.
 
 Overflow follows the format (see 'mwmm formats'): the IEEE formats give
@@ -73,7 +73,7 @@ Arrays: --in X.npy --out Y.npy rounds every element of a NumPy array of
 any shape and order (float16, float32, float64, or integers, which must
 convert to float64 exactly) and writes an array of the same shape and
 order. The output holds the rounded values as float32 when the format fits
-binary32 and the input is not float64, else float64; --dtype float32 or
+fp32 and the input is not float64, else float64; --dtype float32 or
 float64 chooses (float32 is refused for formats it cannot hold). --codes
 writes the format's bit codes instead, as uint8 (formats of up to 8 bits)
 or uint16 (up to 16): a NaN in a format without one (fp6, fp4) is then an

@@ -227,7 +227,7 @@ func TestRoundArrayErrors(t *testing.T) {
 		{[]string{"--format", "fp16", "--in", nan, "--out", out, "1.5"}, 2, "beside --in"},
 		{[]string{"--format", "fp32", "--codes", "--in", nan, "--out", out}, 2, "32 bits, more than uint16"},
 		{[]string{"--format", "custom:p=5,emin=-10,emax=20", "--codes", "--in", nan, "--out", out}, 2, "has no encoding"},
-		{[]string{"--format", "fp64", "--dtype", "float32", "--in", nan, "--out", out}, 2, "cannot hold every binary64 value"},
+		{[]string{"--format", "fp64", "--dtype", "float32", "--in", nan, "--out", out}, 2, "cannot hold every fp64 value"},
 		{[]string{"--format", "fp16", "--dtype", "int8", "--in", nan, "--out", out}, 2, "float32 or float64"},
 		{[]string{"--format", "fp16", "--codes", "--dtype", "float32", "--in", nan, "--out", out}, 2, "does not apply"},
 		{[]string{"--format", "fp16", "--stats", "1"}, 2, "apply to arrays"},

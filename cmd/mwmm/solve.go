@@ -25,16 +25,16 @@ const factorHelp = `
 factors the panel and solves for U12 in its storage format, one rounding
 per operation; they differ in the trailing updates A22 ← A22 − L21·U12:
 
-  tc16     through the block FMA of --unit with binary16 output: the
-           factors are stored in binary16 (the TC16 form of Blanchard et al.)
-  tc32     through the block FMA with binary32 output; L21 and U12 are
-           rounded to --input (fp16) for it; factors in binary32 (TC32)
+  tc16     through the block FMA of --unit with fp16 output: the
+           factors are stored in fp16 (the TC16 form of Blanchard et al.)
+  tc32     through the block FMA with fp32 output; L21 and U12 are
+           rounded to --input (fp16) for it; factors in fp32 (TC32)
   fp16, bf16, fp32, fp64
            plain arithmetic in that format, fl(c − fl(l·u)) term by term
   VARIANT  a multiword variant (mwmm gemm --variants), e.g.
            double-fp16-fabsum: fp32-accurate updates from fp16 words, on
            model:UNIT (bit-exact, slow) or, with --unit reference, the fast
-           float64 engine; factors in binary32
+           float64 engine; factors in fp32
 
 --unit is a preset or spec as 'mwmm mma list' shows them (v100, t4, a100,
 h100, ieee, or with overrides: v100:extra=2).`
@@ -71,13 +71,13 @@ var solveCmd = &command{
 	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine gmres|ir|none] [--tol T] [--json]",
 	help: `
 Solve factors A as 'mwmm lu' does (--factor, --unit) and refines the
-solution in binary64 until the normwise backward error
+solution in fp64 until the normwise backward error
 ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) is at most --tol (default √n·2^-53, LAPACK
 dsgesv's criterion). --refine gmres (GMRES-IR, the default) solves each
 correction by GMRES on the system preconditioned by the factors, which
 converges while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy);
 --refine ir solves it with the factors alone (κ(A)·u_f < 1); none returns
-the LU solution. Residuals are in binary64, or in double-word arithmetic
+the LU solution. Residuals are in fp64, or in double-word arithmetic
 with --residual dd, which brings the forward error down to order 2^-53
 while κ(A)·2^-53 < 1.
 

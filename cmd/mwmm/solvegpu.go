@@ -26,7 +26,7 @@ products). --factor is one of
   tc32         the blocked LU (panel: cuSOLVER's sgetrf; U12: cuBLAS strsm)
                with trailing updates on the tensor cores (the fused kernel,
                one word), inputs rounded to --input (fp16 with rows and
-               columns scaled by powers of two, bf16 or tf32), binary32
+               columns scaled by powers of two, bf16 or tf32), fp32
                accumulation and storage: the TC32 form
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)

@@ -387,7 +387,7 @@ func inexact(i int, dtype, v string, f float64) error {
 		i, dtype, v, f)
 }
 
-// float16ToFloat64 decodes an IEEE binary16 (NumPy's float16), exactly;
+// float16ToFloat64 decodes an IEEE fp16 (NumPy's float16), exactly;
 // a NaN keeps its payload, as NumPy's astype(np.float64) does.
 func float16ToFloat64(h uint16) float64 {
 	sign := uint64(h>>15) << 63

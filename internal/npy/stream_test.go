@@ -11,7 +11,7 @@ import (
 	"github.com/x448/float16"
 )
 
-// TestFloat16Exhaustive decodes every binary16 code and compares with
+// TestFloat16Exhaustive decodes every fp16 code and compares with
 // x448/float16's conversion, bit for bit (NaNs: NaN with the same payload).
 func TestFloat16Exhaustive(t *testing.T) {
 	for c := range 1 << 16 {

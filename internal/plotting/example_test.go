@@ -14,7 +14,7 @@ func ExampleSave() {
 	n := []float64{512, 1024, 2048, 4096}
 	bound := plotting.Series{Name: "bound", X: n, Y: []float64{6e-5, 1.2e-4, 2.4e-4, 4.8e-4}, Dashed: true}
 	fig := plotting.Figure{
-		Title:  "C = AB in binary32",
+		Title:  "C = AB in fp32",
 		XLabel: "n", YLabel: "componentwise error",
 		LogX: true, LogY: true,
 		Panels: []plotting.Panel{

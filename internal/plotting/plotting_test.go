@@ -44,7 +44,7 @@ func typical() Figure {
 	n := sizes()
 	panel := func(title string, scale float64) Panel {
 		return Panel{Title: title, Series: []Series{
-			{Name: "binary32 cast", X: n, Y: errorsFrom(n, 1e-6*scale, 1e-3*scale)},
+			{Name: "fp32 cast", X: n, Y: errorsFrom(n, 1e-6*scale, 1e-3*scale)},
 			{Name: "3-word split", X: n, Y: errorsFrom(n, 1e-8*scale, 1e-7*scale)},
 			{Name: "bound A & B", X: n, Y: errorsFrom(n, 1e-5*scale, 1e-3), Dashed: true},
 		}}

@@ -29,8 +29,8 @@ type ErrorModel = multiword.ErrorModel
 
 // Options adapt the suite to an engine.
 type Options struct {
-	// Plans to run besides the default ones, which use binary16 words and
-	// binary32 accumulation (every tensor core has that pair).
+	// Plans to run besides the default ones, which use fp16 words and
+	// fp32 accumulation (every tensor core has that pair).
 	Plans []multiword.Plan
 	// MaxSize caps the outer dimensions, for slow engines; 0 means 24.
 	MaxSize int
@@ -82,7 +82,7 @@ func mul(t *testing.T, e multiword.Engine, p multiword.Plan, m, n, k int, a, b [
 }
 
 // exact: small integers are exact in every format from e5m2 up, and so are
-// their products and sums in binary32, so C must equal AB exactly however
+// their products and sums in fp32, so C must equal AB exactly however
 // the engine rounds.
 func exact(t *testing.T, e multiword.Engine, plans []multiword.Plan) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -244,7 +244,7 @@ func specials(t *testing.T, e multiword.Engine, plans []multiword.Plan) {
 	}
 }
 
-// outOfRange: entries beyond binary16's range overflow the words without
+// outOfRange: entries beyond fp16's range overflow the words without
 // scaling and not with it; entries below it underflow without scaling.
 func outOfRange(t *testing.T, e multiword.Engine) {
 	plain, err := multiword.Lookup("double-fp16")
@@ -263,7 +263,7 @@ func outOfRange(t *testing.T, e multiword.Engine) {
 	}{{"overflow", 1e6}, {"underflow", 1e-9}} {
 		a, b := unit(rng, m*k), unit(rng, k*n)
 		for l := 0; l < k; l++ {
-			a[0*k+l] *= tc.factor // row 0 out of binary16's range
+			a[0*k+l] *= tc.factor // row 0 out of fp16's range
 		}
 		got := mul(t, e, plain, m, n, k, a, b)
 		want := Naive(m, n, k, a, b)
@@ -275,7 +275,7 @@ func outOfRange(t *testing.T, e multiword.Engine) {
 			}
 		case "underflow":
 			if !(rel > 1e-4) {
-				t.Errorf("%s: row of 1e-9 without scaling: relative error %g; binary16 words should have underflowed", e.Name(), rel)
+				t.Errorf("%s: row of 1e-9 without scaling: relative error %g; fp16 words should have underflowed", e.Name(), rel)
 			}
 		}
 		if _, _, err := Check(e, scaled, m, n, k, a, b); err != nil {
