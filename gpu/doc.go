@@ -116,4 +116,29 @@
 //	p, _ := multiword.Lookup("double-fp16-fabsum")
 //	err := e.Fused(p, gpu.FusedArgs{M: m, N: n, K: k, A: a, B: b, C: c,
 //		LayoutB: gpu.ColMajor, LdB: ldb})
+//
+// FusedArgs.Update makes the call C ← C − A·B (an LU's trailing update,
+// in the wgmma kernel's epilogue). The configuration a call derives from
+// its plan (kernel, compiled function, shared memory) is cached per plan,
+// kernel choice, layouts and update mode.
+//
+// # Solving Ax = b
+//
+// A System holds A on the device in binary64 (NewSystem copies one,
+// GenerateSystem and GenerateRandsvd draw one there). System.Factor makes
+// LU factors in an LUForm: cuSOLVER's getrf in fp64 or fp32, or a blocked
+// LU whose panels are cuSOLVER's sgetrf and whose trailing updates run on
+// the fused kernel (TC32 with one word, or a multiword FABsum plan), the
+// next panel factored on a second stream beside the update. Factors and
+// System are what package solve's refinement needs (solve.Factorization,
+// solve.Operator), so GMRES-IR runs with A and the factors on the device:
+//
+//	sys, _ := e.GenerateSystem(8192, "centered", 1)
+//	f, _ := gpu.ParseLUForm("double-fp16-fabsum")
+//	fa, _ := sys.Factor(f)
+//	x, rep, err := solve.RefineOperator(ctx, sys, b, fa, solve.Options{})
+//
+// System.Baseline runs cuSOLVER's getrf+getrs and its gesv refinement
+// solvers on the same A, for comparison. cuBLAS and cuSOLVER are loaded at
+// run time like cuBLASLt (ErrNoCusolver when missing).
 package gpu
