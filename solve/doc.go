@@ -29,6 +29,7 @@
 // tolerance (stalled, diverged, or out of steps) returns an error wrapping
 // ErrNotConverged with its report: never a silent answer.
 //
-// Refine works on any Factorization, so that a GPU engine can keep its
-// factors on the device; System factors on the CPU and refines.
+// Refine works on any Factorization, and RefineOperator on any Operator
+// too (A·x and ‖A‖∞), so that a GPU engine keeps A and its factors on the
+// device (gpu.System, gpu.Factors); System factors on the CPU and refines.
 package solve
