@@ -205,3 +205,77 @@ func TestBadInput(t *testing.T) {
 		t.Error("residual fp128 accepted")
 	}
 }
+
+// colMajor is A kept column-major behind the Operator interface, as a GPU
+// system keeps it: refinement must reach it only through MulVec.
+type colMajor struct {
+	n     int
+	a     []float64 // column-major
+	calls int
+}
+
+func (c *colMajor) N() int { return c.n }
+func (c *colMajor) NormInf() float64 {
+	best := 0.0
+	for i := 0; i < c.n; i++ {
+		s := 0.0
+		for j := 0; j < c.n; j++ {
+			s += math.Abs(c.a[i+j*c.n])
+		}
+		best = math.Max(best, s)
+	}
+	return best
+}
+func (c *colMajor) MulVec(x, y []float64) error {
+	c.calls++
+	for i := range y {
+		y[i] = 0
+	}
+	for j := 0; j < c.n; j++ {
+		for i := 0; i < c.n; i++ {
+			y[i] += c.a[i+j*c.n] * x[j]
+		}
+	}
+	return nil
+}
+
+// RefineOperator converges through an Operator alone, to the same
+// accuracy as Refine with the matrix; residuals other than fp64 are
+// refused there, as are a wrong-sized or non-finite b.
+func TestRefineOperator(t *testing.T) {
+	const n = 120
+	a, b := system(5, n)
+	cm := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			cm[i+j*n] = a[i*n+j]
+		}
+	}
+	fa, err := lu.Factor(context.Background(), form(t, "tc32", "v100"), n, a, lu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &colMajor{n: n, a: cm}
+	x, rep, err := solve.RefineOperator(context.Background(), op, b, fa, solve.Options{})
+	if err != nil {
+		t.Fatalf("RefineOperator: %v (%+v)", err, rep)
+	}
+	if be := solve.BackwardError(n, a, x, b); be > rep.Tol || op.calls < rep.GMRES {
+		t.Errorf("backward error %.3g (tolerance %.3g), %d products for %d GMRES iterations", be, rep.Tol, op.calls, rep.GMRES)
+	}
+	_, want, err := solve.Refine(context.Background(), n, a, b, fa, solve.Options{})
+	if err != nil || want.Outer != rep.Outer {
+		t.Errorf("Refine: %v, %d steps; RefineOperator %d", err, want.Outer, rep.Outer)
+	}
+	if _, _, err := solve.RefineOperator(context.Background(), op, b, fa, solve.Options{Residual: solve.DoubleWord}); err == nil {
+		t.Error("double-word residuals through an operator: no error")
+	}
+	if _, _, err := solve.RefineOperator(context.Background(), op, b[:n-1], fa, solve.Options{}); err == nil {
+		t.Error("a short b: no error")
+	}
+	bad := append([]float64(nil), b...)
+	bad[3] = math.Inf(1)
+	if _, _, err := solve.RefineOperator(context.Background(), op, bad, fa, solve.Options{}); err == nil || !strings.Contains(err.Error(), "b(4)") {
+		t.Errorf("an Inf in b: %v", err)
+	}
+}
