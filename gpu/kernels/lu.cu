@@ -35,17 +35,6 @@ extern "C" __global__ void f32_to_f64(const float* x, double* y, long long n) {
     }
 }
 
-// count_nonfinite adds to *count the entries of x that are NaN or ±Inf.
-extern "C" __global__ void count_nonfinite_f32(const float* x, long long n, unsigned int* count) {
-    unsigned int bad = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        bad += (__float_as_uint(x[i]) & 0x7f800000u) == 0x7f800000u;
-    }
-    if (bad) {
-        atomicAdd(count, bad);
-    }
-}
-
 // The generators draw entry i from a counter-based hash of (seed, i)
 // (splitmix64's finaliser), so a matrix is the same on every GPU and grid.
 __device__ u64 mix(u64 z) {
