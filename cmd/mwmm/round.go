@@ -173,21 +173,11 @@ func runRound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.saturate {
 		f = f.WithSaturation(true)
 	}
-	mode, err := format.ParseMode(o.mode)
+	mode, src, arrays, err := roundSetup(o, values, "--format NAME")
 	if err != nil {
-		return usage(err)
+		return err
 	}
-	var src format.Source
-	if mode.IsStochastic() {
-		src = rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
-	}
-	if o.in != "" || o.out != "" {
-		if o.in == "" || o.out == "" {
-			return usagef("--in and --out go together: mwmm round --format NAME --in X.npy --out Y.npy")
-		}
-		if len(values) > 0 {
-			return usagef("values %q beside --in: round either an array or values", values)
-		}
+	if arrays {
 		return roundArray(f, mode, src, o, stdout)
 	}
 	if o.codes || o.dtype != "" || o.stats {
@@ -516,21 +506,11 @@ func runRoundBlock(o *roundOptions, values []string, stdout io.Writer, stdin io.
 	if err != nil {
 		return usage(err)
 	}
-	mode, err := format.ParseMode(o.mode)
+	mode, src, arrays, err := roundSetup(o, values, "--block-format NAME")
 	if err != nil {
-		return usage(err)
+		return err
 	}
-	var src format.Source
-	if mode.IsStochastic() {
-		src = rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
-	}
-	if o.in != "" || o.out != "" {
-		if o.in == "" || o.out == "" {
-			return usagef("--in and --out go together: mwmm round --block-format NAME --in X.npy --out Y.npy")
-		}
-		if len(values) > 0 {
-			return usagef("values %q beside --in: round either an array or values", values)
-		}
+	if arrays {
 		return roundBlockArray(b, rule, mode, src, o, stdout)
 	}
 	if o.codes || o.dtype != "" || o.stats || o.scales != "" {
@@ -672,4 +652,28 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 			o.out, r.Len, r.Dtype, shapeString(r.Shape), b.Name(), rule, mode, o.in, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
 	}
 	return nil
+}
+
+// roundSetup reads --mode (seeding the stochastic modes with --seed) and
+// says whether the command rounds an array (--in and --out, and no values);
+// what names the format flag in the synopsis of its errors.
+func roundSetup(o *roundOptions, values []string, what string) (format.Mode, format.Source, bool, error) {
+	mode, err := format.ParseMode(o.mode)
+	if err != nil {
+		return mode, nil, false, usage(err)
+	}
+	var src format.Source
+	if mode.IsStochastic() {
+		src = rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
+	}
+	if o.in == "" && o.out == "" {
+		return mode, src, false, nil
+	}
+	if o.in == "" || o.out == "" {
+		return mode, src, false, usagef("--in and --out go together: mwmm round %s --in X.npy --out Y.npy", what)
+	}
+	if len(values) > 0 {
+		return mode, src, false, usagef("values %q beside --in: round either an array or values", values)
+	}
+	return mode, src, true, nil
 }
