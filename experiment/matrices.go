@@ -223,14 +223,17 @@ func (s MatrixSpec) Generate(seed uint64, key string, n int) []float64 {
 			row[i] = math.Copysign(sum, row[i])
 		}
 	case "randsvd":
-		randsvd(r, a, s.sigmas(n))
+		randsvd(r, a, s.Sigmas(n))
 	}
 	return a
 }
 
-// sigmas returns randsvd's singular values for order n, σ_1 = 1. A 1×1
-// matrix has κ = 1 whatever the spec asks.
-func (s MatrixSpec) sigmas(n int) []float64 {
+// Sigmas returns randsvd's singular values for order n, σ_1 = 1 ≥ … ≥
+// σ_n = 1/κ, geometric or one-small as the spec's Mode says (a GPU draws
+// its randsvd matrices from them too). A 1×1 matrix has κ = 1 whatever the
+// spec asks.
+func (s MatrixSpec) Sigmas(n int) []float64 {
+	s = s.normalized()
 	sigma := make([]float64, n)
 	for i := range sigma {
 		sigma[i] = 1

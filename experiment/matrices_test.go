@@ -238,7 +238,7 @@ func TestMatrixRandsvdSingularValues(t *testing.T) {
 		for _, kappa := range []float64{1, 2, 1e4, 1e12} {
 			for _, mode := range []string{Geometric, OneSmall} {
 				s := MatrixSpec{"randsvd", kappa, mode}
-				want := s.sigmas(n)
+				want := s.Sigmas(n)
 				if want[0] != 1 || want[n-1] != 1/kappa {
 					t.Errorf("%s n=%d: σ_1 = %v, σ_n = %v", s, n, want[0], want[n-1])
 				}
@@ -268,7 +268,7 @@ func TestMatrixRandsvdSingularValues(t *testing.T) {
 		}
 	}
 	// Modes differ in the middle only.
-	g, o := MatrixSpec{"randsvd", 100, Geometric}.sigmas(5), MatrixSpec{"randsvd", 100, OneSmall}.sigmas(5)
+	g, o := MatrixSpec{"randsvd", 100, Geometric}.Sigmas(5), MatrixSpec{"randsvd", 100, OneSmall}.Sigmas(5)
 	if !slices.Equal(g, []float64{1, math.Pow(100, -0.25), 0.1, math.Pow(100, -0.75), 0.01}) ||
 		!slices.Equal(o, []float64{1, 1, 1, 1, 0.01}) {
 		t.Errorf("σ: geometric %v, one-small %v", g, o)

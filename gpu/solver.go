@@ -166,13 +166,20 @@ func (e *Engine) GenerateSystem(n int, kind string, seed uint64) (*System, error
 	return e.system(n, buf)
 }
 
-// GenerateRandsvd draws A = Q₁·Σ·Q₂ᵀ on the device with singular values
-// σ₁ = 1 ≥ … ≥ σ_n = 1/κ: geometric, or all 1 but σ_n (oneSmall). Q₁ and
-// Q₂ are the orthogonal factors of the QR factorizations (cuSOLVER dgeqrf)
-// of two Gaussian matrices, applied by dormqr: κ₂(A) = κ up to rounding.
-func (e *Engine) GenerateRandsvd(n int, kappa float64, oneSmall bool, seed uint64) (*System, error) {
-	if n <= 0 || !(kappa >= 1) || math.IsInf(kappa, 0) {
-		return nil, fmt.Errorf("gpu: randsvd of order %d with κ = %g: needs n ≥ 1 and finite κ ≥ 1", n, kappa)
+// GenerateRandsvd draws A = Q₁·Σ·Q₂ᵀ on the device with the singular
+// values sigma (experiment.MatrixSpec.Sigmas gives randsvd's: geometric or
+// one-small, σ₁ = 1, σ_n = 1/κ). Q₁ and Q₂ are the orthogonal factors of
+// the QR factorizations (cuSOLVER dgeqrf) of two Gaussian matrices,
+// applied by dormqr: κ₂(A) = σ₁/σ_n up to rounding.
+func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) {
+	n := len(sigma)
+	if n == 0 {
+		return nil, errors.New("gpu: randsvd with no singular values")
+	}
+	for i, v := range sigma {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("gpu: randsvd: σ_%d = %g; singular values must be finite and positive", i+1, v)
+		}
 	}
 	la, err := e.linalg()
 	if err != nil {
@@ -183,20 +190,6 @@ func (e *Engine) GenerateRandsvd(n int, kappa float64, oneSmall bool, seed uint6
 		return nil, err
 	}
 	d := e.d
-	sigma := make([]float64, n)
-	for i := range sigma {
-		switch {
-		case oneSmall:
-			sigma[i] = 1
-		case n > 1:
-			sigma[i] = math.Pow(kappa, -float64(i)/float64(n-1))
-		default:
-			sigma[i] = 1
-		}
-	}
-	if n > 1 {
-		sigma[n-1] = 1 / kappa
-	}
 	c, err := d.Alloc(8 * n * n)
 	if err != nil {
 		return nil, err

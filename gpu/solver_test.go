@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/lu"
 	"github.com/mwmm/mwmm/solve"
 	"gonum.org/v1/gonum/mat"
@@ -338,7 +339,11 @@ func TestSolverRandsvd(t *testing.T) {
 	e := engineGPU(t)
 	const n = 64
 	for _, oneSmall := range []bool{false, true} {
-		s, err := e.GenerateRandsvd(n, 1e6, oneSmall, 9)
+		spec := experiment.MatrixSpec{Kind: "randsvd", Kappa: 1e6, Mode: experiment.Geometric}
+		if oneSmall {
+			spec.Mode = experiment.OneSmall
+		}
+		s, err := e.GenerateRandsvd(spec.Sigmas(n), 9)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -211,7 +211,7 @@ func gpuMatrix(e *gpu.Engine, kind string, n int, seed uint64) (*gpu.System, str
 		return nil, "", usage(err)
 	}
 	if spec.Kind == "randsvd" {
-		sys, err := e.GenerateRandsvd(n, spec.Kappa, spec.Mode == experiment.OneSmall, seed)
+		sys, err := e.GenerateRandsvd(spec.Sigmas(n), seed)
 		return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU: Q from the QR of Gaussian matrices)", spec, n, n, seed), err
 	}
 	sys, err := e.NewSystem(n, spec.Generate(seed, "A", n))
