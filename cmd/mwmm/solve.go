@@ -180,8 +180,6 @@ func cpuEngine(fs *flag.FlagSet, o *systemOptions) error {
 
 // loadSystem reads or generates A (and b when withB) and parses the form.
 func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []float64, what string, form lu.Form, err error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	form, err = lu.ParseForm(o.factor, o.unit, o.input)
 	if err != nil {
 		return 0, nil, nil, "", form, usage(err)
@@ -189,59 +187,95 @@ func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []f
 	if o.nb < 1 {
 		return 0, nil, nil, "", form, usagef("--nb %d: the block size must be at least 1", o.nb)
 	}
-	if withB && (o.tol < 0 || o.gmresTol <= 0 || o.maxIter < 0 || o.maxInner < 0) {
-		return 0, nil, nil, "", form, usagef("--tol, --gmres-tol, --max-iter and --max-inner must be positive")
+	in, err := readSystem(fs, o, withB)
+	if err != nil {
+		return 0, nil, nil, "", form, err
+	}
+	if in.a == nil {
+		in.a = in.spec.Generate(o.seed, "A", in.n)
+	}
+	return in.n, in.a, in.b, in.what, form, nil
+}
+
+// systemInput is A and b as the flags give them: A read from --a, or the
+// order and kind of a random A for the caller to draw (here, or on a GPU).
+type systemInput struct {
+	n    int
+	a    []float64             // from --a; nil for a random A
+	spec experiment.MatrixSpec // of a random A
+	b    []float64             // with withB: from --b, or random
+	what string
+}
+
+// refineFlags checks --tol, --gmres-tol, --max-iter and --max-inner.
+func refineFlags(o *systemOptions) error {
+	if o.tol < 0 || o.gmresTol <= 0 || o.maxIter < 0 || o.maxInner < 0 {
+		return usagef("--tol, --gmres-tol, --max-iter and --max-inner must be positive")
+	}
+	return nil
+}
+
+// readSystem checks the refinement flags and reads A and b from --a and
+// --b, or checks --size and --matrix for a random A and draws b.
+func readSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (systemInput, error) {
+	var in systemInput
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if withB {
+		if err := refineFlags(o); err != nil {
+			return in, err
+		}
 	}
 	if o.a == "" {
 		if o.b != "" {
-			return 0, nil, nil, "", form, usagef("--b needs --a: a right-hand side for a generated A would not match it")
+			return in, usagef("--b needs --a: a right-hand side for a generated A would not match it")
 		}
 		spec, err := experiment.ParseMatrix(o.matrix)
 		if err != nil {
-			return 0, nil, nil, "", form, usage(err)
+			return in, usage(err)
 		}
-		n = o.size
+		n := o.size
 		if !set["size"] {
 			n = 256
 		}
 		if n < 1 {
-			return 0, nil, nil, "", form, usagef("--size %d: the order must be at least 1", n)
+			return in, usagef("--size %d: the order must be at least 1", n)
 		}
-		a = spec.Generate(o.seed, "A", n)
+		in = systemInput{n: n, spec: spec, what: fmt.Sprintf("%s, %d×%d (seed %d)", spec, n, n, o.seed)}
 		if withB {
-			b = experiment.RandomVector(o.seed, "b", n)
+			in.b = experiment.RandomVector(o.seed, "b", n)
 		}
-		return n, a, b, fmt.Sprintf("%s, %d×%d (seed %d)", spec, n, n, o.seed), form, nil
+		return in, nil
 	}
 	if set["size"] || set["matrix"] {
-		return 0, nil, nil, "", form, usagef("--size and --matrix describe a random A; with --a they would be ignored")
+		return in, usagef("--size and --matrix describe a random A; with --a they would be ignored")
 	}
 	m, err := npy.ReadFile(o.a)
 	if err != nil {
-		return 0, nil, nil, "", form, err
+		return in, err
 	}
 	switch {
 	case m.Rows == 0 || m.Cols == 0:
-		return 0, nil, nil, "", form, fmt.Errorf("%s is %d×%d: an empty matrix has no LU factorization", o.a, m.Rows, m.Cols)
+		return in, fmt.Errorf("%s is %d×%d: an empty matrix has no LU factorization", o.a, m.Rows, m.Cols)
 	case m.Rows != m.Cols:
-		return 0, nil, nil, "", form, fmt.Errorf("%s is %d×%d: LU needs a square matrix", o.a, m.Rows, m.Cols)
+		return in, fmt.Errorf("%s is %d×%d: LU needs a square matrix", o.a, m.Rows, m.Cols)
 	}
-	n, a = m.Rows, m.Data
-	what = fmt.Sprintf("%s, %d×%d", o.a, n, n)
+	n := m.Rows
+	in = systemInput{n: n, a: m.Data, what: fmt.Sprintf("%s, %d×%d", o.a, n, n)}
 	if withB {
 		if o.b == "" {
-			return 0, nil, nil, "", form, usagef("--a needs --b, the right-hand side")
+			return in, usagef("--a needs --b, the right-hand side")
 		}
 		mb, err := npy.ReadFile(o.b)
 		if err != nil {
-			return 0, nil, nil, "", form, err
+			return in, err
 		}
 		if mb.Cols != 1 || mb.Rows != n {
-			return 0, nil, nil, "", form, fmt.Errorf("%s is %d×%d: A is %d×%d, so b needs %d entries", o.b, mb.Rows, mb.Cols, n, n, n)
+			return in, fmt.Errorf("%s is %d×%d: A is %d×%d, so b needs %d entries", o.b, mb.Rows, mb.Cols, n, n, n)
 		}
-		b = mb.Data
+		in.b = mb.Data
 	}
-	return n, a, b, what, form, nil
+	return in, nil
 }
 
 // factorOptions shows a progress bar for the factorization on a terminal,

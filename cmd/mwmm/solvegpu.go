@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,23 +94,42 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if o.maxIter == 0 {
 		sopt.Refine = solve.None
 	}
+	// The command line is checked before the GPU is looked for: a bad one
+	// fails alike on every machine (exit 2).
+	if o.bench != "" {
+		if err := refineFlags(o); err != nil {
+			return err
+		}
+		sizes, kinds, err := benchSystems(o)
+		if err != nil {
+			return err
+		}
+		o.tolSet = set["tol"]
+		for i := range forms {
+			forms[i].Profile = o.profile
+		}
+		e, err := gpu.SharedEngine(0)
+		if err != nil {
+			return err
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		return solveBench(ctx, e, o, forms, sopt, sizes, kinds, stdout)
+	}
+	if o.csv != "" {
+		return usagef("--csv writes --bench's table")
+	}
+	in, err := readSystem(fs, o, true)
+	if err != nil {
+		return err
+	}
 	e, err := gpu.SharedEngine(0)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	if o.bench != "" {
-		o.tolSet = set["tol"]
-		for i := range forms {
-			forms[i].Profile = o.profile
-		}
-		return solveBench(ctx, e, o, forms, sopt, stdout, stderr)
-	}
-	if o.csv != "" {
-		return usagef("--csv writes --bench's table")
-	}
-	sys, b, what, err := gpuSystem(e, fs, o, set)
+	sys, b, what, err := gpuSystem(e, in, o.seed)
 	if err != nil {
 		return err
 	}
@@ -170,45 +190,21 @@ func gpuUpdateName(f gpu.LUForm) string {
 	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
 }
 
-// gpuSystem reads A and b, or draws them (A on the device where it can).
-func gpuSystem(e *gpu.Engine, fs *flag.FlagSet, o *systemOptions, set map[string]bool) (*gpu.System, []float64, string, error) {
-	if o.a != "" {
-		o.factor = "fp64" // loadSystem checks the CPU's form names
-		n, a, b, what, _, err := loadSystem(fs, o, true)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		sys, err := e.NewSystem(n, a)
-		return sys, b, what, err
+// gpuSystem puts the A of in on the device: copied, or drawn there.
+func gpuSystem(e *gpu.Engine, in systemInput, seed uint64) (*gpu.System, []float64, string, error) {
+	if in.a != nil {
+		sys, err := e.NewSystem(in.n, in.a)
+		return sys, in.b, in.what, err
 	}
-	if o.b != "" {
-		return nil, nil, "", usagef("--b needs --a: a right-hand side for a generated A would not match it")
-	}
-	n := o.size
-	if !set["size"] {
-		n = 256
-	}
-	if n < 1 {
-		return nil, nil, "", usagef("--size %d: the order must be at least 1", n)
-	}
-	sys, what, err := gpuMatrix(e, o.matrix, n, o.seed)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return sys, experiment.RandomVector(o.seed, "b", n), what, nil
+	sys, what, err := gpuMatrix(e, in.spec, in.n, seed)
+	return sys, in.b, what, err
 }
 
 // gpuMatrix draws A on the device, or here for kinds the device has not.
-func gpuMatrix(e *gpu.Engine, kind string, n int, seed uint64) (*gpu.System, string, error) {
-	for _, k := range gpu.MatrixKinds {
-		if kind == k {
-			sys, err := e.GenerateSystem(n, kind, seed)
-			return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU)", kind, n, n, seed), err
-		}
-	}
-	spec, err := experiment.ParseMatrix(kind)
-	if err != nil {
-		return nil, "", usage(err)
+func gpuMatrix(e *gpu.Engine, spec experiment.MatrixSpec, n int, seed uint64) (*gpu.System, string, error) {
+	if slices.Contains(gpu.MatrixKinds, spec.Kind) {
+		sys, err := e.GenerateSystem(n, spec.Kind, seed)
+		return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU)", spec, n, n, seed), err
 	}
 	if spec.Kind == "randsvd" {
 		sys, err := e.GenerateRandsvd(spec.Sigmas(n), seed)
@@ -253,16 +249,36 @@ func (t timedFactors) Solve(x []float64) error {
 }
 
 // solveBench times the forms and cuSOLVER's solvers on each size and kind.
-func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gpu.LUForm, sopt solve.Options, stdout, stderr io.Writer) error {
+// A benchKind is one of --matrix's kinds, as typed (the table's label) and
+// parsed.
+type benchKind struct {
+	name string
+	spec experiment.MatrixSpec
+}
+
+// benchSystems reads --bench's sizes and --matrix's kinds.
+func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 	var sizes []int
 	for _, s := range strings.Split(o.bench, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return usagef("--bench %q: sizes are positive integers, comma-separated", o.bench)
+			return nil, nil, usagef("--bench %q: sizes are positive integers, comma-separated", o.bench)
 		}
 		sizes = append(sizes, n)
 	}
-	kinds := splitKinds(o.matrix)
+	var kinds []benchKind
+	for _, name := range splitKinds(o.matrix) {
+		spec, err := experiment.ParseMatrix(name)
+		if err != nil {
+			return nil, nil, usage(err)
+		}
+		kinds = append(kinds, benchKind{name, spec})
+	}
+	return sizes, kinds, nil
+}
+
+func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gpu.LUForm, sopt solve.Options,
+	sizes []int, kinds []benchKind, stdout io.Writer) error {
 	var out *csv.Writer
 	if o.csv != "" {
 		f, err := os.Create(o.csv)
@@ -318,11 +334,12 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		warm.Free()
 	}
 	for _, n := range sizes {
-		for _, kind := range kinds {
+		for _, k := range kinds {
+			kind := k.name
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			sys, _, err := gpuMatrix(e, kind, n, o.seed)
+			sys, _, err := gpuMatrix(e, k.spec, n, o.seed)
 			if err != nil {
 				return err
 			}
