@@ -262,7 +262,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 		return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
 	}
 	if a.Update && !wg {
-		return e.updateThroughScratch(p, a)
+		return e.updateThroughScratch(p, a, ldc)
 	}
 	scan, err := e.scanModule()
 	if err != nil {
@@ -486,7 +486,11 @@ func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bc
 
 // updateThroughScratch is C −= A·B for the kernels without the update
 // epilogue: the product into scratch memory, then lu.cu's sub_f32.
-func (e *Engine) updateThroughScratch(p multiword.Plan, a FusedArgs) error {
+func (e *Engine) updateThroughScratch(p multiword.Plan, a FusedArgs, ldc int) error {
+	// sub_f32 walks a column-major C.
+	if a.LayoutC == RowMajor {
+		return errors.New("gpu: C −= A·B on the mma.sync kernel takes a column-major C")
+	}
 	t, err := e.d.Alloc(4 * a.M * a.N)
 	if err != nil {
 		return err
@@ -505,19 +509,8 @@ func (e *Engine) updateThroughScratch(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	// sub_f32 walks column-major C; a row-major C is its transpose.
 	m, n := a.M, a.N
-	c, ldc := a.C, a.LdC
-	if ldc == 0 {
-		ldc = m
-		if a.LayoutC == RowMajor {
-			ldc = n
-		}
-	}
-	if a.LayoutC == RowMajor {
-		return errors.New("gpu: C −= A·B on the mma.sync kernel takes a column-major C")
-	}
-	if err := sub.Launch([3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream, c, int64(ldc), t, int64(m), int32(m), int32(n)); err != nil {
+	if err := sub.Launch([3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream, a.C, int64(ldc), t, int64(m), int32(m), int32(n)); err != nil {
 		return err
 	}
 	// The scratch is freed (deferred) only after the kernels that use it.
