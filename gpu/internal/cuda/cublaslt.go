@@ -143,6 +143,8 @@ func loadCublasLt() error {
 // patch (130100 for 13.1.0); LoadCublasLt must have succeeded.
 func CublasLtVersion() int { return int(lt.cublasLtGetVersion()) }
 
+// ltError names a cublasStatus_t, of cuBLASLt or cuBLAS (one enum), by
+// cuBLASLt's own names where it is loaded.
 func ltError(call string, s result) error {
 	e := &Error{Call: call, Code: int(s), Name: statusNames[s]}
 	if lt.cublasLtGetStatusName != nil {

@@ -145,53 +145,42 @@ func solverCheck(call string, s result) error {
 	return &Error{Call: call, Code: int(s), Name: name}
 }
 
-func blasCheck(call string, s result) error {
-	if s == 0 {
-		return nil
-	}
-	name := statusNames[s]
-	if name == "" {
-		name = "CUBLAS_STATUS_UNKNOWN"
-	}
-	return &Error{Call: call, Code: int(s), Name: name}
-}
-
 // CublasCreate creates a cuBLAS handle in the current context.
 func CublasCreate() (uintptr, error) {
 	var h uintptr
-	err := blasCheck("cublasCreate_v2", blas.cublasCreate(&h))
+	err := ltCheck("cublasCreate_v2", blas.cublasCreate(&h))
 	return h, err
 }
 
 // CublasDestroy destroys a handle.
-func CublasDestroy(h uintptr) error { return blasCheck("cublasDestroy_v2", blas.cublasDestroy(h)) }
+func CublasDestroy(h uintptr) error { return ltCheck("cublasDestroy_v2", blas.cublasDestroy(h)) }
 
 // CublasSetStream makes the handle's work go to stream.
 func CublasSetStream(h, stream uintptr) error {
-	return blasCheck("cublasSetStream_v2", blas.cublasSetStream(h, stream))
+	return ltCheck("cublasSetStream_v2", blas.cublasSetStream(h, stream))
 }
 
 // CublasVersion returns cuBLAS's version (e.g. 130100).
 func CublasVersion(h uintptr) (int, error) {
 	var v int32
-	err := blasCheck("cublasGetVersion_v2", blas.cublasGetVersion(h, &v))
+	err := ltCheck("cublasGetVersion_v2", blas.cublasGetVersion(h, &v))
 	return int(v), err
 }
 
 // Strsm solves op(A)·X = alpha·B (side left) in place of B, column-major.
 func Strsm(h uintptr, side, uplo, trans, diag, m, n int, alpha float32, a uintptr, lda int, b uintptr, ldb int) error {
-	return blasCheck("cublasStrsm_v2", blas.cublasStrsm(h, int32(side), int32(uplo), int32(trans), int32(diag),
+	return ltCheck("cublasStrsm_v2", blas.cublasStrsm(h, int32(side), int32(uplo), int32(trans), int32(diag),
 		int32(m), int32(n), &alpha, a, int32(lda), b, int32(ldb)))
 }
 
 // Dgemv computes y = alpha·op(A)·x + beta·y, A m×n column-major.
 func Dgemv(h uintptr, trans, m, n int, alpha float64, a uintptr, lda int, x uintptr, beta float64, y uintptr) error {
-	return blasCheck("cublasDgemv_v2", blas.cublasDgemv(h, int32(trans), int32(m), int32(n), &alpha, a, int32(lda), x, 1, &beta, y, 1))
+	return ltCheck("cublasDgemv_v2", blas.cublasDgemv(h, int32(trans), int32(m), int32(n), &alpha, a, int32(lda), x, 1, &beta, y, 1))
 }
 
 // Dtrsv solves op(A)·x = b in place of x, A n×n triangular, column-major.
 func Dtrsv(h uintptr, uplo, trans, diag, n int, a uintptr, lda int, x uintptr) error {
-	return blasCheck("cublasDtrsv_v2", blas.cublasDtrsv(h, int32(uplo), int32(trans), int32(diag), int32(n), a, int32(lda), x, 1))
+	return ltCheck("cublasDtrsv_v2", blas.cublasDtrsv(h, int32(uplo), int32(trans), int32(diag), int32(n), a, int32(lda), x, 1))
 }
 
 // CusolverCreate creates a cuSOLVER dense handle in the current context.
