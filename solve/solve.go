@@ -219,10 +219,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	start := time.Now()
 
 	normA := op.NormInf()
-	normB := 0.0
-	for _, v := range b {
-		normB = math.Max(normB, math.Abs(v))
-	}
+	normB := maxAbs(b)
 	x := append([]float64(nil), b...)
 	if err := fa.Solve(x); err != nil {
 		return nil, rep, err
@@ -370,24 +367,37 @@ func checkSystem(n int, a, b []float64) error {
 func BackwardError(n int, a, x, b []float64) float64 {
 	r := make([]float64, n)
 	residual(DoubleWord, n, a, x, b, r)
-	normB := 0.0
-	for _, v := range b {
-		normB = math.Max(normB, math.Abs(v))
-	}
+	normB := maxAbs(b)
 	return backwardError(r, x, infNorm(n, a), normB)
 }
 
-func backwardError(r, x []float64, normA, normB float64) float64 {
-	var nr, nx float64
-	for i := range r {
-		nr = math.Max(nr, math.Abs(r[i]))
-		nx = math.Max(nx, math.Abs(x[i]))
+// OperatorBackwardError is BackwardError with A given as an operator: the
+// residual b − A·x with A·x from MulVec, in fp64.
+func OperatorBackwardError(a Operator, x, b []float64) (float64, error) {
+	r := make([]float64, len(b))
+	if err := residualOf(FP64, a, x, b, r); err != nil {
+		return 0, err
 	}
+	normB := maxAbs(b)
+	return backwardError(r, x, a.NormInf(), normB), nil
+}
+
+func backwardError(r, x []float64, normA, normB float64) float64 {
+	nr, nx := maxAbs(r), maxAbs(x)
 	den := normA*nx + normB
 	if den == 0 {
 		return 0
 	}
 	return nr / den
+}
+
+// maxAbs is ‖v‖∞.
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
 }
 
 func infNorm(n int, a []float64) float64 {

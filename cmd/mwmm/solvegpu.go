@@ -397,19 +397,14 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 	return nil
 }
 
-// backwardOn is ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) with A·x in fp64 on the GPU.
+// backwardOn is ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) with A·x in fp64 on the
+// GPU; NaN if the GPU fails.
 func backwardOn(sys *gpu.System, x, b []float64) float64 {
-	y := make([]float64, len(b))
-	if err := sys.MulVec(x, y); err != nil {
+	be, err := solve.OperatorBackwardError(sys, x, b)
+	if err != nil {
 		return math.NaN()
 	}
-	var nr, nx, nb float64
-	for i := range y {
-		nr = math.Max(nr, math.Abs(b[i]-y[i]))
-		nx = math.Max(nx, math.Abs(x[i]))
-		nb = math.Max(nb, math.Abs(b[i]))
-	}
-	return nr / (sys.NormInf()*nx + nb)
+	return be
 }
 
 // splitKinds splits a comma-separated list of --matrix kinds whose own
