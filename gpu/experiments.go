@@ -70,7 +70,7 @@ func init() {
 			return throughputTasks(cfg, e.d.Name(), nil, paperMethods(), e), nil
 		},
 	})
-	experiment.Register(&experiment.Experiment{
+	experiment.Register(paperErrors(16, &experiment.Experiment{
 		Name:  "fig4.2",
 		Title: "componentwise error of the baselines and multiword variants on this GPU",
 		Cites: "Figure 4.2 of " + fasi,
@@ -79,37 +79,15 @@ func init() {
 		Setup: "A 16×n, B n×16 (the paper's outer dimensions; fig4.2-512 runs A 512×n, B n×512) fp32 uniform in (0,1] and (−0.5,0.5] " +
 			"made on the GPU; n = 2^10..2^20 (--quick: 2^10..2^14); " +
 			"error max|C−Ĉ|/(|A||B|) against C and |A||B| by DGEMM from the same fp32 data (note column: normwise ‖C−Ĉ‖_F/‖C‖_F)",
-		Requires:    "gpu",
-		Serial:      true,
-		PanelColumn: "distribution", SeriesColumn: "method", XColumn: "n", YColumn: "componentwise_error", NoteColumn: "normwise_error",
-		XLabel: "n (inner dimension)", YLabel: "componentwise error max|C−Ĉ|/(|A||B|)", LogX: true, LogY: true,
-		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
-			e, err := SharedEngine(0)
-			if err != nil {
-				return nil, err
-			}
-			return errorTasks(cfg, 16, paperDists, nil, paperMethods(), e), nil
-		},
-	})
-	experiment.Register(&experiment.Experiment{
+	}))
+	experiment.Register(paperErrors(512, &experiment.Experiment{
 		Name:  "fig4.2-512",
 		Title: "componentwise error of the baselines and multiword variants on this GPU, A 512×n and B n×512",
 		Cites: "Figure 4.2 of " + fasi + ", with the outer dimensions of its Figures 4.4 and 4.5 (512) instead of 16",
 		Shows: "as fig4.2",
 		Setup: "as fig4.2, with A 512×n and B n×512: the error is the largest over 262144 entries instead of 256, and matches the " +
 			"shape of fig4.4-error and fig4.5-error and of mwmm bench's accuracy sweep",
-		Requires:    "gpu",
-		Serial:      true,
-		PanelColumn: "distribution", SeriesColumn: "method", XColumn: "n", YColumn: "componentwise_error", NoteColumn: "normwise_error",
-		XLabel: "n (inner dimension)", YLabel: "componentwise error max|C−Ĉ|/(|A||B|)", LogX: true, LogY: true,
-		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
-			e, err := SharedEngine(0)
-			if err != nil {
-				return nil, err
-			}
-			return errorTasks(cfg, 512, paperDists, nil, paperMethods(), e), nil
-		},
-	})
+	}))
 	for _, e := range fabsumFigure("fig4.4", "Figure 4.4", "Algorithm 4.4 (double-fp16, FABsum-v1/v2 on A₁B₁, b = 64..512)",
 		"FABsum-v2 costs more than v1 but keeps the error low for very large n; a smaller b lowers both error and throughput; FABsum-v1 b=128 "+
 			"and FABsum-v2 b=256 run at about the same speed and their error curves cross (v1 better for small n, v2 for large n) at "+
@@ -329,4 +307,21 @@ func errorTasks(cfg experiment.Config, outer, dists int, series []figureSeries, 
 		}
 	}
 	return tasks
+}
+
+// paperErrors completes fig4.2's experiments (e names and describes one):
+// the error of the paper's methods on its distributions, A rows×n and B
+// n×rows, on this GPU.
+func paperErrors(rows int, e *experiment.Experiment) *experiment.Experiment {
+	e.Requires, e.Serial = "gpu", true
+	e.PanelColumn, e.SeriesColumn, e.XColumn, e.YColumn, e.NoteColumn = "distribution", "method", "n", "componentwise_error", "normwise_error"
+	e.XLabel, e.YLabel, e.LogX, e.LogY = "n (inner dimension)", "componentwise error max|C−Ĉ|/(|A||B|)", true, true
+	e.Tasks = func(cfg experiment.Config) ([]experiment.Task, error) {
+		eng, err := SharedEngine(0)
+		if err != nil {
+			return nil, err
+		}
+		return errorTasks(cfg, rows, paperDists, nil, paperMethods(), eng), nil
+	}
+	return e
 }
