@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/internal/npy"
@@ -282,7 +283,7 @@ func readSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (systemInput, er
 // and warns of long runs.
 func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.Options, func()) {
 	if secs := estimateSeconds(form, n); secs > 30 {
-		fmt.Fprintf(stderr, "mwmm: factoring %d×%d in %s takes about %s on this machine (Ctrl-C stops it)\n", n, n, form.Name, humanSeconds(secs))
+		fmt.Fprintf(stderr, "mwmm: factoring %d×%d in %s takes about %s on this machine (Ctrl-C stops it)\n", n, n, form.Name, roundDuration(time.Duration(secs*float64(time.Second))))
 	}
 	const ticks = 1000
 	bar := progress.New(stderr, ticks, "lu "+form.Name)
@@ -310,16 +311,6 @@ func estimateSeconds(form lu.Form, n int) float64 {
 	}
 	m := float64(n)
 	return m * m * m / 3 / rate
-}
-
-func humanSeconds(s float64) string {
-	switch {
-	case s < 120:
-		return fmt.Sprintf("%.0f s", s)
-	case s < 7200:
-		return fmt.Sprintf("%.0f minutes", s/60)
-	}
-	return fmt.Sprintf("%.1f hours", s/3600)
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
