@@ -119,6 +119,9 @@ type MatmulSpec struct {
 	Alpha, Beta float64
 	Workspace   *Buffer // scratch memory for faster algorithms; nil: none
 	Stream      *Stream // nil: the default stream
+	// SMs, when positive, is the number of multiprocessors the product
+	// may use, leaving the others to concurrent work.
+	SMs int
 }
 
 // stored returns the shapes of A and B as stored: op(A) is M×K, so A is
@@ -201,7 +204,7 @@ type planKey struct {
 	transA, transB              bool
 	types                       [4]DataType
 	compute                     ComputeType
-	workspace                   int
+	workspace, sms              int
 }
 
 func (s MatmulSpec) key() planKey {
@@ -210,7 +213,7 @@ func (s MatmulSpec) key() planKey {
 		ws = s.Workspace.n
 	}
 	return planKey{s.M, s.N, s.K, s.LdA, s.LdB, s.LdC, s.LdD, s.TransA, s.TransB,
-		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws}
+		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0)}
 }
 
 // A plan holds cuBLASLt's descriptors for one planKey and the algorithm
@@ -313,6 +316,11 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 	}
 	if err := cuda.LtMatmulDescSetInt32(p.desc, cuda.MatmulDescTransB, op(s.TransB)); err != nil {
 		return err
+	}
+	if s.SMs > 0 {
+		if err := cuda.LtMatmulDescSetInt32(p.desc, cuda.MatmulDescSMCountTarget, int32(s.SMs)); err != nil {
+			return err
+		}
 	}
 	layout := func(t DataType, rows, cols, ld int) (uintptr, error) {
 		return cuda.LtMatrixLayoutCreate(dataTypes[t].cuda, uint64(rows), uint64(cols), int64(ld))

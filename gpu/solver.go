@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -354,7 +353,11 @@ type LUForm struct {
 	Getrf64 bool            // cusolverDnDgetrf
 	Getrf32 bool            // cusolverDnSgetrf
 	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
-	NB      int             // the block size of the blocked LU; 0: 512
+	// Words, for the TC32 forms, is the word the blocked LU's updates
+	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
+	// accumulation: F16, BF16, or F32 holding TF32 values.
+	Words DataType
+	NB    int // the block size of the blocked LU; 0: 512
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
 	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
@@ -362,6 +365,10 @@ type LUForm struct {
 	// the next panel, factored meanwhile on a second stream: 0 means 32,
 	// negative turns the look-ahead off.
 	LookaheadSMs int
+	// RecursivePanels factors the panels with our recursive panel (leaf
+	// kernel, strsm and sgemm) instead of cuSOLVER's sgetrf, which is
+	// faster on an H100 (docs/perf/solve-h100.md).
+	RecursivePanels bool
 }
 
 // LUForms lists the names ParseLUForm takes besides multiword variants.
@@ -378,19 +385,10 @@ func ParseLUForm(name string) (LUForm, error) {
 	case "fp32":
 		return LUForm{Name: name, Getrf32: true}, nil
 	case "tc32-fp16", "tc32-bf16", "tc32-tf32":
-		// Not cuBLASLt's FAST_16F or FAST_16BF: on an H100 they ran TF32
-		// (TestSolverTC32Inputs). The fused kernel's one-word plans round
-		// to the format named; fp16's rows and columns are scaled by
-		// powers of two, so that nothing leaves its range.
-		spec := strings.TrimPrefix(name, "tc32-")
-		if spec == "fp16" {
-			spec = "fp16:scale=on"
-		}
-		p, err := multiword.Lookup(spec)
-		if err != nil {
-			return LUForm{}, err
-		}
-		return LUForm{Name: name, Plan: &p}, nil
+		// The words are rounded by our kernel, not by cuBLASLt's FAST_16F
+		// or FAST_16BF compute types: on an H100 those ran TF32.
+		words := map[string]DataType{"tc32-fp16": F16, "tc32-bf16": BF16, "tc32-tf32": F32}[name]
+		return LUForm{Name: name, Words: words}, nil
 	}
 	p, err := multiword.Lookup(name)
 	if err != nil {
@@ -401,6 +399,9 @@ func ParseLUForm(name string) (LUForm, error) {
 	}
 	return LUForm{Name: name, Plan: &p}, nil
 }
+
+// Blocked says whether the form is our blocked LU (not cuSOLVER's getrf).
+func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }
 
 // Factors are the LU factors of a System on the device, P·A = L·U, held
 // in fp64 (the exact values of lower-precision factors) with their
@@ -575,10 +576,11 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 }
 
 // blockedLU factors the column-major fp32 w in place, right-looking:
-// each panel of nb columns by cuSOLVER's sgetrf, its interchanges applied
-// to the columns on both sides, U's block row by a triangular solve, and
-// the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (f.Plan on the
-// fused kernel). ipiv gets the global pivots.
+// each panel of nb columns by cuSOLVER's sgetrf (or the recursive panel),
+// its interchanges applied to the columns on both sides, U's block row by
+// a triangular solve, and the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor
+// cores (a trailing: f.Plan on the fused kernel, or f.Words on cuBLASLt).
+// ipiv gets the global pivots.
 func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, ph *Phases) error {
 	d := e.d
 	// One work space for every panel: the first is the largest.
@@ -629,11 +631,32 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	defer d.call(func() error {
 		return errors.Join(cuda.CusolverSetStream(la.solver, 0), cuda.CublasSetStream(la.blas, 0))
 	})
+	var tr trailing = &fusedTrailing{e: e, f: f, w: w, n: n}
+	if f.Plan == nil {
+		if tr, err = e.newLtTrailing(mod, f.Words, w, n, min(nb, n)); err != nil {
+			return err
+		}
+	}
+	defer tr.free()
+	var pl *panelLU
+	if f.RecursivePanels {
+		if pl, err = e.newPanelLU(la, mod); err != nil {
+			return err
+		}
+		defer pl.free()
+	}
 	panel := func(j int, st *Stream) error {
 		jb := min(nb, n-j)
 		// A zero pivot shows in U's diagonal (Factors.check), so the info
 		// word is not read: no wait per panel.
 		err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
+			if pl != nil {
+				blocks := d.Multiprocessors()
+				if st != main {
+					blocks = sideSMs
+				}
+				return pl.factor(st, w.ptr+uintptr(at(j, j)), n, n-j, jb, ipiv.ptr+uintptr(4*j), blocks)
+			}
 			return d.call(func() error {
 				h, err := st.handle(d)
 				if err != nil {
@@ -710,8 +733,13 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			next := min(nb, rest) // the next panel's columns
 			upd := func(c0, cols, sms int) error {
 				return timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
-					return e.update(f, rest, cols, jb, w.view(at(j+jb, j)), w.view(at(j, c0)), w.view(at(j+jb, c0)), n, main, sms)
+					return tr.update(c0, cols, main, sms)
 				})
+			}
+			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
+				return tr.prepare(j, jb, main)
+			}); err != nil {
+				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 			}
 			if err := upd(j+jb, next, 0); err != nil {
 				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
@@ -791,13 +819,6 @@ func panelMoves(moves, piv []int32, r0 int) []int32 {
 		}
 	}
 	return append(append(moves, dst...), src...)
-}
-
-// update computes C −= A·B for column-major m×k A, k×n B and m×n C, all
-// with leading dimension ld, on the fused kernel with the form's plan.
-func (e *Engine) update(f LUForm, m, n, k int, a, b, c *Buffer, ld int, st *Stream, sms int) error {
-	return e.Fused(*f.Plan, FusedArgs{M: m, N: n, K: k, Stream: st, SMs: sms,
-		A: a, LayoutA: ColMajor, LdA: ld, B: b, LayoutB: ColMajor, LdB: ld, C: c, LayoutC: ColMajor, LdC: ld, Update: true})
 }
 
 // check reports a zero pivot or a non-finite factor.

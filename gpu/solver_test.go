@@ -282,54 +282,88 @@ func TestPanelMoves(t *testing.T) {
 
 // The TC32 forms round the update's inputs as named: 1+2^-10 is exact in
 // fp16 and TF32 and rounds to 1 in bf16; 1+2^-12 rounds to 1 in all three
-// (not in fp32). tc32-fp16 scales each row of A, so its 2^-30 and 1+2^-10
-// (a row holds both) are exact.
+// (not in fp32); 2^-30 underflows in fp16 only. U₁₂ = 2^20·I, beyond
+// fp16's range, comes through fp16's scaling exactly. The working matrix
+// is [· U₁₂; L₂₁ A₂₂] with 16×16 blocks, A₂₂ = 0, so A₂₂ becomes −L₂₁·2^20.
 func TestSolverTC32Inputs(t *testing.T) {
 	e := engineGPU(t)
-	const n = 16
-	a := make([]float32, n*n)
-	id := make([]float32, n*n)
-	for i := range a {
-		a[i] = 1 + 0x1p-10
-		switch i % 3 {
-		case 1:
-			a[i] = 0x1p-30
-		case 2:
-			a[i] = 1 + 0x1p-12
-		}
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		id[i+i*n] = 1
+	const k, n = 16, 32
+	w := make([]float32, n*n)
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			x := float32(1 + 0x1p-10)
+			switch (i + j*k) % 3 {
+			case 1:
+				x = 0x1p-30
+			case 2:
+				x = 1 + 0x1p-12
+			}
+			w[(k+i)+j*n] = x // L₂₁
+		}
+		w[i+(k+i)*n] = 0x1p20 // U₁₂
 	}
 	want := map[string][3]float32{
-		"tc32-fp16": {1 + 0x1p-10, 0x1p-30, 1}, // scaled: 2^-30 does not underflow
+		"tc32-fp16": {1 + 0x1p-10, 0, 1},
 		"tc32-bf16": {1, 0x1p-30, 1},
 		"tc32-tf32": {1 + 0x1p-10, 0x1p-30, 1},
 	}
-	for name, w := range want {
+	for name, want := range want {
 		f, err := ParseLUForm(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bufs := make([]*Buffer, 3)
-		for i, x := range [][]float32{a, id, make([]float32, n*n)} {
-			if bufs[i], err = e.d.Alloc(4 * n * n); err != nil {
-				t.Fatal(err)
-			}
-			defer bufs[i].Free()
-			if err := e.d.Upload(bufs[i], x); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := e.update(f, n, n, n, bufs[0], bufs[1], bufs[2], n, nil, 0); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		c := make([]float32, n*n)
-		if err := e.d.Download(c, bufs[2]); err != nil {
+		buf, err := e.d.Alloc(4 * n * n)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if c[0] != -w[0] || c[1] != -w[1] || c[2] != -w[2] {
-			t.Errorf("%s: C −= A·I gives %g, %g, %g; want %g, %g, %g", name, c[0], c[1], c[2], -w[0], -w[1], -w[2])
+		defer buf.Free()
+		if err := e.d.Upload(buf, w); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := e.newLtTrailing(mod, f.Words, buf, n, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.prepare(0, k, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.update(k, k, nil, 0); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		tr.free()
+		got := make([]float32, n*n)
+		if err := e.d.Download(got, buf); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				if g, w := got[(k+i)+(k+j)*n], -0x1p20*want[(i+j*k)%3]; g != w {
+					t.Fatalf("%s: A₂₂(%d,%d) = %g, want %g", name, i, j, g, w)
+				}
+			}
+		}
+	}
+}
+
+// fp16Scale brings the largest |u| into [2^14, 2^15), as far as fp32's
+// largest power of two (2^127) reaches.
+func TestFP16Scale(t *testing.T) {
+	if s := fp16Scale(0x1p-149); s != 0x1p127 {
+		t.Errorf("fp16Scale(2^-149) = %g, want 2^127", s)
+	}
+	for _, m := range []float32{1, 0x1p20, 0x1p-20, 3, 65504, 0x1.fffffep127, 0x1p-112} {
+		s := float64(fp16Scale(m))
+		if v := float64(m) * s; v < 0x1p14 || v >= 0x1p15 || s != math.Exp2(math.Round(math.Log2(s))) {
+			t.Errorf("fp16Scale(%g) = %g: %g", m, s, v)
+		}
+	}
+	for _, m := range []float32{0, float32(math.Inf(1)), float32(math.NaN())} {
+		if s := fp16Scale(m); s != 1 {
+			t.Errorf("fp16Scale(%g) = %g, want 1", m, s)
 		}
 	}
 }
@@ -364,6 +398,109 @@ func TestSolverRandsvd(t *testing.T) {
 		for _, c := range []struct{ got, want float64 }{{sv[0], 1}, {sv[n-1], 1e-6}, {sv[n-2], want2}} {
 			if math.Abs(c.got-c.want) > 1e-9*c.want {
 				t.Errorf("oneSmall=%v: singular value %.15g, want %.15g", oneSmall, c.got, c.want)
+			}
+		}
+	}
+}
+
+// The recursive panel pivots as partial pivoting must. A = Pᵀ·L·U with
+// |l_ij| ≤ 1/2 leaves each step's pivot twice any other candidate, so the
+// factorization must find P, L and U again (rows moved between the leaves'
+// blocks, n not a multiple of the leaf or the block); L's and U's
+// off-diagonal row sums stay below 1/2 of the diagonal, so both are well
+// conditioned and their entries come back to fp32's accuracy. On a random
+// matrix every multiplier must be at most 1. Both panels, with and without
+// the look-ahead.
+func TestSolverPanel(t *testing.T) {
+	e := engineGPU(t)
+	const n = 1000
+	rng := rand.New(rand.NewPCG(26, 1))
+	perm := rng.Perm(n)
+	l, u := make([]float64, n*n), make([]float64, n*n) // row-major
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			switch {
+			case j < i:
+				l[i*n+j] = (rng.Float64() - 0.5) / float64(i)
+			case j == i:
+				l[i*n+j] = 1
+				u[i*n+j] = (1 + rng.Float64()) * float64(1-2*rng.IntN(2))
+			default:
+				u[i*n+j] = (rng.Float64() - 0.5) / float64(n-i)
+			}
+		}
+	}
+	a := make([]float64, n*n) // row perm[i] of A is row i of L·U
+	for i := 0; i < n; i++ {
+		for k := 0; k <= i; k++ {
+			for j := k; j < n; j++ {
+				a[perm[i]*n+j] += l[i*n+k] * u[k*n+j]
+			}
+		}
+	}
+	planted, err := e.NewSystem(n, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer planted.Free()
+	random, err := e.NewSystem(n, centered(n, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer random.Free()
+	for _, c := range []struct {
+		nb, lookahead int
+		recursive     bool
+	}{{256, 0, true}, {96, -1, true}, {1000, 0, true}, {256, 0, false}} {
+		f, _ := ParseLUForm("double-fp16-fabsum")
+		f.NB, f.LookaheadSMs, f.RecursivePanels = c.nb, c.lookahead, c.recursive
+		fa, err := planted.Factor(f)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		h, err := fa.Host()
+		fa.Free()
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		for k, p := range h.Piv {
+			order[k], order[p] = order[p], order[k]
+		}
+		worst := 0.0
+		for i := 0; i < n; i++ {
+			if order[i] != perm[i] {
+				t.Fatalf("%+v: row %d of P·A is row %d of A, want %d", c, i, order[i], perm[i])
+			}
+			for j := 0; j < n; j++ {
+				want := u[i*n+j]
+				if j < i {
+					want = l[i*n+j]
+				}
+				worst = max(worst, math.Abs(h.LU[i*n+j]-want))
+			}
+		}
+		if worst > 1e-3 {
+			t.Errorf("%+v: factors differ from the planted L and U by up to %.3g", c, worst)
+		}
+
+		fa, err = random.Factor(f)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		h, err = fa.Host()
+		fa.Free()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				if m := math.Abs(h.LU[i*n+j]); !(m <= 1) {
+					t.Fatalf("%+v: multiplier l(%d,%d) = %g: not partial pivoting", c, i, j, m)
+				}
 			}
 		}
 	}

@@ -115,7 +115,7 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
-	engine, bench, csv                                                string
+	engine, bench, csv, panel                                         string
 	size, nb, maxIter, maxInner, lookahead                            int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
@@ -153,6 +153,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
+	fs.StringVar(&o.panel, "panel", "sgetrf", "with --engine gpu: how the blocked LU factors its panels, `KIND`: sgetrf (cuSOLVER's) or recursive (ours: leaves of 32 columns, one exchange between the blocks a column); with --bench, sgetrf,recursive times each form both ways")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
 	return fs, o
 }
@@ -454,6 +455,11 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	}
 	if o.bench != "" || o.csv != "" {
 		return usagef("--bench and --csv time the GPU solver: add --engine gpu")
+	}
+	for _, name := range []string{"lookahead-sms", "panel", "profile"} {
+		if flagSet(fs, name) {
+			return usagef("--%s sets the GPU's blocked LU: add --engine gpu", name)
+		}
 	}
 	n, a, b, what, form, err := loadSystem(fs, o, true)
 	if err != nil {

@@ -74,6 +74,15 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if nb < 1 {
 		return usagef("--nb %d: the block size must be at least 1", nb)
 	}
+	panels := strings.Split(o.panel, ",")
+	for _, kind := range panels {
+		if kind != "recursive" && kind != "sgetrf" {
+			return usagef("--panel %q: recursive or sgetrf", kind)
+		}
+	}
+	if len(panels) > 1 && o.bench == "" {
+		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
+	}
 	var forms []gpu.LUForm
 	names := strings.Split(o.factor, ",")
 	if o.factor == "auto" && o.bench == "" {
@@ -85,7 +94,16 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 			return usage(err)
 		}
 		f.NB, f.LookaheadSMs = nb, o.lookahead
-		forms = append(forms, f)
+		for i, kind := range panels {
+			if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
+				break
+			}
+			f.RecursivePanels = kind == "recursive"
+			if f.RecursivePanels && len(panels) > 1 {
+				f.Name += "+recursive"
+			}
+			forms = append(forms, f)
+		}
 	}
 	if o.bench == "" && len(forms) > 1 && o.factor != "auto" {
 		return usagef("--factor %s: one factorization per solve (several with --bench)", o.factor)
@@ -186,6 +204,9 @@ func gpuUpdateName(f gpu.LUForm) string {
 		return "cuSOLVER dgetrf (fp64)"
 	case f.Getrf32:
 		return "cuSOLVER sgetrf (fp32)"
+	}
+	if f.Plan == nil {
+		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%v words, fp32 accumulation)", f.NB, f.Words)
 	}
 	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
 }

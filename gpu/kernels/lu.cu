@@ -138,3 +138,325 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
         a[i + i * ld] = d[i];
     }
 }
+
+// The panel's leaves: an m×w block (w ≤ LEAF_MAX columns, m up to the
+// whole matrix) factored with partial pivoting by one grid whose blocks
+// each keep a slice of rows in shared memory. For each column every block
+// publishes a record: its best candidate (largest |value| below the
+// diagonal, the lowest row on ties, as isamax), that row, and, from the
+// block that holds it, the diagonal row. A sequence number released last
+// makes the record the barrier: a block waits only for the G records it
+// reads, then every block picks the same pivot and updates its own rows.
+// Records alternate between two halves: a block cannot write a record
+// two columns ahead before every block has read the older one. The grid
+// must fit on the GPU at once.
+#define LEAF_MAX 32
+#define LEAF_THREADS 512
+#define LEAF_RECORD (4 + 2 * LEAF_MAX) // seq, value, row, pad, candidate row, diagonal row
+
+__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release(unsigned int* p, unsigned int v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Loads from L2, past the SM's own L1: the values come from other blocks.
+__device__ __forceinline__ float load_cg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// better orders candidates: larger magnitude, then the lower row.
+__device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
+    return v > bv || (v == bv && i < bi);
+}
+
+// block_best reduces each thread's candidate (v, i) over the block; every
+// thread gets the result.
+__device__ void block_best(float& v, int& i) {
+    __shared__ float wv[LEAF_THREADS / 32];
+    __shared__ int wi[LEAF_THREADS / 32];
+    const int t = threadIdx.x, nw = blockDim.x >> 5;
+    for (int o = 16; o > 0; o >>= 1) {
+        float ov = __shfl_down_sync(0xffffffffu, v, o);
+        int oi = __shfl_down_sync(0xffffffffu, i, o);
+        if (better(ov, oi, v, i)) {
+            v = ov;
+            i = oi;
+        }
+    }
+    __syncthreads(); // wv, wi free from the last call
+    if ((t & 31) == 0) {
+        wv[t >> 5] = v;
+        wi[t >> 5] = i;
+    }
+    __syncthreads();
+    v = -1.0f;
+    i = 0x7fffffff;
+    for (int q = 0; q < nw; q++) {
+        if (better(wv[q], wi[q], v, i)) {
+            v = wv[q];
+            i = wi[q];
+        }
+    }
+}
+
+// leaf_publish writes this block's record for column jn from warp 0.
+__device__ void leaf_publish(const float* sm, int rpb, int lo, int mine, int w, int jn, float bv, int bi, float* rec, unsigned int seq) {
+    const int t = threadIdx.x;
+    if (t >= 32) {
+        return;
+    }
+    if (t == 0) {
+        rec[1] = bv;
+        ((int*)rec)[2] = bi;
+    }
+    for (int c = t; c < w; c += 32) {
+        if (bi != 0x7fffffff) {
+            rec[4 + c] = sm[(bi - lo) + c * rpb];
+        }
+        if (jn >= lo && jn < lo + mine) {
+            rec[4 + LEAF_MAX + c] = sm[(jn - lo) + c * rpb];
+        }
+    }
+    __syncwarp();
+    if (t == 0) {
+        __threadfence();
+        store_release((unsigned int*)rec, seq);
+    }
+}
+
+// panel_leaf factors the m×w column-major block at a (ld lda) in place with
+// partial pivoting: ipiv[j] = r0 + (pivot row) + 1 (LAPACK's 1-based
+// pivots, offset r0), and moves = {count, destinations[2w], sources[2w]}:
+// the rows the leaf's interchanges move, relative to a, for the other
+// columns. records holds 2·G·LEAF_RECORD words whose sequence numbers are
+// all at most seq0; this launch leaves them at seq0 + w. Dynamic shared
+// memory: (ceil(m/G) + 2)·w + G·(w + 2) floats.
+extern "C" __global__ void __launch_bounds__(LEAF_THREADS) panel_leaf(float* a, long long lda, int m, int w, int r0, int* ipiv,
+                                                                     int* moves, float* records, unsigned int seq0) {
+    extern __shared__ float sm[];
+    __shared__ int s_p, s_win;
+    __shared__ int pos[2 * LEAF_MAX], from[2 * LEAF_MAX], npos; // block 0: position → original row
+    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
+    const int rpb = (m + G - 1) / G;
+    const int lo = b * rpb, mine = max(0, min(m, lo + rpb) - lo);
+    float* prow = sm + (long long)rpb * w; // the pivot row
+    float* rowj = prow + w;                // the row it displaces
+    float* got = rowj + w;                 // the G records: value, row, candidate row
+    for (int c = 0; c < w; c++) {
+        for (int r = t; r < mine; r += blockDim.x) {
+            sm[r + c * rpb] = a[(long long)(lo + r) + c * lda];
+        }
+    }
+    if (t == 0) {
+        npos = 0;
+    }
+    __syncthreads();
+    float bv = -1.0f;
+    int bi = 0x7fffffff;
+    for (int r = t; r < mine; r += blockDim.x) {
+        float v = fabsf(sm[r]);
+        if (v > bv) { // rows ascend per thread: the first of equals stays
+            bv = v;
+            bi = lo + r;
+        }
+    }
+    block_best(bv, bi);
+    leaf_publish(sm, rpb, lo, mine, w, 0, bv, bi, records + b * LEAF_RECORD, seq0 + 1);
+    for (int j = 0; j < w; j++) {
+        const unsigned int seq = seq0 + 1 + j;
+        const float* half = records + (j & 1) * G * LEAF_RECORD;
+        for (int q = t; q < G; q += blockDim.x) {
+            while (load_acquire((const unsigned int*)(half + q * LEAF_RECORD)) != seq) {
+            }
+        }
+        __syncthreads();
+        for (int x = t; x < G * (w + 2); x += blockDim.x) {
+            int q = x / (w + 2), f = x % (w + 2);
+            got[x] = load_cg(half + q * LEAF_RECORD + (f < 2 ? 1 + f : 2 + f));
+        }
+        const int owner = j / rpb;
+        for (int c = t; c < w; c += blockDim.x) {
+            rowj[c] = load_cg(half + owner * LEAF_RECORD + 4 + LEAF_MAX + c);
+        }
+        __syncthreads();
+        if (t < 32) {
+            float v = -1.0f;
+            int i = 0x7fffffff, win = -1;
+            for (int q = t; q < G; q += 32) {
+                float qv = got[q * (w + 2)];
+                int qi = __float_as_int(got[q * (w + 2) + 1]);
+                if (better(qv, qi, v, i)) {
+                    v = qv;
+                    i = qi;
+                    win = q;
+                }
+            }
+            for (int o = 16; o > 0; o >>= 1) {
+                float ov = __shfl_down_sync(0xffffffffu, v, o);
+                int oi = __shfl_down_sync(0xffffffffu, i, o);
+                int ow = __shfl_down_sync(0xffffffffu, win, o);
+                if (better(ov, oi, v, i)) {
+                    v = ov;
+                    i = oi;
+                    win = ow;
+                }
+            }
+            if (t == 0) {
+                if (i == 0x7fffffff) { // a column of NaNs: no interchange
+                    i = j;
+                }
+                s_p = i;
+                s_win = win;
+            }
+        }
+        __syncthreads();
+        const int p = s_p, win = s_win;
+        for (int c = t; c < w; c += blockDim.x) {
+            prow[c] = p == j ? rowj[c] : got[win * (w + 2) + 2 + c];
+        }
+        __syncthreads();
+        if (p != j && p >= lo && p < lo + mine) {
+            for (int c = t; c < w; c += blockDim.x) {
+                sm[(p - lo) + c * rpb] = rowj[c];
+            }
+        }
+        if (j >= lo && j < lo + mine) {
+            for (int c = t; c < w; c += blockDim.x) {
+                sm[(j - lo) + c * rpb] = prow[c];
+            }
+        }
+        if (b == 0 && t == 0) {
+            ipiv[j] = r0 + p + 1;
+            if (p != j) {
+                int ij = -1, ip = -1;
+                for (int q = 0; q < npos; q++) {
+                    ij = pos[q] == j ? q : ij;
+                    ip = pos[q] == p ? q : ip;
+                }
+                if (ij < 0) {
+                    ij = npos++;
+                    pos[ij] = j;
+                    from[ij] = j;
+                }
+                if (ip < 0) {
+                    ip = npos++;
+                    pos[ip] = p;
+                    from[ip] = p;
+                }
+                int f = from[ij];
+                from[ij] = from[ip];
+                from[ip] = f;
+            }
+        }
+        __syncthreads();
+        // Eliminate below the pivot; column j+1's candidates on the way.
+        const float piv = prow[j];
+        const int jn = j + 1;
+        bv = -1.0f;
+        bi = 0x7fffffff;
+        for (int r = max(jn - lo, 0) + t; r < mine; r += blockDim.x) {
+            if (piv != 0.0f) {
+                float l = sm[r + j * rpb] / piv;
+                sm[r + j * rpb] = l;
+                for (int c = jn; c < w; c++) {
+                    sm[r + c * rpb] = fmaf(-l, prow[c], sm[r + c * rpb]);
+                }
+            }
+            if (jn < w) {
+                float v = fabsf(sm[r + jn * rpb]);
+                if (v > bv) {
+                    bv = v;
+                    bi = lo + r;
+                }
+            }
+        }
+        if (jn < w) {
+            block_best(bv, bi); // its barriers also order the updates before the record
+            leaf_publish(sm, rpb, lo, mine, w, jn, bv, bi, records + ((jn & 1) * G + b) * LEAF_RECORD, seq + 1);
+        }
+    }
+    __syncthreads();
+    for (int c = 0; c < w; c++) {
+        for (int r = t; r < mine; r += blockDim.x) {
+            a[(long long)(lo + r) + c * lda] = sm[r + c * rpb];
+        }
+    }
+    if (b == 0 && t == 0) {
+        int n = 0;
+        for (int q = 0; q < npos; q++) {
+            if (pos[q] != from[q]) {
+                moves[1 + n] = pos[q];
+                moves[1 + 2 * LEAF_MAX + n] = from[q];
+                n++;
+            }
+        }
+        moves[0] = n;
+    }
+}
+
+// leaf_swaps applies a leaf's moves (panel_leaf's) to the panel's other
+// columns: ncols columns from a (at the leaf's first row), skipping the w
+// columns from skip. One block per column.
+extern "C" __global__ void leaf_swaps(float* a, long long lda, int ncols, int skip, int w, const int* moves) {
+    __shared__ float vals[2 * LEAF_MAX];
+    const int n = moves[0];
+    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
+        float* col = a + (long long)(c < skip ? c : c + w) * lda;
+        for (int t = threadIdx.x; t < n; t += blockDim.x) {
+            vals[t] = col[moves[1 + 2 * LEAF_MAX + t]];
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < n; t += blockDim.x) {
+            col[moves[1 + t]] = vals[t];
+        }
+        __syncthreads();
+    }
+}
+
+// round_words copies the rows×cols block at x (ld ldx) to y (ld rows),
+// each value times scale and rounded to nearest: kind 0 to binary16 and
+// 1 to bfloat16 (y holds 16-bit words), 2 to TF32 (y holds binary32
+// values with 10 fraction bits, ties away from zero as cvt.rna rounds).
+extern "C" __global__ void round_words(const float* x, long long ldx, int rows, int cols, void* y, float scale, int kind) {
+    long long total = (long long)rows * cols;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % rows, j = e / rows;
+        float v = x[i + j * ldx] * scale;
+        if (kind == 2) {
+            unsigned int u;
+            asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(v));
+            ((unsigned int*)y)[e] = u;
+            continue;
+        }
+        unsigned short h;
+        if (kind == 0) {
+            asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+        } else {
+            asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+        }
+        ((unsigned short*)y)[e] = h;
+    }
+}
+
+// amax_f32 raises *out (binary32 bits, zeroed first) to the largest |value|
+// of the rows×cols block at x (ld ldx); NaN is skipped (fmaxf).
+extern "C" __global__ void amax_f32(const float* x, long long ldx, int rows, int cols, unsigned int* out) {
+    long long total = (long long)rows * cols;
+    float m = 0.0f;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        m = fmaxf(m, fabsf(x[e % rows + (e / rows) * ldx]));
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, o));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(out, __float_as_uint(m));
+    }
+}

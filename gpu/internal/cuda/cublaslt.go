@@ -38,10 +38,11 @@ const (
 	OpT = 1 // CUBLAS_OP_T
 )
 
-// cublasLtMatmulDescAttributes_t values (cublasLt.h); both take an int32_t.
+// cublasLtMatmulDescAttributes_t values (cublasLt.h); all take an int32_t.
 const (
-	MatmulDescTransA = 3 // CUBLASLT_MATMUL_DESC_TRANSA
-	MatmulDescTransB = 4 // CUBLASLT_MATMUL_DESC_TRANSB
+	MatmulDescTransA        = 3  // CUBLASLT_MATMUL_DESC_TRANSA
+	MatmulDescTransB        = 4  // CUBLASLT_MATMUL_DESC_TRANSB
+	MatmulDescSMCountTarget = 15 // CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET
 )
 
 // cublasLtMatmulPreferenceAttributes_t values (cublasLt.h).
