@@ -50,10 +50,7 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module) (*panelLU, error) {
 	if pl.swaps, err = mod.Function("leaf_swaps"); err != nil {
 		return nil, err
 	}
-	if err := d.call(func() error {
-		pl.shared, err = cuda.DeviceGetAttribute(d.dev, cuda.AttrMaxSharedMemoryPerBlockOptin)
-		return err
-	}); err != nil {
+	if pl.shared, err = d.sharedOptin(); err != nil {
 		return nil, err
 	}
 	pl.shared -= 2048 // the kernel's static shared memory

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -673,6 +674,14 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		}
 		return nil
 	}
+	// L's interchanges wait for the end (gatherL) when a column fits in
+	// shared memory: each step's moves are kept here.
+	maxShared, err := d.sharedOptin()
+	if err != nil {
+		return err
+	}
+	deferL := 4*n <= maxShared-1024
+	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
@@ -700,8 +709,11 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return err
 			}
 			dst, src := pairs, pairs.view(4*np)
+			if deferL {
+				stepMoves[j/nb] = slices.Clone(moves)
+			}
 			for _, part := range [][2]int{{0, j}, {j + jb, rest}} {
-				if part[1] == 0 {
+				if part[1] == 0 || deferL && part[0] == 0 {
 					continue
 				}
 				if err := permute.Launch([3]uint32{uint32(min(part[1], 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), main,
@@ -776,7 +788,93 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			}
 		}
 	}
+	if deferL {
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
+			return e.gatherL(mod, w, n, nb, composeLater(stepMoves, nb, n), main)
+		}); err != nil {
+			return err
+		}
+	}
 	return d.Sync()
+}
+
+// composeLater composes what each column block of L owes: block k's rows
+// from r0 = (k+1)·nb on were left by step k and moved since by the steps
+// after it (steps[s]: step s's moves, panelMoves' destinations then
+// sources, nil for none). Row r0+i of the final block k is row
+// src[k][i] of the block as step k left it; src[k] is nil where no row
+// moved.
+func composeLater(steps [][]int32, nb, n int) [][]int32 {
+	src := make([][]int32, len(steps))
+	g := make([]int32, n) // row i of the final L comes from row g[i] after step k+1
+	move := make([]int32, n)
+	for i := range g {
+		g[i], move[i] = int32(i), int32(i)
+	}
+	for k := len(steps) - 2; k >= 0; k-- {
+		mv := steps[k+1]
+		np := len(mv) / 2
+		r0 := (k + 1) * nb
+		if np > 0 {
+			for t := 0; t < np; t++ {
+				move[mv[t]] = mv[np+t]
+			}
+			for i := r0; i < n; i++ {
+				g[i] = move[g[i]]
+			}
+			for t := 0; t < np; t++ {
+				move[mv[t]] = mv[t]
+			}
+		}
+		for i := r0; i < n; i++ {
+			if g[i] != int32(i) {
+				src[k] = slices.Clone(g[r0:])
+				break
+			}
+		}
+	}
+	return src
+}
+
+// gatherL applies composeLater's rows to L's column blocks: one block of
+// gather_rows per column, the column's rows in shared memory, read and
+// written whole (coalesced), instead of scattered rows at every step.
+func (e *Engine) gatherL(mod *Module, w *Buffer, n, nb int, src [][]int32, st *Stream) error {
+	var all []int32
+	for _, s := range src {
+		all = append(all, s...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	gather, err := mod.Function("gather_rows")
+	if err != nil {
+		return err
+	}
+	buf, err := e.d.Alloc(4 * len(all))
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	if err := e.d.Upload(buf, all); err != nil {
+		return err
+	}
+	if err := gather.SetMaxDynamicShared(4 * n); err != nil {
+		return err
+	}
+	off := 0
+	for k, s := range src {
+		if s == nil {
+			continue
+		}
+		r0 := (k + 1) * nb
+		if err := gather.Launch([3]uint32{uint32(nb), 1, 1}, [3]uint32{1024, 1, 1}, uint32(4*len(s)), st,
+			w.view(4*k*nb*n), int64(n), int32(nb), int32(r0), int32(len(s)), buf.view(4*off)); err != nil {
+			return err
+		}
+		off += len(s)
+	}
+	return e.d.Sync() // buf is freed on return
 }
 
 // solverStreams returns the blocked LU's two streams, made once per engine

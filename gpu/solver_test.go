@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,6 +276,49 @@ func TestPanelMoves(t *testing.T) {
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("n=%d r0=%d piv=%v: rows %v, want %v", n, r0, piv, got, want)
+			}
+		}
+	}
+}
+
+// composeLater's gathers leave L's column blocks as the moves of every
+// later step, applied one step after another, would.
+func TestComposeLater(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for trial := 0; trial < 100; trial++ {
+		n, nb := 1+rng.IntN(60), 1+rng.IntN(9)
+		nsteps := (n + nb - 1) / nb
+		steps := make([][]int32, nsteps)
+		for s := range steps {
+			j := s * nb
+			piv := make([]int32, min(nb, n-j))
+			for k := range piv {
+				piv[k] = int32(k + 1 + rng.IntN(n-j-k))
+			}
+			steps[s] = panelMoves(nil, piv, j)
+		}
+		src := composeLater(steps, nb, n)
+		for k := 0; k < nsteps; k++ {
+			eager := make([]int32, n) // a column of block k: its rows' labels
+			for i := range eager {
+				eager[i] = int32(i)
+			}
+			for s := k + 1; s < nsteps; s++ {
+				np := len(steps[s]) / 2
+				old := slices.Clone(eager)
+				for t := 0; t < np; t++ {
+					eager[steps[s][t]] = old[steps[s][np+t]]
+				}
+			}
+			r0 := (k + 1) * nb
+			for i := 0; i < n; i++ {
+				want := int32(i)
+				if i >= r0 && src[k] != nil {
+					want = src[k][i-r0]
+				}
+				if eager[i] != want {
+					t.Fatalf("n=%d nb=%d block %d row %d: gathered row %d, the steps give %d", n, nb, k, i, want, eager[i])
+				}
 			}
 		}
 	}

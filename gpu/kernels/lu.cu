@@ -460,3 +460,21 @@ extern "C" __global__ void amax_f32(const float* x, long long ldx, int rows, int
         atomicMax(out, __float_as_uint(m));
     }
 }
+
+// gather_rows permutes rows r0 to r0+rows of ncols columns from a: row
+// r0+i gets the entry of row src[i] (an absolute row ≥ r0). One block per
+// column, which passes through shared memory whole.
+extern "C" __global__ void gather_rows(float* a, long long ld, int ncols, int r0, int rows, const int* src) {
+    extern __shared__ float held[];
+    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
+        float* col = a + (long long)c * ld + r0;
+        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+            held[i] = col[i];
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+            col[i] = held[src[i] - r0];
+        }
+        __syncthreads();
+    }
+}
