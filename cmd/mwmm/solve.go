@@ -115,7 +115,7 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
-	engine, bench, csv, panel                                         string
+	engine, bench, csv, panel, plot, replot                           string
 	size, nb, maxIter, maxInner, lookahead                            int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
@@ -152,6 +152,8 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.BoolVar(&o.luError, "lu-error", false, "also measure the factorization's backward error (costs about as much as factoring)")
 	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
+	fs.StringVar(&o.plot, "plot", "", "with --bench or --replot: draw time and iterations against n (or against κ for one n and randsvd kinds) into `PREFIX`-time.png and PREFIX-iterations.png")
+	fs.StringVar(&o.replot, "replot", "", "draw --plot's figures from a `TABLE.csv` that --bench --csv wrote (no GPU needed)")
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
 	fs.StringVar(&o.panel, "panel", "sgetrf", "with --engine gpu: how the blocked LU factors its panels, `KIND`: sgetrf (cuSOLVER's) or recursive (ours: leaves of 32 columns, one exchange between the blocks a column); with --bench, sgetrf,recursive times each form both ways")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
@@ -447,14 +449,17 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return usage(err)
 	}
+	if o.replot != "" {
+		return replotSolve(fs, o, stdout)
+	}
 	if o.engine == "gpu" {
 		return runSolveGPU(fs, o, method, res, stdout, stderr)
 	}
 	if err := cpuEngine(fs, o); err != nil {
 		return err
 	}
-	if o.bench != "" || o.csv != "" {
-		return usagef("--bench and --csv time the GPU solver: add --engine gpu")
+	if o.bench != "" || o.csv != "" || o.plot != "" {
+		return usagef("--bench, --csv and --plot time the GPU solver: add --engine gpu")
 	}
 	for _, name := range []string{"lookahead-sms", "panel", "profile"} {
 		if flagSet(fs, name) {

@@ -134,8 +134,8 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		defer stop()
 		return solveBench(ctx, e, o, forms, sopt, sizes, kinds, stdout)
 	}
-	if o.csv != "" {
-		return usagef("--csv writes --bench's table")
+	if o.csv != "" || o.plot != "" {
+		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES")
 	}
 	in, err := readSystem(fs, o, true)
 	if err != nil {
@@ -315,7 +315,9 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 	// progress).
 	const rowFormat = "%6s  %-9s  %-30s  %9s  %7s  %10s  %5s  %9s  %14s  %9s  %s\n"
 	fmt.Fprintf(stdout, rowFormat, "n", "matrix", "method", "time (s)", "TFLOP/s", "factor (s)", "steps", "GMRES its", "backward error", "vs getrf", "status")
+	var plotRows []solvePlotRow
 	emit := func(r benchRow, base float64) {
+		plotRows = append(plotRows, solvePlotRow{r.n, r.matrix, r.method, r.seconds, r.outer, r.inner, r.status})
 		tf := 2.0 / 3 * math.Pow(float64(r.n), 3) / r.seconds / 1e12
 		ratio := ""
 		if base > 0 && r.seconds > 0 {
@@ -414,6 +416,13 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			}
 			sys.Free()
 		}
+	}
+	if o.plot != "" {
+		files, err := saveSolveFigures(plotRows, o.plot)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(files, ", "))
 	}
 	return nil
 }
