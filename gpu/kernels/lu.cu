@@ -154,9 +154,11 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
 #define LEAF_THREADS 512
 #define LEAF_RECORD (4 + 2 * LEAF_MAX) // seq, value, row, pad, candidate row, diagonal row
 
-__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
+// Polled with relaxed loads (an acquire load at every poll would cost an
+// L1 invalidation each); one fence after the wait orders what follows.
+__device__ __forceinline__ unsigned int load_relaxed(const unsigned int* p) {
     unsigned int v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -226,7 +228,7 @@ __device__ void leaf_publish(const float* sm, int rpb, int lo, int mine, int w, 
     }
     __syncwarp();
     if (t == 0) {
-        __threadfence();
+        asm volatile("fence.acq_rel.gpu;" ::: "memory");
         store_release((unsigned int*)rec, seq);
     }
 }
@@ -273,9 +275,10 @@ extern "C" __global__ void __launch_bounds__(LEAF_THREADS) panel_leaf(float* a, 
         const unsigned int seq = seq0 + 1 + j;
         const float* half = records + (j & 1) * G * LEAF_RECORD;
         for (int q = t; q < G; q += blockDim.x) {
-            while (load_acquire((const unsigned int*)(half + q * LEAF_RECORD)) != seq) {
+            while (load_relaxed((const unsigned int*)(half + q * LEAF_RECORD)) != seq) {
             }
         }
+        asm volatile("fence.acq_rel.gpu;" ::: "memory");
         __syncthreads();
         for (int x = t; x < G * (w + 2); x += blockDim.x) {
             int q = x / (w + 2), f = x % (w + 2);
