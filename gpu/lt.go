@@ -122,6 +122,11 @@ type MatmulSpec struct {
 	// SMs, when positive, is the number of multiprocessors the product
 	// may use, leaving the others to concurrent work.
 	SMs int
+
+	// reuse, when set, is the algorithm to run instead of asking the
+	// heuristic: a sequence of products of shrinking shapes (the LU's
+	// updates) then loads no new kernel and asks no heuristic per shape.
+	reuse *cuda.HeuristicResult
 }
 
 // stored returns the shapes of A and B as stored: op(A) is M×K, so A is
@@ -205,6 +210,7 @@ type planKey struct {
 	types                       [4]DataType
 	compute                     ComputeType
 	workspace, sms              int
+	reused                      bool
 }
 
 func (s MatmulSpec) key() planKey {
@@ -213,7 +219,7 @@ func (s MatmulSpec) key() planKey {
 		ws = s.Workspace.n
 	}
 	return planKey{s.M, s.N, s.K, s.LdA, s.LdB, s.LdC, s.LdD, s.TransA, s.TransB,
-		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0)}
+		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0), s.reuse != nil}
 }
 
 // A plan holds cuBLASLt's descriptors for one planKey and the algorithm
@@ -339,6 +345,10 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 		return err
 	}
 
+	if s.reuse != nil {
+		p.algo = *s.reuse
+		return nil
+	}
 	pref, err := cuda.LtMatmulPreferenceCreate()
 	if err != nil {
 		return err
@@ -370,7 +380,15 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 // cuBLASLt does not support (fp8 wants TransA and not TransB, for one) is
 // an error that says "cuBLASLt has no algorithm".
 func (lt *Lt) Matmul(s MatmulSpec) error {
-	s, err := s.normalized()
+	_, err := lt.matmul(s)
+	return err
+}
+
+// matmul is Matmul, returning the algorithm it ran (for MatmulSpec.reuse).
+// A reused algorithm that does not suit the shape is an error; its plan
+// is dropped.
+func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
+	s, err = s.normalized()
 	d := lt.d
 	bufs := []*Buffer{s.A, s.B, s.C, s.D}
 	if s.Workspace != nil {
@@ -399,6 +417,7 @@ func (lt *Lt) Matmul(s MatmulSpec) error {
 			if err != nil {
 				return err
 			}
+			used = p.algo
 			var ws, wsSize uintptr
 			if s.Workspace != nil {
 				ws, wsSize = s.Workspace.ptr, uintptr(s.Workspace.n)
@@ -417,18 +436,23 @@ func (lt *Lt) Matmul(s MatmulSpec) error {
 				pin.Pin(ab)
 				alpha, beta = unsafe.Pointer(&ab[0]), unsafe.Pointer(&ab[1])
 			}
-			return cuda.LtMatmul(lt.h, p.desc, alpha, s.A.ptr, p.a, s.B.ptr, p.b, beta,
+			err = cuda.LtMatmul(lt.h, p.desc, alpha, s.A.ptr, p.a, s.B.ptr, p.b, beta,
 				s.C.ptr, p.c, s.D.ptr, p.d, &p.algo.Algo, ws, wsSize, stream)
+			if err != nil && s.reuse != nil {
+				delete(lt.plans, s.key())
+				err = errors.Join(err, p.destroy())
+			}
+			return err
 		})
 	}
 	var na *noAlgorithm
 	if errors.As(err, &na) {
-		return fmt.Errorf("gpu: Matmul: %w for %v (%s)", ErrNoAlgorithm, s, na.why)
+		return used, fmt.Errorf("gpu: Matmul: %w for %v (%s)", ErrNoAlgorithm, s, na.why)
 	}
 	if err != nil {
-		return fmt.Errorf("gpu: Matmul %v: %w", s, err)
+		return used, fmt.Errorf("gpu: Matmul %v: %w", s, err)
 	}
-	return nil
+	return used, nil
 }
 
 type noAlgorithm struct{ why string }

@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"math"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
 // A trailing computes one blocked-LU step's trailing updates
@@ -58,11 +60,14 @@ type ltTrailing struct {
 	n                int
 	j, jb            int
 	scale            float32
+	// The algorithms of the first step's two products (the next panel's
+	// columns, the rest), run again for every later step's shapes.
+	algos map[bool]*cuda.HeuristicResult
 }
 
 func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int) (*ltTrailing, error) {
 	d := e.d
-	t := &ltTrailing{e: e, words: words, w: w, n: n}
+	t := &ltTrailing{e: e, words: words, w: w, n: n, algos: map[bool]*cuda.HeuristicResult{}}
 	var err error
 	if t.round, err = mod.Function("round_words"); err != nil {
 		return nil, err
@@ -141,8 +146,21 @@ func (t *ltTrailing) update(c0, cols int, st *Stream, sms int) error {
 		compute = Compute32FFastTF32
 	}
 	c := t.w.view(4 * (r + c0*t.n))
-	return t.e.lt.Matmul(MatmulSpec{M: t.n - r, N: cols, K: t.jb,
+	spec := MatmulSpec{M: t.n - r, N: cols, K: t.jb,
 		A: t.l, B: t.u.view(t.words.Size() * (c0 - r) * t.jb), C: c, D: c, LdC: t.n, LdD: t.n,
 		TypeA: t.words, TypeB: t.words, TypeC: F32, TypeD: F32, Compute: compute,
-		Alpha: -1 / float64(t.scale), Beta: 1, Workspace: t.e.workspace, Stream: st, SMs: sms})
+		Alpha: -1 / float64(t.scale), Beta: 1, Workspace: t.e.workspace, Stream: st, SMs: sms}
+	// A new heuristic and kernel per shape cost about 20-30 ms a
+	// factorization on an H100; the first step's algorithms serve all.
+	rest := c0 > r
+	spec.reuse = t.algos[rest]
+	used, err := t.e.lt.matmul(spec)
+	if err != nil && spec.reuse != nil {
+		spec.reuse = nil // it does not suit this shape: ask the heuristic
+		used, err = t.e.lt.matmul(spec)
+	}
+	if err == nil && t.algos[rest] == nil {
+		t.algos[rest] = &used
+	}
+	return err
 }
