@@ -358,7 +358,7 @@ type LUForm struct {
 	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
 	// accumulation: F16, BF16, or F32 holding TF32 values.
 	Words DataType
-	NB    int // the block size of the blocked LU; 0: 512
+	NB    int // the block size of the blocked LU; 0: 1024
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
 	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
@@ -488,7 +488,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		} else {
 			fa.NB = f.NB
 			if fa.NB == 0 {
-				fa.NB = 512
+				fa.NB = 1024
 			}
 			if fa.NB > 4096 {
 				return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))

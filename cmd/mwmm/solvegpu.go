@@ -24,15 +24,18 @@ const gpuSolveHelp = `GPU (--engine gpu): A, its factors and the refinement's pr
 the device; GMRES's own vectors are here (n-vectors: cheap beside the
 products). --factor is one of
   fp64, fp32   cuSOLVER's getrf in that precision
-  tc32         the blocked LU (panel: cuSOLVER's sgetrf; U12: cuBLAS strsm)
-               with trailing updates on the tensor cores (the fused kernel,
-               one word), inputs rounded to --input (fp16 with rows and
-               columns scaled by powers of two, bf16 or tf32), fp32
-               accumulation and storage: the TC32 form
+  tc32         the blocked LU (panels: cuSOLVER's sgetrf; U12: cuBLAS strsm)
+               with trailing updates on the tensor cores through cuBLASLt:
+               L21 and U12 rounded to --input (fp16, U12 scaled by a power
+               of two into range; bf16; tf32), fp32 accumulation and
+               storage: the TC32 form
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
 or auto: double-fp16-fabsum, then cuSOLVER's fp64 getrf if its refinement
-stalls (the report says so). --nb is the panel width (default 512).
+stalls (the report says so). --nb is the panel width (default 1024);
+--panel recursive factors the panels with our own kernel instead of
+sgetrf (slower on an H100; kept to compare). L's row interchanges are
+applied once, at the end.
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
 the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
@@ -43,7 +46,11 @@ cuSOLVER's dgetrf+dgetrs and its refinement solvers DDgesv, DSgesv,
 DXgesv, DHgesv, DBgesv beside each --factor, in one run on one GPU: time,
 2/3·n³/time, iterations and the backward error of every answer, measured
 in fp64 from the original A. Without --tol, mwmm's solves refine until
-their backward error is at most getrf+getrs's on the same system.`
+their backward error is at most getrf+getrs's on the same system.
+--csv and --plot PREFIX keep the table and draw it (speed-up over
+getrf+getrs and iterations against n, or against κ for one size and
+randsvd kinds); --replot TABLE.csv --plot PREFIX redraws a saved table
+on any machine.`
 
 // autoForms are --factor auto's forms, fastest first: double-fp16-fabsum
 // (fp32-accurate factors from fp16 tensor cores) and, when its refinement
@@ -67,7 +74,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if res != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
-	nb := 512
+	nb := 1024
 	if set["nb"] {
 		nb = o.nb
 	}

@@ -148,7 +148,9 @@ func solveFigures(rows []solvePlotRow) (times, iterations plotting.Figure) {
 				}
 				switch {
 				case r.status == "ok" && strings.HasPrefix(m, "mwmm "):
-					it = float64(r.inner)
+					if r.inner > 0 { // fp64 factors need no refinement
+						it = float64(r.inner)
+					}
 				case r.status == "ok" && r.outer > 0:
 					it = float64(r.outer)
 				case r.status == "fell back to fp64":

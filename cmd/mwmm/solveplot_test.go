@@ -19,6 +19,8 @@ func TestSolveFigures(t *testing.T) {
 		{8192, "randsvd:kappa=1e8", "cuSOLVER getrf+getrs", 0.05, 0, 0, "ok"},
 		{8192, "randsvd:kappa=1e8", "cuSOLVER DHgesv", 0.1, -50, 0, "fell back to fp64"},
 		{8192, "randsvd:kappa=1e8", "mwmm tc32-fp16", 1, 4, 800, "not converged: stalled"},
+		{8192, "randsvd:kappa=1e2", "mwmm fp64", 0.04, 0, 0, "ok"},
+		{8192, "randsvd:kappa=1e8", "mwmm fp64", 0.05, 0, 0, "ok"},
 	}
 	times, its := solveFigures(rows)
 	if len(times.Panels) != 1 || !strings.Contains(times.XLabel, "κ") {
@@ -28,6 +30,7 @@ func TestSolveFigures(t *testing.T) {
 		"cuSOLVER getrf+getrs": {{1, 1}, nil},
 		"cuSOLVER DHgesv":      {{0.5, 0.5}, {13, math.NaN()}},
 		"mwmm tc32-fp16":       {{2, math.NaN()}, {14, math.NaN()}},
+		"mwmm fp64":            {{1, 1}, nil},
 	}
 	same := func(a, b []float64) bool {
 		if len(a) != len(b) {
@@ -52,7 +55,7 @@ func TestSolveFigures(t *testing.T) {
 			t.Errorf("iterations %s: %v, want %v", s.Name, s.Y, want[s.Name][1])
 		}
 	}
-	if len(names) != 2 { // getrf+getrs has no iterations
+	if len(names) != 2 { // getrf+getrs and fp64 factors have no iterations
 		t.Errorf("iteration series %v, want DHgesv and tc32-fp16", names)
 	}
 
