@@ -127,9 +127,12 @@
 // A System holds A on the device in binary64 (NewSystem copies one,
 // GenerateSystem and GenerateRandsvd draw one there). System.Factor makes
 // LU factors in an LUForm: cuSOLVER's getrf in fp64 or fp32, or a blocked
-// LU whose panels are cuSOLVER's sgetrf and whose trailing updates run on
-// the fused kernel (TC32 with one word, or a multiword FABsum plan), the
-// next panel factored on a second stream beside the update. Factors and
+// LU whose panels are cuSOLVER's sgetrf (or, with RecursivePanels, our
+// recursive panel) and whose trailing updates run on the tensor cores:
+// TC32 forms on cuBLASLt from copies of L₂₁ and U₁₂ rounded to fp16,
+// bf16 or TF32 by our kernel, multiword forms on the fused FABsum kernel.
+// The next panel is factored on a second stream beside the update, and
+// L's row interchanges are applied once, at the end. Factors and
 // System are what package solve's refinement needs (solve.Factorization,
 // solve.Operator), so GMRES-IR runs with A and the factors on the device:
 //
