@@ -481,3 +481,248 @@ extern "C" __global__ void gather_rows(float* a, long long ld, int ncols, int r0
         __syncthreads();
     }
 }
+
+// Tournament pivoting (as in communication-avoiding LU): a leaf's pivots
+// from two exchanges between the blocks instead of one per column. Each
+// block factors its own rows with partial pivoting and offers the rows it
+// picked; every block then factors all offered rows alike (the same
+// arithmetic, so the same result) and takes its first w as the leaf's
+// pivots; the other rows' multipliers are their original values times
+// U₁₁⁻¹. The pivot order can differ from partial pivoting's, and a
+// multiplier can exceed 1.
+#define TSP_MAX_GRID 256
+
+__device__ __forceinline__ int load_cg_int(const int* p) {
+    int v;
+    asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// grid_barrier waits until every block has arrived: each adds one to the
+// counter, whose value the host tracks (target = its value at launch plus
+// G per barrier so far), so no reset is needed.
+__device__ void grid_barrier(unsigned int* counter, unsigned int target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(counter, 1u);
+        while ((int)(load_relaxed(counter) - target) < 0) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// gepp factors the rows×w block c (column-major, ld ld) in shared memory
+// in place with partial pivoting, carrying the rows' labels id (unique)
+// along; the larger |value| wins, then the lower label. Afterwards
+// id[0..min(rows, w)) are the pivot rows in order and c's top rows hold
+// their L\U. Every thread of the block calls it.
+__device__ void gepp(float* c, int* id, int rows, int ld, int w) {
+    __shared__ int s_piv;
+    const int t = threadIdx.x;
+    for (int k = 0; k < min(rows, w); k++) {
+        float bv = -1.0f;
+        int bi = 0x7fffffff;
+        for (int r = k + t; r < rows; r += blockDim.x) {
+            float v = fabsf(c[r + k * ld]);
+            if (better(v, id[r], bv, bi)) {
+                bv = v;
+                bi = id[r];
+            }
+        }
+        if (t == 0) {
+            s_piv = k; // a column of NaNs: no interchange
+        }
+        block_best(bv, bi);
+        for (int r = k + t; r < rows; r += blockDim.x) {
+            if (id[r] == bi) {
+                s_piv = r;
+            }
+        }
+        __syncthreads();
+        const int p = s_piv;
+        if (p != k) {
+            for (int col = t; col < w; col += blockDim.x) {
+                float x = c[k + col * ld];
+                c[k + col * ld] = c[p + col * ld];
+                c[p + col * ld] = x;
+            }
+            if (t == 0) {
+                int x = id[k];
+                id[k] = id[p];
+                id[p] = x;
+            }
+        }
+        __syncthreads();
+        const float piv = c[k + k * ld];
+        if (piv != 0.0f) {
+            for (int r = k + 1 + t; r < rows; r += blockDim.x) {
+                float l = c[r + k * ld] / piv;
+                c[r + k * ld] = l;
+                for (int col = k + 1; col < w; col++) {
+                    c[r + col * ld] = fmaf(-l, c[k + col * ld], c[r + col * ld]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// panel_leaf_tsp factors the m×w column-major block at a (ld lda) in
+// place with tournament pivoting; ipiv and moves as panel_leaf's. offers
+// holds G·w·(w+1) words and G counts; counter is at base when the grid
+// starts and at base + 2G when it ends. Dynamic shared memory:
+// cap·(w+1) + w·w words, cap = max(ceil(m/G), G·w).
+extern "C" __global__ void __launch_bounds__(LEAF_THREADS) panel_leaf_tsp(float* a, long long lda, int m, int w, int r0, int* ipiv,
+                                                                         int* moves, float* offers, unsigned int* counter, unsigned int base) {
+    extern __shared__ float sm[];
+    __shared__ int pos[2 * LEAF_MAX], from[2 * LEAF_MAX], npos; // position → original row
+    __shared__ int count[TSP_MAX_GRID], first[TSP_MAX_GRID], s_total;
+    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
+    const int rpb = (m + G - 1) / G;
+    const int lo = b * rpb, mine = max(0, min(m, lo + rpb) - lo);
+    const int cap = max(rpb, G * w);
+    float* c = sm;                                  // cap × w
+    int* id = (int*)(c + (long long)cap * w);       // cap labels
+    float* lu = (float*)(id + cap);                 // the pivot rows' L\U, w × w
+    int* counts = (int*)(offers + (long long)G * w * (w + 1));
+
+    // This block's rows: its own pivots, offered with their original values.
+    for (int col = 0; col < w; col++) {
+        for (int r = t; r < mine; r += blockDim.x) {
+            c[r + col * mine] = a[(long long)(lo + r) + col * lda];
+        }
+    }
+    for (int r = t; r < mine; r += blockDim.x) {
+        id[r] = lo + r;
+    }
+    __syncthreads();
+    gepp(c, id, mine, mine, w);
+    const int offered = min(mine, w);
+    float* mine_offers = offers + (long long)b * w * (w + 1);
+    for (int x = t; x < offered * w; x += blockDim.x) {
+        int i = x / w, col = x % w;
+        mine_offers[i * (w + 1) + 1 + col] = a[(long long)id[i] + col * lda];
+    }
+    for (int i = t; i < offered; i += blockDim.x) {
+        ((int*)mine_offers)[i * (w + 1)] = id[i];
+    }
+    if (t == 0) {
+        counts[b] = offered;
+    }
+    grid_barrier(counter, base + G);
+
+    // Every block: all offers, factored alike; the first w are the pivots.
+    if (t == 0) {
+        int total = 0;
+        for (int q = 0; q < G; q++) {
+            count[q] = load_cg_int(counts + q);
+            first[q] = total;
+            total += count[q];
+        }
+        s_total = total;
+    }
+    __syncthreads();
+    const int total = s_total;
+    for (int row = t >> 5; row < G * w; row += blockDim.x >> 5) { // a warp per offered row
+        const int q = row / w, i = row % w, lane = t & 31;
+        if (i >= count[q]) {
+            continue;
+        }
+        const float* src = offers + ((long long)q * w + i) * (w + 1);
+        if (lane == 0) {
+            id[first[q] + i] = load_cg_int((const int*)src);
+        }
+        for (int f = lane; f < w; f += 32) {
+            c[first[q] + i + f * total] = load_cg(src + 1 + f);
+        }
+    }
+    __syncthreads();
+    gepp(c, id, total, total, w);
+    for (int x = t; x < w * w; x += blockDim.x) {
+        lu[x % w + (x / w) * w] = c[x % w + (x / w) * total];
+    }
+    // LAPACK's pivots bringing pivot row k to position k, and the moves.
+    if (t == 0) {
+        npos = 0;
+        for (int k = 0; k < w; k++) {
+            const int row = id[k];
+            int p = row, ik = -1, ip = -1;
+            for (int q = 0; q < npos; q++) {
+                p = from[q] == row ? pos[q] : p;
+            }
+            if (b == 0) {
+                ipiv[k] = r0 + p + 1;
+            }
+            if (p == k) {
+                continue;
+            }
+            for (int q = 0; q < npos; q++) {
+                ik = pos[q] == k ? q : ik;
+                ip = pos[q] == p ? q : ip;
+            }
+            if (ik < 0) {
+                ik = npos++;
+                pos[ik] = k;
+                from[ik] = k;
+            }
+            if (ip < 0) {
+                ip = npos++;
+                pos[ip] = p;
+                from[ip] = p;
+            }
+            int f = from[ik];
+            from[ik] = from[ip];
+            from[ip] = f;
+        }
+    }
+    __syncthreads();
+
+    // This block's positions: the original row that ends there, read
+    // before any block writes; then L₂₁ = A₂₁·U₁₁⁻¹, and L\U on top.
+    for (int r = t; r < mine; r += blockDim.x) {
+        int q = lo + r, src = q;
+        for (int j = 0; j < npos; j++) {
+            src = pos[j] == q ? from[j] : src;
+        }
+        id[r] = src;
+    }
+    __syncthreads();
+    for (int col = 0; col < w; col++) {
+        for (int r = t; r < mine; r += blockDim.x) {
+            c[r + col * mine] = a[(long long)id[r] + col * lda];
+        }
+    }
+    grid_barrier(counter, base + 2 * G);
+    for (int r = t; r < mine; r += blockDim.x) {
+        const int q = lo + r;
+        if (q < w) {
+            for (int col = 0; col < w; col++) {
+                a[(long long)q + col * lda] = lu[q + col * w];
+            }
+            continue;
+        }
+        for (int j = 0; j < w; j++) {
+            float s = c[r + j * mine];
+            for (int i = 0; i < j; i++) {
+                s = fmaf(-c[r + i * mine], lu[i + j * w], s);
+            }
+            const float u = lu[j + j * w];
+            s = u != 0.0f ? s / u : 0.0f;
+            c[r + j * mine] = s;
+            a[(long long)q + j * lda] = s;
+        }
+    }
+    if (b == 0 && t == 0) {
+        int n = 0;
+        for (int q = 0; q < npos; q++) {
+            if (pos[q] != from[q]) {
+                moves[1 + n] = pos[q];
+                moves[1 + 2 * LEAF_MAX + n] = from[q];
+                n++;
+            }
+        }
+        moves[0] = n;
+    }
+}
