@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
@@ -13,29 +12,6 @@ const (
 	leafMax    = 32
 	leafRecord = 4 + 2*leafMax
 )
-
-// tspMaxGrid is the largest grid of panel_leaf_tsp (TSP_MAX_GRID).
-const tspMaxGrid = 256
-
-// tspShared is panel_leaf_tsp's dynamic shared memory for rows×w on grid
-// blocks: its rows or every block's offers, whichever is more, with their
-// labels, and the pivot rows' w×w L\U.
-func tspShared(rows, grid, w int) int {
-	return 4 * (max((rows+grid-1)/grid, grid*w)*(w+1) + w*w)
-}
-
-// tspShape picks the tournament leaf's grid and width: about √(rows/w)
-// blocks, so that a block's rows and all blocks' offers are alike in
-// number, at most blocks; narrower than w when that does not fit.
-func (pl *panelLU) tspShape(rows, w, blocks int) (grid, width int) {
-	for ; w > 1; w /= 2 {
-		grid = min(max(int(math.Round(math.Sqrt(float64(rows)/float64(w)))), 1), blocks, rows)
-		if tspShared(rows, grid, w) <= pl.shared {
-			return grid, w
-		}
-	}
-	return min(blocks, rows), 1
-}
 
 // leafRows is the rows a leaf's block takes before the grid grows.
 var leafRows = 256
@@ -60,19 +36,13 @@ type panelLU struct {
 	leaf, swaps    *Function
 	records, moves *Buffer
 	seq            uint32 // the records' sequence number when the next leaf starts
-	// With tournament pivoting: the leaf kernel, the offered rows and the
-	// barrier's counter (its value when the next leaf starts is base).
-	tournament      bool
-	tsp             *Function
-	offers, counter *Buffer
-	base            uint32
-	shared          int // dynamic shared memory a block may have
-	sms             int
+	shared         int    // dynamic shared memory a block may have
+	sms            int
 }
 
-func (e *Engine) newPanelLU(la *linalg, mod *Module, tournament bool) (*panelLU, error) {
+func (e *Engine) newPanelLU(la *linalg, mod *Module) (*panelLU, error) {
 	d := e.d
-	pl := &panelLU{e: e, la: la, sms: d.Multiprocessors(), tournament: tournament}
+	pl := &panelLU{e: e, la: la, sms: d.Multiprocessors()}
 	var err error
 	if pl.leaf, err = mod.Function("panel_leaf"); err != nil {
 		return nil, err
@@ -83,31 +53,9 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module, tournament bool) (*panelLU,
 	if pl.shared, err = d.sharedOptin(); err != nil {
 		return nil, err
 	}
-	pl.shared -= 4096 // the kernels' static shared memory
+	pl.shared -= 2048 // the kernel's static shared memory
 	if err := pl.leaf.SetMaxDynamicShared(pl.shared); err != nil {
 		return nil, err
-	}
-	if tournament {
-		if pl.sms > tspMaxGrid {
-			return nil, fmt.Errorf("gpu: %d multiprocessors: the tournament panel takes at most %d", pl.sms, tspMaxGrid)
-		}
-		if pl.tsp, err = mod.Function("panel_leaf_tsp"); err != nil {
-			return nil, err
-		}
-		if err := pl.tsp.SetMaxDynamicShared(pl.shared); err != nil {
-			return nil, err
-		}
-		if pl.offers, err = d.Alloc(4 * (pl.sms*leafMax*(leafMax+1) + pl.sms)); err != nil {
-			return nil, err
-		}
-		if pl.counter, err = d.Alloc(4); err != nil {
-			pl.free()
-			return nil, err
-		}
-		if err := d.Memset32(pl.counter, 0); err != nil {
-			pl.free()
-			return nil, err
-		}
 	}
 	if pl.records, err = d.Alloc(4 * 2 * pl.sms * leafRecord); err != nil {
 		return nil, err
@@ -124,7 +72,7 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module, tournament bool) (*panelLU,
 }
 
 func (pl *panelLU) free() {
-	for _, b := range []*Buffer{pl.records, pl.moves, pl.offers, pl.counter} {
+	for _, b := range []*Buffer{pl.records, pl.moves} {
 		if b != nil {
 			b.Free()
 		}
@@ -171,25 +119,13 @@ func (pl *panelLU) factor(st *Stream, a uintptr, lda, m, nb int, ipiv uintptr, b
 func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w int, ipiv uintptr, blocks int) error {
 	at := func(i, j int) uintptr { return a + uintptr(4*(i+j*lda)) }
 	rows := m - c0
-	shape := pl.leafShape
-	if pl.tournament {
-		shape = pl.tspShape
-	}
-	grid, width := shape(rows, min(w, leafMax), blocks)
+	grid, width := pl.leafShape(rows, min(w, leafMax), blocks)
 	if w <= width {
-		var err error
-		if pl.tournament {
-			err = q.launch(pl.tsp, [3]uint32{uint32(grid), 1, 1}, [3]uint32{512, 1, 1}, uint32(tspShared(rows, grid, w)), st,
-				at(c0, c0), int64(lda), int32(rows), int32(w), int32(c0), ipiv+uintptr(4*c0), pl.moves, pl.offers, pl.counter, pl.base)
-			pl.base += uint32(2 * grid)
-		} else {
-			err = q.launch(pl.leaf, [3]uint32{uint32(grid), 1, 1}, [3]uint32{512, 1, 1}, uint32(leafShared(rows, grid, w)), st,
-				at(c0, c0), int64(lda), int32(rows), int32(w), int32(c0), ipiv+uintptr(4*c0), pl.moves, pl.records, pl.seq)
-			pl.seq += uint32(w)
-		}
-		if err != nil {
+		if err := q.launch(pl.leaf, [3]uint32{uint32(grid), 1, 1}, [3]uint32{512, 1, 1}, uint32(leafShared(rows, grid, w)), st,
+			at(c0, c0), int64(lda), int32(rows), int32(w), int32(c0), ipiv+uintptr(4*c0), pl.moves, pl.records, pl.seq); err != nil {
 			return err
 		}
+		pl.seq += uint32(w)
 		if other := nb - w; other > 0 {
 			return q.launch(pl.swaps, [3]uint32{uint32(other), 1, 1}, [3]uint32{64, 1, 1}, 0, st,
 				at(c0, 0), int64(lda), int32(other), int32(c0), int32(w), pl.moves)

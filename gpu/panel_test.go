@@ -47,18 +47,14 @@ func BenchmarkSolverLeaf(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, rows := range []int{0, -1, 128, 256, 512, 1024} { // 0: cuSOLVER's sgetrf; -1: tournament pivoting
-			leafRows = max(rows, 1)
-			tournament := rows < 0
+		for _, rows := range []int{0, 128, 256, 512, 1024} { // 0: cuSOLVER's sgetrf
+			leafRows = rows
 			name := fmt.Sprintf("m=%d/w=%d/rows=%d", m, w, rows)
-			switch {
-			case rows == 0:
+			if rows == 0 {
 				name = fmt.Sprintf("m=%d/w=%d/sgetrf", m, w)
-			case tournament:
-				name = fmt.Sprintf("m=%d/w=%d/tournament", m, w)
 			}
 			b.Run(name, func(b *testing.B) {
-				pl, err := e.newPanelLU(la, mod, tournament)
+				pl, err := e.newPanelLU(la, mod)
 				if err != nil {
 					b.Fatal(err)
 				}

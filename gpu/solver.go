@@ -366,10 +366,10 @@ type LUForm struct {
 	// the next panel, factored meanwhile on a second stream: 0 means 32,
 	// negative turns the look-ahead off.
 	LookaheadSMs int
-	// Panel is how the blocked LU factors its panels: cuSOLVER's sgetrf
-	// (the zero value), or our recursive panel with partial or tournament
-	// pivoting in its leaves (docs/perf/solve-h100.md compares them).
-	Panel PanelKind
+	// RecursivePanels factors the panels with our recursive panel (leaf
+	// kernel, strsm and sgemm) instead of cuSOLVER's sgetrf, which is
+	// faster on an H100 (docs/perf/solve-h100.md).
+	RecursivePanels bool
 }
 
 // LUForms lists the names ParseLUForm takes besides multiword variants.
@@ -399,30 +399,6 @@ func ParseLUForm(name string) (LUForm, error) {
 		return LUForm{}, fmt.Errorf("gpu: factorization %q: %w", name, err)
 	}
 	return LUForm{Name: name, Plan: &p}, nil
-}
-
-// PanelKind names how a blocked LU factors its panels.
-type PanelKind int
-
-const (
-	PanelSgetrf     PanelKind = iota // cuSOLVER's sgetrf
-	PanelRecursive                   // ours, partial pivoting: one exchange between blocks a column
-	PanelTournament                  // ours, tournament pivoting: two exchanges a 32-column leaf
-)
-
-// PanelKinds are the kinds' names, as --panel takes them.
-var PanelKinds = []string{"sgetrf", "recursive", "tournament"}
-
-func (k PanelKind) String() string { return PanelKinds[k] }
-
-// ParsePanelKind reads a name of PanelKinds.
-func ParsePanelKind(name string) (PanelKind, error) {
-	for i, n := range PanelKinds {
-		if n == name {
-			return PanelKind(i), nil
-		}
-	}
-	return 0, fmt.Errorf("gpu: no panel kind %q: the kinds are %v", name, PanelKinds)
 }
 
 // Blocked says whether the form is our blocked LU (not cuSOLVER's getrf).
@@ -664,8 +640,8 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	defer tr.free()
 	var pl *panelLU
-	if f.Panel != PanelSgetrf {
-		if pl, err = e.newPanelLU(la, mod, f.Panel == PanelTournament); err != nil {
+	if f.RecursivePanels {
+		if pl, err = e.newPanelLU(la, mod); err != nil {
 			return err
 		}
 		defer pl.free()

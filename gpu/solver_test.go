@@ -49,19 +49,9 @@ func cpuForm(t *testing.T, name string) lu.Form {
 // The GPU's factors of every form satisfy the componentwise bound of the
 // model form with the same arithmetic, and GMRES-IR from them reaches
 // fp64 accuracy; sizes that are not multiples of the block (1, 17,
-// 300 with nb = 64) exercise the panel edges, with cuSOLVER's panels and
-// with ours.
+// 300 with nb = 64) exercise the panel edges.
 func TestSolverLUForms(t *testing.T) {
 	e := engineGPU(t)
-	type formPanel struct {
-		name  string
-		panel PanelKind
-	}
-	var forms []formPanel
-	for _, name := range append(LUForms, "double-fp16-fabsum", "triple-bf16-fabsum") {
-		forms = append(forms, formPanel{name, PanelSgetrf})
-	}
-	forms = append(forms, formPanel{"double-fp16-fabsum", PanelRecursive}, formPanel{"tc32-fp16", PanelTournament})
 	for _, n := range []int{1, 17, 300} {
 		a := centered(n, uint64(n))
 		b := make([]float64, n)
@@ -72,16 +62,12 @@ func TestSolverLUForms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range forms {
-			name := v.name
+		for _, name := range append(LUForms, "double-fp16-fabsum", "triple-bf16-fabsum") {
 			f, err := ParseLUForm(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.NB, f.Panel = 64, v.panel
-			if v.panel != PanelSgetrf {
-				name += "+" + v.panel.String()
-			}
+			f.NB = 64
 			fa, err := s.Factor(f)
 			if err != nil {
 				t.Errorf("n=%d %s: %v", n, name, err)
@@ -95,7 +81,7 @@ func TestSolverLUForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bnd, err := cpuForm(t, v.name).Bound(n, 64)
+			bnd, err := cpuForm(t, name).Bound(n, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -461,15 +447,14 @@ func TestSolverRandsvd(t *testing.T) {
 	}
 }
 
-// Our panels pivot as they must. A = Pᵀ·L·U with |l_ij| ≤ 1/2 leaves each
-// step's pivot twice any other candidate, so the factorization must find
-// P, L and U again (rows moved between the leaves' blocks, n not a
-// multiple of the leaf or the block); L's and U's off-diagonal row sums
-// stay below 1/2 of the diagonal, so both are well conditioned and their
-// entries come back to fp32's accuracy. On a random matrix partial
-// pivoting keeps every multiplier at most 1, and tournament pivoting's
-// factors meet the componentwise bound. Every panel, with and without the
-// look-ahead.
+// The recursive panel pivots as partial pivoting must. A = Pᵀ·L·U with
+// |l_ij| ≤ 1/2 leaves each step's pivot twice any other candidate, so the
+// factorization must find P, L and U again (rows moved between the leaves'
+// blocks, n not a multiple of the leaf or the block); L's and U's
+// off-diagonal row sums stay below 1/2 of the diagonal, so both are well
+// conditioned and their entries come back to fp32's accuracy. On a random
+// matrix every multiplier must be at most 1. Both panels, with and without
+// the look-ahead.
 func TestSolverPanel(t *testing.T) {
 	e := engineGPU(t)
 	const n = 1000
@@ -509,13 +494,10 @@ func TestSolverPanel(t *testing.T) {
 	defer random.Free()
 	for _, c := range []struct {
 		nb, lookahead int
-		panel         PanelKind
-	}{
-		{256, 0, PanelRecursive}, {96, -1, PanelRecursive}, {1000, 0, PanelRecursive}, {256, 0, PanelSgetrf},
-		{256, 0, PanelTournament}, {96, -1, PanelTournament}, {1000, 0, PanelTournament},
-	} {
+		recursive     bool
+	}{{256, 0, true}, {96, -1, true}, {1000, 0, true}, {256, 0, false}} {
 		f, _ := ParseLUForm("double-fp16-fabsum")
-		f.NB, f.LookaheadSMs, f.Panel = c.nb, c.lookahead, c.panel
+		f.NB, f.LookaheadSMs, f.RecursivePanels = c.nb, c.lookahead, c.recursive
 		fa, err := planted.Factor(f)
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
@@ -557,20 +539,6 @@ func TestSolverPanel(t *testing.T) {
 		fa.Free()
 		if err != nil {
 			t.Fatal(err)
-		}
-		if c.panel == PanelTournament {
-			got, err := h.Errors(centered(n, 9))
-			if err != nil {
-				t.Fatal(err)
-			}
-			bnd, err := cpuForm(t, "double-fp16-fabsum").Bound(n, c.nb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !(got.Componentwise <= bnd.Total) {
-				t.Errorf("%+v: componentwise error %.3g above the bound %.3g", c, got.Componentwise, bnd.Total)
-			}
-			continue
 		}
 		for i := 0; i < n; i++ {
 			for j := 0; j < i; j++ {

@@ -155,7 +155,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.plot, "plot", "", "with --bench or --replot: draw time and iterations against n (or against κ for one n and randsvd kinds) into `PREFIX`-time.png and PREFIX-iterations.png")
 	fs.StringVar(&o.replot, "replot", "", "draw --plot's figures from a `TABLE.csv` that --bench --csv wrote (no GPU needed)")
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
-	fs.StringVar(&o.panel, "panel", "sgetrf", "with --engine gpu: how the blocked LU factors its panels, `KIND`: sgetrf (cuSOLVER's), recursive or tournament (ours; see 'GPU' below); with --bench, a comma-separated list times each form every way")
+	fs.StringVar(&o.panel, "panel", "sgetrf", "with --engine gpu: how the blocked LU factors its panels, `KIND`: sgetrf (cuSOLVER's) or recursive (ours: leaves of 32 columns, one exchange between the blocks a column); with --bench, sgetrf,recursive times each form both ways")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
 	return fs, o
 }

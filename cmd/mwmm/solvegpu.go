@@ -33,12 +33,9 @@ products). --factor is one of
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
 or auto: double-fp16-fabsum, then cuSOLVER's fp64 getrf if its refinement
 stalls (the report says so). --nb is the panel width (default 1024);
---panel recursive or tournament factors the panels with our own
-recursive panel instead of sgetrf: leaves of 32 columns with partial
-pivoting (one exchange between the grid's blocks a column) or with
-tournament pivoting (two exchanges a leaf; the pivot order can differ
-from partial pivoting's). L's row interchanges are applied once, at the
-end.
+--panel recursive factors the panels with our own kernel instead of
+sgetrf (slower on an H100; kept to compare). L's row interchanges are
+applied once, at the end.
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
 the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
@@ -84,13 +81,11 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if nb < 1 {
 		return usagef("--nb %d: the block size must be at least 1", nb)
 	}
-	var panels []gpu.PanelKind
-	for _, name := range strings.Split(o.panel, ",") {
-		kind, err := gpu.ParsePanelKind(strings.TrimSpace(name))
-		if err != nil {
-			return usage(err)
+	panels := strings.Split(o.panel, ",")
+	for _, kind := range panels {
+		if kind != "recursive" && kind != "sgetrf" {
+			return usagef("--panel %q: recursive or sgetrf", kind)
 		}
-		panels = append(panels, kind)
 	}
 	if len(panels) > 1 && o.bench == "" {
 		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
@@ -106,14 +101,13 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 			return usage(err)
 		}
 		f.NB, f.LookaheadSMs = nb, o.lookahead
-		base := f.Name
 		for i, kind := range panels {
 			if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
 				break
 			}
-			f.Panel, f.Name = kind, base
-			if kind != gpu.PanelSgetrf && len(panels) > 1 {
-				f.Name = base + "+" + kind.String()
+			f.RecursivePanels = kind == "recursive"
+			if f.RecursivePanels && len(panels) > 1 {
+				f.Name += "+recursive"
 			}
 			forms = append(forms, f)
 		}
