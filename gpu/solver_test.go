@@ -49,9 +49,19 @@ func cpuForm(t *testing.T, name string) lu.Form {
 // The GPU's factors of every form satisfy the componentwise bound of the
 // model form with the same arithmetic, and GMRES-IR from them reaches
 // fp64 accuracy; sizes that are not multiples of the block (1, 17,
-// 300 with nb = 64) exercise the panel edges.
+// 300 with nb = 64) exercise the panel edges, with cuSOLVER's panels and
+// with our recursive one.
 func TestSolverLUForms(t *testing.T) {
 	e := engineGPU(t)
+	type formPanel struct {
+		name      string
+		recursive bool
+	}
+	var forms []formPanel
+	for _, name := range append(LUForms, "double-fp16-fabsum", "triple-bf16-fabsum") {
+		forms = append(forms, formPanel{name, false})
+	}
+	forms = append(forms, formPanel{"double-fp16-fabsum", true})
 	for _, n := range []int{1, 17, 300} {
 		a := centered(n, uint64(n))
 		b := make([]float64, n)
@@ -62,12 +72,16 @@ func TestSolverLUForms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range append(LUForms, "double-fp16-fabsum", "triple-bf16-fabsum") {
+		for _, v := range forms {
+			name := v.name
 			f, err := ParseLUForm(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.NB = 64
+			f.NB, f.RecursivePanels = 64, v.recursive
+			if v.recursive {
+				name += "+recursive"
+			}
 			fa, err := s.Factor(f)
 			if err != nil {
 				t.Errorf("n=%d %s: %v", n, name, err)
@@ -81,7 +95,7 @@ func TestSolverLUForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bnd, err := cpuForm(t, name).Bound(n, 64)
+			bnd, err := cpuForm(t, v.name).Bound(n, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
