@@ -213,7 +213,8 @@ func gpuUpdateName(f gpu.LUForm) string {
 		return "cuSOLVER sgetrf (fp32)"
 	}
 	if f.Plan == nil {
-		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%v words, fp32 accumulation)", f.NB, f.Words)
+		words := map[gpu.DataType]string{gpu.F16: "fp16", gpu.BF16: "bf16", gpu.F32: "TF32"}[f.Words]
+		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", f.NB, words)
 	}
 	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
 }

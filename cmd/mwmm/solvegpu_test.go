@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mwmm/mwmm/gpu"
 )
 
 func TestSplitKinds(t *testing.T) {
@@ -66,6 +68,27 @@ func TestSolveEngineNames(t *testing.T) {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// The report names how each GPU form factors, with the word a TC32 update
+// rounds to as the docs name it.
+func TestGPUUpdateName(t *testing.T) {
+	for name, want := range map[string]string{
+		"tc32-fp16":          "cuBLASLt (fp16 words",
+		"tc32-bf16":          "cuBLASLt (bf16 words",
+		"tc32-tf32":          "cuBLASLt (TF32 words",
+		"double-fp16-fabsum": "fused kernel (double-fp16-fabsum)",
+		"fp64":               "cuSOLVER dgetrf (fp64)",
+	} {
+		f, err := gpu.ParseLUForm(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.NB = 1024
+		if got := gpuUpdateName(f); !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want it to say %q", name, got, want)
 		}
 	}
 }
