@@ -681,7 +681,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if err != nil {
 		return err
 	}
-	deferL := 4*n <= maxShared-1024 && (n/nb+1)*n/2 <= 1<<26
+	deferL := 4*n <= maxShared-1024 && (n/nb+1)*n/2 <= deferredRows
 	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
 	for j := 0; j < n; j += nb {
@@ -798,6 +798,10 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	return d.Sync()
 }
+
+// deferredRows bounds the row indices composeLater may produce (a
+// variable so that a test can make the interchanges eager).
+var deferredRows = 1 << 26
 
 // composeLater composes what each column block of L owes: block k's rows
 // from r0 = (k+1)·nb on were left by step k and moved since by the steps

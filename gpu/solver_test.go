@@ -468,7 +468,7 @@ func TestSolverRandsvd(t *testing.T) {
 // off-diagonal row sums stay below 1/2 of the diagonal, so both are well
 // conditioned and their entries come back to fp32's accuracy. On a random
 // matrix every multiplier must be at most 1. Both panels, with and without
-// the look-ahead.
+// the look-ahead, and L's interchanges at the end or at every step.
 func TestSolverPanel(t *testing.T) {
 	e := engineGPU(t)
 	const n = 1000
@@ -506,12 +506,18 @@ func TestSolverPanel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer random.Free()
+	defer func(limit int) { deferredRows = limit }(deferredRows)
 	for _, c := range []struct {
 		nb, lookahead int
 		recursive     bool
-	}{{256, 0, true}, {96, -1, true}, {1000, 0, true}, {256, 0, false}} {
+		eagerL        bool // L's interchanges at every step
+	}{{256, 0, true, false}, {96, -1, true, false}, {1000, 0, true, false}, {256, 0, false, false}, {96, 0, false, true}} {
 		f, _ := ParseLUForm("double-fp16-fabsum")
 		f.NB, f.LookaheadSMs, f.RecursivePanels = c.nb, c.lookahead, c.recursive
+		deferredRows = 1 << 26
+		if c.eagerL {
+			deferredRows = 0
+		}
 		fa, err := planted.Factor(f)
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
