@@ -19,6 +19,7 @@ type Device struct {
 	name         string
 	major, minor int
 	sms          int
+	sharedOptin  int // the most shared memory a block may ask for (static and dynamic)
 	total        uint64
 
 	w *worker
@@ -122,6 +123,7 @@ func (d *Device) describe() error {
 	d.major = attr(cuda.AttrComputeCapabilityMajor)
 	d.minor = attr(cuda.AttrComputeCapabilityMinor)
 	d.sms = attr(cuda.AttrMultiprocessorCount)
+	d.sharedOptin = attr(cuda.AttrMaxSharedMemoryPerBlockOptin)
 	if err != nil {
 		return err
 	}
@@ -238,18 +240,6 @@ func (d *Device) Arch() string { return Arch(d.major, d.minor) }
 
 // Multiprocessors returns the number of streaming multiprocessors.
 func (d *Device) Multiprocessors() int { return d.sms }
-
-// sharedOptin is the most shared memory a block may ask for (static and
-// dynamic together).
-func (d *Device) sharedOptin() (int, error) {
-	var n int
-	err := d.call(func() error {
-		var err error
-		n, err = cuda.DeviceGetAttribute(d.dev, cuda.AttrMaxSharedMemoryPerBlockOptin)
-		return err
-	})
-	return n, err
-}
 
 // TotalMemory returns the GPU's memory in bytes.
 func (d *Device) TotalMemory() uint64 { return d.total }

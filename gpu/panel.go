@@ -50,10 +50,7 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module) (*panelLU, error) {
 	if pl.swaps, err = mod.Function("leaf_swaps"); err != nil {
 		return nil, err
 	}
-	if pl.shared, err = d.sharedOptin(); err != nil {
-		return nil, err
-	}
-	pl.shared -= 2048 // the kernel's static shared memory
+	pl.shared = d.sharedOptin - 2048 // less the kernel's static shared memory
 	if err := pl.leaf.SetMaxDynamicShared(pl.shared); err != nil {
 		return nil, err
 	}

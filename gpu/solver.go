@@ -677,11 +677,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// L's interchanges wait for the end (gatherL) when a column fits in
 	// shared memory and the rows to gather (about n²/2nb) in 256 MB: each
 	// step's moves are kept here.
-	maxShared, err := d.sharedOptin()
-	if err != nil {
-		return err
-	}
-	deferL := 4*n <= maxShared-1024 && (n/nb+1)*n/2 <= deferredRows
+	deferL := 4*n <= d.sharedOptin-1024 && (n/nb+1)*n/2 <= deferredRows
 	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
 	for j := 0; j < n; j += nb {
