@@ -385,11 +385,13 @@ func ParseLUForm(name string) (LUForm, error) {
 		return LUForm{Name: name, Getrf64: true}, nil
 	case "fp32":
 		return LUForm{Name: name, Getrf32: true}, nil
-	case "tc32-fp16", "tc32-bf16", "tc32-tf32":
+	}
+	for _, w := range tc32Words {
 		// The words are rounded by our kernel, not by cuBLASLt's FAST_16F
 		// or FAST_16BF compute types: on an H100 those ran TF32.
-		words := map[string]DataType{"tc32-fp16": F16, "tc32-bf16": BF16, "tc32-tf32": F32}[name]
-		return LUForm{Name: name, Words: words}, nil
+		if name == w.form {
+			return LUForm{Name: name, Words: w.typ}, nil
+		}
 	}
 	p, err := multiword.Lookup(name)
 	if err != nil {

@@ -41,8 +41,29 @@ func (t *fusedTrailing) update(c0, cols int, st *Stream, sms int) error {
 
 func (t *fusedTrailing) free() {}
 
-// wordKinds are round_words' kinds (lu.cu) for the TC32 word types.
-var wordKinds = map[DataType]int32{F16: 0, BF16: 1, F32: 2}
+// tc32Words are the TC32 forms' words: the form's name, the type cuBLASLt
+// multiplies, round_words' kind (lu.cu) and the word as reports name it.
+var tc32Words = []struct {
+	form  string
+	typ   DataType
+	kind  int32
+	label string
+}{
+	{"tc32-fp16", F16, 0, "fp16"},
+	{"tc32-bf16", BF16, 1, "bf16"},
+	{"tc32-tf32", F32, 2, "TF32"}, // binary32 values with TF32's 10 fraction bits
+}
+
+// WordName is the word a TC32 form's updates round to (fp16, bf16,
+// TF32), or "" for the other forms.
+func (f LUForm) WordName() string {
+	for _, w := range tc32Words {
+		if w.typ == f.Words {
+			return w.label
+		}
+	}
+	return ""
+}
 
 // ltTrailing runs the TC32 forms' updates on cuBLASLt: L₂₁ and U₁₂ are
 // copied rounded to nearest in the form's word (fp16, bf16, or TF32
@@ -119,7 +140,12 @@ func (t *ltTrailing) prepare(j, jb int, st *Stream) error {
 		}
 		t.scale = fp16Scale(math.Float32frombits(bits[0]))
 	}
-	kind := wordKinds[t.words]
+	var kind int32
+	for _, w := range tc32Words {
+		if w.typ == t.words {
+			kind = w.kind
+		}
+	}
 	if err := t.round.Launch(grid(rest*jb), [3]uint32{256, 1, 1}, 0, st,
 		t.w.view(at(r, j)), int64(t.n), int32(rest), int32(jb), t.l, float32(1), kind); err != nil {
 		return err

@@ -213,8 +213,7 @@ func gpuUpdateName(f gpu.LUForm) string {
 		return "cuSOLVER sgetrf (fp32)"
 	}
 	if f.Plan == nil {
-		words := map[gpu.DataType]string{gpu.F16: "fp16", gpu.BF16: "bf16", gpu.F32: "TF32"}[f.Words]
-		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", f.NB, words)
+		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", f.NB, f.WordName())
 	}
 	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
 }
