@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,21 +54,12 @@ func readSolveCSV(path string) ([]solvePlotRow, error) {
 		sec, err2 := strconv.ParseFloat(r[col["seconds"]], 64)
 		outer, err3 := strconv.Atoi(r[col["outer"]])
 		inner, err4 := strconv.Atoi(r[col["inner"]])
-		if err := firstError(err1, err2, err3, err4); err != nil {
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return nil, fmt.Errorf("%s: row %d: %w", path, i+2, err)
 		}
 		rows = append(rows, solvePlotRow{n, r[col["matrix"]], r[col["method"]], sec, outer, inner, r[col["status"]]})
 	}
 	return rows, nil
-}
-
-func firstError(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // solveFigures draws a solve benchmark: speed-up over getrf+getrs (or
