@@ -101,6 +101,14 @@ func (c ComputeType) scaleType() int32 {
 	return cuda.R32F
 }
 
+// scaleSize is the bytes of alpha (and of beta) in the scale type.
+func (c ComputeType) scaleSize() int {
+	if c == Compute64F {
+		return 8
+	}
+	return 4
+}
+
 // MatmulSpec describes D = Alpha·op(A)·op(B) + Beta·C, where op(A) is M×K,
 // op(B) is K×N and C, D are M×N. Matrices are column-major, as in cuBLAS:
 // element (i, j) of A is at i + j·LdA. With TransA, A is stored K×M and
@@ -127,6 +135,10 @@ type MatmulSpec struct {
 	// heuristic: a sequence of products of shrinking shapes (the LU's
 	// updates) then loads no new kernel and asks no heuristic per shape.
 	reuse *cuda.HeuristicResult
+	// scales, when set, holds alpha and then beta in the scale type on the
+	// device (Alpha and Beta are not read): a kernel queued before the
+	// product may compute them, with no wait on the host.
+	scales *Buffer
 }
 
 // stored returns the shapes of A and B as stored: op(A) is M×K, so A is
@@ -184,6 +196,9 @@ func (s MatmulSpec) normalized() (MatmulSpec, error) {
 			return s, fmt.Errorf("%s (%d×%d %v, ld %d) needs %d bytes, its buffer has %d", x.name, x.rows, x.cols, x.typ, *x.ld, need, x.buf.n)
 		}
 	}
+	if s.scales != nil && s.scales.n < 2*s.Compute.scaleSize() {
+		return s, fmt.Errorf("alpha and beta need %d bytes on the device, their buffer has %d", 2*s.Compute.scaleSize(), s.scales.n)
+	}
 	return s, nil
 }
 
@@ -210,7 +225,7 @@ type planKey struct {
 	types                       [4]DataType
 	compute                     ComputeType
 	workspace, sms              int
-	reused                      bool
+	reused, deviceScales        bool
 }
 
 func (s MatmulSpec) key() planKey {
@@ -219,7 +234,7 @@ func (s MatmulSpec) key() planKey {
 		ws = s.Workspace.n
 	}
 	return planKey{s.M, s.N, s.K, s.LdA, s.LdB, s.LdC, s.LdD, s.TransA, s.TransB,
-		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0), s.reuse != nil}
+		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0), s.reuse != nil, s.scales != nil}
 }
 
 // A plan holds cuBLASLt's descriptors for one planKey and the algorithm
@@ -328,6 +343,11 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 			return err
 		}
 	}
+	if s.scales != nil {
+		if err := cuda.LtMatmulDescSetInt32(p.desc, cuda.MatmulDescPointerMode, cuda.PointerModeDevice); err != nil {
+			return err
+		}
+	}
 	layout := func(t DataType, rows, cols, ld int) (uintptr, error) {
 		return cuda.LtMatrixLayoutCreate(dataTypes[t].cuda, uint64(rows), uint64(cols), int64(ld))
 	}
@@ -391,8 +411,10 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 	s, err = s.normalized()
 	d := lt.d
 	bufs := []*Buffer{s.A, s.B, s.C, s.D}
-	if s.Workspace != nil {
-		bufs = append(bufs, s.Workspace)
+	for _, b := range []*Buffer{s.Workspace, s.scales} {
+		if b != nil {
+			bufs = append(bufs, b)
+		}
 	}
 	for _, b := range bufs {
 		if err == nil {
@@ -423,18 +445,21 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 				ws, wsSize = s.Workspace.ptr, uintptr(s.Workspace.n)
 			}
 			// Host pointers to alpha and beta in the scale type, read
-			// during the call.
+			// during the call, or the device's.
 			var pin runtime.Pinner
 			defer pin.Unpin()
-			var alpha, beta unsafe.Pointer
-			if s.Compute == Compute64F {
+			var alpha, beta uintptr
+			switch {
+			case s.scales != nil:
+				alpha, beta = s.scales.ptr, s.scales.ptr+uintptr(s.Compute.scaleSize())
+			case s.Compute == Compute64F:
 				ab := &[2]float64{s.Alpha, s.Beta}
 				pin.Pin(ab)
-				alpha, beta = unsafe.Pointer(&ab[0]), unsafe.Pointer(&ab[1])
-			} else {
+				alpha, beta = uintptr(unsafe.Pointer(&ab[0])), uintptr(unsafe.Pointer(&ab[1]))
+			default:
 				ab := &[2]float32{float32(s.Alpha), float32(s.Beta)}
 				pin.Pin(ab)
-				alpha, beta = unsafe.Pointer(&ab[0]), unsafe.Pointer(&ab[1])
+				alpha, beta = uintptr(unsafe.Pointer(&ab[0])), uintptr(unsafe.Pointer(&ab[1]))
 			}
 			err = cuda.LtMatmul(lt.h, p.desc, alpha, s.A.ptr, p.a, s.B.ptr, p.b, beta,
 				s.C.ptr, p.c, s.D.ptr, p.d, &p.algo.Algo, ws, wsSize, stream)

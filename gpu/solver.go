@@ -88,10 +88,11 @@ func (b *Buffer) view(off int) *Buffer {
 // (element (i, j) at i + j·n, as cuSOLVER keeps it), with what refinement
 // needs of it: y = A·x and ‖A‖∞. Free it when done.
 type System struct {
-	e    *Engine
-	n    int
-	a    *Buffer
-	norm float64
+	e       *Engine
+	n       int
+	a       *Buffer
+	rowSums *Buffer // Σ_j |a_ij| for each row, for ‖A‖∞ and the dominance check
+	norm    float64
 }
 
 // MatrixKinds are the generators of GenerateSystem.
@@ -278,7 +279,11 @@ func (e *Engine) system(n int, a *Buffer) (*System, error) {
 		a.Free()
 		return nil, err
 	}
-	defer sums.Free()
+	fail := func(err error) (*System, error) {
+		sums.Free()
+		a.Free()
+		return nil, err
+	}
 	f, err := mod.Function("row_abs_sums")
 	if err == nil {
 		err = f.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, a, int64(n), int32(n), sums)
@@ -288,18 +293,42 @@ func (e *Engine) system(n int, a *Buffer) (*System, error) {
 		err = e.d.Download(s, sums)
 	}
 	if err != nil {
-		a.Free()
-		return nil, err
+		return fail(err)
 	}
 	norm := 0.0
 	for _, v := range s {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			a.Free()
-			return nil, errors.New("gpu: A has a NaN or an Inf entry (or its rows' sums overflow)")
+			return fail(errors.New("gpu: A has a NaN or an Inf entry (or its rows' sums overflow)"))
 		}
 		norm = max(norm, v)
 	}
-	return &System{e: e, n: n, a: a, norm: norm}, nil
+	return &System{e: e, n: n, a: a, rowSums: sums, norm: norm}, nil
+}
+
+// dominance says whether A is strictly diagonally dominant by rows or by
+// columns (with a relative margin of 2^-20): one pass over A on the device.
+func (s *System) dominance(mod *Module) (rows, cols bool, err error) {
+	d := s.e.d
+	count, err := d.Alloc(8)
+	if err != nil {
+		return false, false, err
+	}
+	defer count.Free()
+	if err := d.Memset32(count, 0); err != nil {
+		return false, false, err
+	}
+	f, err := mod.Function("dominance")
+	if err != nil {
+		return false, false, err
+	}
+	if err := f.Launch([3]uint32{uint32(min(s.n, 4096)), 1, 1}, [3]uint32{256, 1, 1}, 0, nil, s.a, int64(s.n), int32(s.n), s.rowSums, count); err != nil {
+		return false, false, err
+	}
+	var c [2]int32
+	if err := d.Download(c[:], count); err != nil {
+		return false, false, err
+	}
+	return c[0] == 0, c[1] == 0, nil
 }
 
 // N returns the order of the system.
@@ -309,7 +338,7 @@ func (s *System) N() int { return s.n }
 func (s *System) NormInf() float64 { return s.norm }
 
 // Free frees the matrix.
-func (s *System) Free() error { return s.a.Free() }
+func (s *System) Free() error { return errors.Join(s.a.Free(), s.rowSums.Free()) }
 
 // MulVec computes y = A·x in fp64 (cublasDgemv).
 func (s *System) MulVec(x, y []float64) error {
@@ -370,6 +399,38 @@ type LUForm struct {
 	// kernel, strsm and sgemm) instead of cuSOLVER's sgetrf, which is
 	// faster on an H100 (docs/perf/solve-h100.md).
 	RecursivePanels bool
+	// Pivoting is how the factorization picks its pivots (PivotAuto:
+	// none when A is strictly diagonally dominant, else partial).
+	Pivoting Pivoting
+}
+
+// Pivoting says how an LU picks its pivots.
+type Pivoting int
+
+const (
+	// PivotAuto pivots partially unless A is strictly diagonally
+	// dominant by rows or by columns (checked on the device, one pass
+	// over A), where Gaussian elimination without pivoting is stable
+	// (growth factor at most 2) and partial pivoting's panels, the LU's
+	// critical path, are not needed: each panel is then the LU of its
+	// diagonal block and a triangular solve for the rest.
+	PivotAuto Pivoting = iota
+	PivotPartial
+	// PivotNone never interchanges rows. On a matrix that needs pivoting
+	// the factors may be inaccurate; refinement then says it stalled, or
+	// the factorization finds a zero or non-finite pivot and says so.
+	PivotNone
+)
+
+// Pivotings names the Pivoting values, as ParsePivoting reads them.
+var Pivotings = []string{"auto", "partial", "none"}
+
+// ParsePivoting reads auto, partial or none.
+func ParsePivoting(name string) (Pivoting, error) {
+	if i := slices.Index(Pivotings, name); i >= 0 {
+		return Pivoting(i), nil
+	}
+	return 0, fmt.Errorf("gpu: no pivoting %q: %v", name, Pivotings)
 }
 
 // LUForms lists the names ParseLUForm takes besides multiword variants.
@@ -415,6 +476,9 @@ type Factors struct {
 	piv      []int32 // ipiv here, for Solve
 	Form     string
 	NB       int
+	// Pivoting is how the pivots were picked: "partial", or "none" and
+	// why (PivotAuto found A diagonally dominant, or PivotNone).
+	Pivoting string
 	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
 	// Phases splits the blocked LU's time (with LUForm.Profile): the
 	// panels, the interchanges, the triangular solves for U₁₂, the
@@ -461,11 +525,39 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		return fail(err)
 	}
 	start := time.Now()
+	// piv is where the pivots go: nowhere without pivoting (cuSOLVER's
+	// getrf then does not pivot), and ipiv becomes the identity.
+	piv := ipiv.ptr
+	fa.Pivoting = "partial"
+	switch f.Pivoting {
+	case PivotNone:
+		piv, fa.Pivoting = 0, "none, as asked"
+	case PivotAuto:
+		rows, cols, err := s.dominance(mod)
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case rows:
+			piv, fa.Pivoting = 0, "none: A is strictly diagonally dominant by rows"
+		case cols:
+			piv, fa.Pivoting = 0, "none: A is strictly diagonally dominant by columns"
+		}
+	}
+	if piv == 0 {
+		identity := make([]int32, n)
+		for i := range identity {
+			identity[i] = int32(i + 1)
+		}
+		if err := d.Upload(ipiv, identity); err != nil {
+			return fail(err)
+		}
+	}
 	if f.Getrf64 {
 		if err := d.Copy(lu, s.a); err != nil {
 			return fail(err)
 		}
-		if err := s.e.getrf(la, true, n, n, lu.ptr, n, ipiv.ptr); err != nil {
+		if err := s.e.getrf(la, true, n, n, lu.ptr, n, piv); err != nil {
 			return fail(err)
 		}
 	} else {
@@ -485,7 +577,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		}
 		if f.Getrf32 {
 			err = timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
-				return s.e.getrf(la, false, n, n, w.ptr, n, ipiv.ptr)
+				return s.e.getrf(la, false, n, n, w.ptr, n, piv)
 			})
 		} else {
 			fa.NB = f.NB
@@ -495,7 +587,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			if fa.NB > 4096 {
 				return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
 			}
-			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, ph)
+			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
 		}
 		if err != nil {
 			return fail(err)
@@ -512,6 +604,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	}
 	fa.Duration = time.Since(start)
 	if err := fa.check(mod); err != nil {
+		if piv == 0 {
+			err = fmt.Errorf("%w (without pivoting; with partial pivoting it may factor)", err)
+		}
 		return fail(err)
 	}
 	return fa, nil
@@ -583,8 +678,12 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 // its interchanges applied to the columns on both sides, U's block row by
 // a triangular solve, and the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor
 // cores (a trailing: f.Plan on the fused kernel, or f.Words on cuBLASLt).
-// ipiv gets the global pivots.
-func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, ph *Phases) error {
+// ipiv gets the global pivots. Without pivots, a panel is sgetrf's LU of
+// its diagonal block, without pivoting, and L₂₁ = A₂₁·U₁₁⁻¹ (cuBLAS
+// strsm): a short sequential part, then a product-like one, where partial
+// pivoting's pivot search runs down every row of the panel, column by
+// column; ipiv is left as it is.
+func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, pivots bool, ph *Phases) error {
 	d := e.d
 	// One work space for every panel: the first is the largest.
 	work, err := e.getrfWork(la, false, n, min(nb, n), w.ptr, n)
@@ -593,7 +692,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	defer work.Free()
 	info := work.ptr + uintptr(work.n-256)
-	permute, err := mod.Function("permute_rows")
+	permuteRows, err := mod.Function("permute_rows")
 	if err != nil {
 		return err
 	}
@@ -653,6 +752,29 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		// A zero pivot shows in U's diagonal (Factors.check), so the info
 		// word is not read: no wait per panel.
 		err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
+			if !pivots {
+				return d.call(func() error {
+					h, err := st.handle(d)
+					if err != nil {
+						return err
+					}
+					if err := cuda.CusolverSetStream(la.solver, h); err != nil {
+						return err
+					}
+					if err := cuda.Getrf(la.solver, false, jb, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, 0, info); err != nil {
+						return err
+					}
+					below := n - j - jb
+					if below == 0 {
+						return nil
+					}
+					if err := cuda.CublasSetStream(la.blas, h); err != nil {
+						return err
+					}
+					return cuda.Strsm(la.blas, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, below, jb, 1,
+						w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j+jb, j)), n)
+				})
+			}
 			if pl != nil {
 				blocks := d.Multiprocessors()
 				if st != main {
@@ -679,9 +801,52 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// L's interchanges wait for the end (gatherL) when a column fits in
 	// shared memory and the rows to gather (about n²/2nb) in 256 MB: each
 	// step's moves are kept here.
-	deferL := 4*n <= d.sharedOptin-1024 && (n/nb+1)*n/2 <= deferredRows
+	deferL := pivots && 4*n <= d.sharedOptin-1024 && (n/nb+1)*n/2 <= deferredRows
 	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
+	np := 0           // the step's interchanges: pairs holds np destinations, then np sources
+	// permute applies the step's interchanges to cols columns from c0. With
+	// sms > 0 its grid is a few blocks for each of sms multiprocessors, so
+	// that the panel factored beside it finds room.
+	permute := func(c0, cols, sms int) error {
+		if np == 0 || cols == 0 {
+			return nil
+		}
+		blocks := min(cols, 65535)
+		if sms > 0 {
+			blocks = min(blocks, 4*sms)
+		}
+		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
+			return permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), main,
+				w.view(at(0, c0)), int64(n), int32(cols), pairs, pairs.view(4*np), int32(np))
+		})
+	}
+	// u12 solves U₁₂ = L₁₁⁻¹A₁₂ for cols columns from c0, on at most sms
+	// multiprocessors when sms > 0.
+	u12 := func(j, jb, c0, cols, sms int) error {
+		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Trsm }, func() error {
+			return d.call(func() error {
+				h, err := main.handle(d)
+				if err != nil {
+					return err
+				}
+				if err := cuda.CublasSetStream(la.blas, h); err != nil {
+					return err
+				}
+				if err := cuda.CublasSetSMCountTarget(la.blas, sms); err != nil {
+					return err
+				}
+				return errors.Join(cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, cols, 1,
+					w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j, c0)), n),
+					cuda.CublasSetSMCountTarget(la.blas, 0))
+			})
+		})
+	}
+	upd := func(c0, cols, sms int) error {
+		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
+			return tr.update(c0, cols, main, sms)
+		})
+	}
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
 		piv := ipiv.ptr + uintptr(4*j)
@@ -690,100 +855,97 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return err
 			}
 		}
+		if factored && !pivots {
+			// The panel came from the side stream; with pivots, their
+			// download below waits for it.
+			if err := side.Sync(); err != nil {
+				return err
+			}
+		}
 		factored = false
 		rest := n - j - jb
-		// Interchanges left of the panel, then right of it, as one
-		// permutation of the rows they touch (none: nothing to do, as for
-		// a diagonally dominant A). The download waits for every stream.
-		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
-			if err := d.Download(pivHost[:jb], ipiv.view(4*j)); err != nil {
-				return err
-			}
-			moves = panelMoves(moves[:0], pivHost[:jb], j)
-			np := len(moves) / 2
-			if np == 0 {
-				return nil
-			}
-			if err := d.Upload(pairs, moves); err != nil {
-				return err
-			}
-			dst, src := pairs, pairs.view(4*np)
-			if deferL {
-				stepMoves[j/nb] = slices.Clone(moves)
-			}
-			for _, part := range [][2]int{{0, j}, {j + jb, rest}} {
-				if part[1] == 0 || deferL && part[0] == 0 {
-					continue
+		next := min(nb, rest) // the next panel's columns
+		// The panel's interchanges as one permutation of the rows they
+		// touch (none: nothing to do, as for a diagonally dominant A). The
+		// download waits for every stream.
+		if pivots {
+			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
+				if err := d.Download(pivHost[:jb], ipiv.view(4*j)); err != nil {
+					return err
 				}
-				if err := permute.Launch([3]uint32{uint32(min(part[1], 65535)), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), main,
-					w.view(at(0, part[0])), int64(n), int32(part[1]), dst, src, int32(np)); err != nil {
+				moves = panelMoves(moves[:0], pivHost[:jb], j)
+				if np = len(moves) / 2; np == 0 {
+					return nil
+				}
+				if deferL {
+					stepMoves[j/nb] = slices.Clone(moves)
+				}
+				return d.Upload(pairs, moves)
+			}); err != nil {
+				return err
+			}
+			if j > 0 { // the pivots become global row numbers
+				if err := shift.Launch(grid(jb), [3]uint32{256, 1, 1}, 0, main, piv, int32(jb), int32(j)); err != nil {
 					return err
 				}
 			}
-			return nil
-		}); err != nil {
+		}
+		// The next panel's columns go first, through the interchanges,
+		// U₁₂'s solve and the update: with the look-ahead, that panel is
+		// factored on the side stream while the rest of the columns go
+		// through the same on this one.
+		if !deferL {
+			if err := permute(0, j, 0); err != nil {
+				return err
+			}
+		}
+		if err := permute(j+jb, next, 0); err != nil {
 			return err
 		}
-		if rest > 0 {
-			// U₁₂ = L₁₁⁻¹A₁₂.
-			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Trsm }, func() error {
-				return d.call(func() error {
-					h, err := main.handle(d)
-					if err != nil {
-						return err
-					}
-					if err := cuda.CublasSetStream(la.blas, h); err != nil {
-						return err
-					}
-					return cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, rest, 1,
-						w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j, j+jb)), n)
-				})
-			}); err != nil {
-				return err
-			}
-			next := min(nb, rest) // the next panel's columns
-			upd := func(c0, cols, sms int) error {
-				return timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
-					return tr.update(c0, cols, main, sms)
-				})
-			}
-			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
-				return tr.prepare(j, jb, main)
-			}); err != nil {
-				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
-			}
-			if err := upd(j+jb, next, 0); err != nil {
-				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
-			}
-			if rest > next {
-				// The rest of the update is queued before the panel: cuSOLVER's
-				// getrf may hold the host until it is done.
-				if side != main {
-					if err := ready.Record(main); err != nil {
-						return err
-					}
-				}
-				sms := 0
-				if side != main {
-					sms = d.Multiprocessors() - sideSMs
-				}
-				if err := upd(j+jb+next, rest-next, sms); err != nil {
-					return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
-				}
-				if side != main {
-					if err := ready.Sync(); err != nil { // the next panel's columns are updated
-						return err
-					}
-					if err := panel(j+jb, side); err != nil {
-						return err
-					}
-					factored = true
-				}
-			}
+		if rest == 0 {
+			continue
 		}
-		if j > 0 {
-			if err := shift.Launch(grid(jb), [3]uint32{256, 1, 1}, 0, main, piv, int32(jb), int32(j)); err != nil {
+		if err := u12(j, jb, j+jb, next, 0); err != nil {
+			return err
+		}
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Update }, func() error {
+			return tr.prepare(j, jb, main)
+		}); err != nil {
+			return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+		}
+		if err := upd(j+jb, next, 0); err != nil {
+			return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+		}
+		if rest > next {
+			if side != main {
+				if err := ready.Record(main); err != nil {
+					return err
+				}
+			}
+			// All of this is queued before the panel (cuSOLVER's getrf may
+			// hold the host until it is done), on all but the panel's
+			// multiprocessors.
+			sms := 0
+			if side != main {
+				sms = d.Multiprocessors() - sideSMs
+			}
+			if err := permute(j+jb+next, rest-next, sms); err != nil {
 				return err
+			}
+			if err := u12(j, jb, j+jb+next, rest-next, sms); err != nil {
+				return err
+			}
+			if err := upd(j+jb+next, rest-next, sms); err != nil {
+				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
+			}
+			if side != main {
+				if err := ready.Sync(); err != nil { // the next panel's columns are updated
+					return err
+				}
+				if err := panel(j+jb, side); err != nil {
+					return err
+				}
+				factored = true
 			}
 		}
 	}

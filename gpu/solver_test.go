@@ -350,79 +350,164 @@ func TestSolverTC32Inputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	const k, n = 16, 32
-	w := make([]float32, n*n)
-	for i := 0; i < k; i++ {
-		for j := 0; j < k; j++ {
-			x := float32(1 + 0x1p-10)
-			switch (i + j*k) % 3 {
-			case 1:
-				x = 0x1p-30
-			case 2:
-				x = 1 + 0x1p-12
-			}
-			w[(k+i)+j*n] = x // L₂₁
-		}
-		w[i+(k+i)*n] = 0x1p20 // U₁₂
-	}
-	want := map[string][3]float32{
-		"tc32-fp16": {1 + 0x1p-10, 0, 1},
-		"tc32-bf16": {1, 0x1p-30, 1},
-		"tc32-tf32": {1 + 0x1p-10, 0x1p-30, 1},
-	}
-	for name, want := range want {
-		f, err := ParseLUForm(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf, err := e.d.Alloc(4 * n * n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer buf.Free()
-		if err := e.d.Upload(buf, w); err != nil {
-			t.Fatal(err)
-		}
-		tr, err := e.newLtTrailing(mod, f.Words, buf, n, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.prepare(0, k, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.update(k, k, nil, 0); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		tr.free()
-		got := make([]float32, n*n)
-		if err := e.d.Download(got, buf); err != nil {
-			t.Fatal(err)
-		}
+	// Two L₂₁: multipliers at most 1 (as partial pivoting leaves them),
+	// and multipliers up to 2^20 (as an LU without pivoting may): fp16
+	// keeps 2^-30 beside 1 only because L₂₁ is scaled, and 2^20 only
+	// because it is scaled down.
+	for _, c := range []struct {
+		l    [3]float32
+		want map[string][3]float32
+	}{
+		{[3]float32{1 + 0x1p-10, 0x1p-30, 1 + 0x1p-12}, map[string][3]float32{
+			"tc32-fp16": {1 + 0x1p-10, 0x1p-30, 1},
+			"tc32-bf16": {1, 0x1p-30, 1},
+			"tc32-tf32": {1 + 0x1p-10, 0x1p-30, 1},
+		}},
+		{[3]float32{0x1p20, 3, 1 + 0x1p-12}, map[string][3]float32{
+			"tc32-fp16": {0x1p20, 3, 1},
+			"tc32-bf16": {0x1p20, 3, 1},
+			"tc32-tf32": {0x1p20, 3, 1},
+		}},
+	} {
+		w := make([]float32, n*n)
 		for i := 0; i < k; i++ {
 			for j := 0; j < k; j++ {
-				if g, w := got[(k+i)+(k+j)*n], -0x1p20*want[(i+j*k)%3]; g != w {
-					t.Fatalf("%s: A₂₂(%d,%d) = %g, want %g", name, i, j, g, w)
+				w[(k+i)+j*n] = c.l[(i+j*k)%3] // L₂₁
+			}
+			w[i+(k+i)*n] = 0x1p20 // U₁₂
+		}
+		for name, want := range c.want {
+			f, err := ParseLUForm(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf, err := e.d.Alloc(4 * n * n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer buf.Free()
+			if err := e.d.Upload(buf, w); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := e.newLtTrailing(mod, f.Words, buf, n, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.prepare(0, k, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.update(k, k, nil, 0); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			tr.free()
+			got := make([]float32, n*n)
+			if err := e.d.Download(got, buf); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < k; i++ {
+				for j := 0; j < k; j++ {
+					if g, w := got[(k+i)+(k+j)*n], -0x1p20*want[(i+j*k)%3]; g != w {
+						t.Fatalf("%s, L₂₁ of %g: A₂₂(%d,%d) = %g, want %g", name, c.l, i, j, g, w)
+					}
 				}
 			}
 		}
 	}
 }
 
-// fp16Scale brings the largest |u| into [2^14, 2^15), as far as fp32's
-// largest power of two (2^127) reaches.
-func TestFP16Scale(t *testing.T) {
-	if s := fp16Scale(0x1p-149); s != 0x1p127 {
-		t.Errorf("fp16Scale(2^-149) = %g, want 2^127", s)
+// amax_f32 finds a block's largest |value|, and fp16_scales turns it into
+// the power of two 2^k that brings it into [2^14, 2^15), within 2^±126 and,
+// beside the other factor's scale 2^j, with alpha = -2^-(k+j) a normal
+// number (and beta = 1), zeroing the max for the next step.
+func TestSolverFP16Scales(t *testing.T) {
+	e := engineGPU(t)
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, m := range []float32{1, 0x1p20, 0x1p-20, 3, 65504, 0x1.fffffep127, 0x1p-112} {
-		s := float64(fp16Scale(m))
-		if v := float64(m) * s; v < 0x1p14 || v >= 0x1p15 || s != math.Exp2(math.Round(math.Log2(s))) {
-			t.Errorf("fp16Scale(%g) = %g: %g", m, s, v)
+	amax, err := mod.Function("amax_f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scales, err := mod.Function("fp16_scales")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, err := e.d.Alloc(4 * (scaleSlot + 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.Free()
+	other := slot.view(4 * scaleSlot)
+	// check runs fp16_scales on max m, beside the scale 2^j (none when
+	// j is nil), and wants 2^k.
+	check := func(m float32, j *int, k int) {
+		t.Helper()
+		var o any = uintptr(0)
+		in := []float32{math.Float32frombits(math.Float32bits(m)), 0, 0, 0, 0}
+		if j != nil {
+			in[4] = float32(math.Ldexp(1, *j))
+			o = other
+		}
+		if err := e.d.Upload(slot, in); err != nil {
+			t.Fatal(err)
+		}
+		if err := scales.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil, slot, slot.view(4), o); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, scaleSlot)
+		if err := e.d.Download(got, slot.view(0)); err != nil {
+			t.Fatal(err)
+		}
+		want := []float32{0, float32(math.Ldexp(1, k)), 0, 0}
+		if j != nil {
+			want[2], want[3] = -float32(math.Ldexp(1, -k-*j)), 1
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("max %g, other scale %v: got max, s, alpha, beta %g, want %g", m, j, got, want)
 		}
 	}
+	for _, m := range []float32{1, 0x1p20, 0x1p-20, 3, 65504, 0x1p-100} {
+		// m·2^k in [2^14, 2^15), from m's exponent.
+		_, exp := math.Frexp(float64(m))
+		check(m, nil, 15-exp)
+	}
+	check(0x1.fffffep127, nil, -113)
+	check(0x1p-149, nil, 126) // 1/2^k stays normal
+	check(0x1p-120, nil, 126)
 	for _, m := range []float32{0, float32(math.Inf(1)), float32(math.NaN())} {
-		if s := fp16Scale(m); s != 1 {
-			t.Errorf("fp16Scale(%g) = %g, want 1", m, s)
-		}
+		check(m, nil, 0)
+	}
+	j := func(v int) *int { return &v }
+	check(1, j(14), 14)
+	check(0x1p-149, j(14), 112) // alpha = -2^-126
+	check(0x1.fffffep127, j(-20), -106)
+	check(0x1p120, j(-20), -106)
+	check(0, j(-126), 0)
+
+	// amax over a 3×2 block of a matrix with 5 rows: the rows below the
+	// block do not count.
+	x := []float32{1, -7.5, 2, 100, 100, 3, 0.5, -4, -100, 100}
+	buf, err := e.d.Alloc(4 * len(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	if err := e.d.Upload(buf, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.d.Upload(slot, []uint32{0, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := amax.Launch([3]uint32{2, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, buf, int64(5), int32(3), int32(2), slot); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint32, 1)
+	if err := e.d.Download(got, slot.view(0)); err != nil {
+		t.Fatal(err)
+	}
+	if m := math.Float32frombits(got[0]); m != 7.5 {
+		t.Errorf("amax_f32 = %g, want 7.5", m)
 	}
 }
 
@@ -567,5 +652,202 @@ func TestSolverPanel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// rowDominant is centered off the diagonal with a_ii = ±(1 + Σ_j≠i |a_ij|)
+// (row-major), and a₁₀ = 2a₀₀: strictly diagonally dominant by rows, not
+// by columns, and partial pivoting would swap rows 0 and 1 first.
+func rowDominant(n int, seed uint64) []float64 {
+	a := centered(n, seed)
+	off := func(i int) float64 {
+		s := 0.0
+		for j := 0; j < n; j++ {
+			if j != i {
+				s += math.Abs(a[i*n+j])
+			}
+		}
+		return s
+	}
+	a[0] = 1 + off(0)
+	if n > 1 {
+		a[n] = 2 * a[0]
+	}
+	for i := 1; i < n; i++ {
+		a[i*n+i] = math.Copysign(1+off(i), a[i*n+i])
+	}
+	return a
+}
+
+func transposed(n int, a []float64) []float64 {
+	t := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			t[j*n+i] = a[i*n+j]
+		}
+	}
+	return t
+}
+
+// PivotAuto leaves out the pivoting of a strictly diagonally dominant A
+// (by rows or by columns), where partial pivoting would interchange rows;
+// the factors still satisfy the model's bound and refinement reaches fp64
+// accuracy. Dominance must be strict, beyond a margin of 2^-20; PivotNone
+// on a matrix that needs pivoting is an error that says so.
+func TestSolverPivoting(t *testing.T) {
+	e := engineGPU(t)
+	const n, nb = 300, 64
+	rows := rowDominant(n, 3)
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = float64(i%5) - 2
+	}
+	for _, c := range []struct {
+		a    []float64
+		how  Pivoting
+		want string
+	}{
+		{rows, PivotAuto, "none: A is strictly diagonally dominant by rows"},
+		{transposed(n, rows), PivotAuto, "none: A is strictly diagonally dominant by columns"},
+		{rows, PivotPartial, "partial"},
+		{centered(n, 4), PivotAuto, "partial"},
+	} {
+		s, err := e.NewSystem(n, c.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"tc32-fp16", "double-fp16-fabsum", "fp32", "fp64"} {
+			f, err := ParseLUForm(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.NB, f.Pivoting = nb, c.how
+			fa, err := s.Factor(f)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", name, c.want, err)
+			}
+			if fa.Pivoting != c.want {
+				t.Errorf("%s: pivoting %q, want %q", name, fa.Pivoting, c.want)
+			}
+			h, err := fa.Host()
+			if err != nil {
+				t.Fatal(err)
+			}
+			swapped := false
+			for k, p := range h.Piv {
+				swapped = swapped || p != k
+			}
+			if swapped != (c.want == "partial") {
+				t.Errorf("%s, %s: pivots %v", name, c.want, h.Piv[:8])
+			}
+			got, err := h.Errors(c.a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bnd, err := cpuForm(t, name).Bound(n, nb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(got.Componentwise <= bnd.Total) {
+				t.Errorf("%s, %s: componentwise error %.3g above the bound %.3g", name, c.want, got.Componentwise, bnd.Total)
+			}
+			x, rep, err := solve.RefineOperator(context.Background(), s, b, fa, solve.Options{Refine: solve.GMRES})
+			if err != nil {
+				t.Errorf("%s, %s: %v (%+v)", name, c.want, err, rep)
+			} else if be := solve.BackwardError(n, c.a, x, b); be > 4*rep.Tol {
+				t.Errorf("%s, %s: backward error %.3g measured here, %.3g reported", name, c.want, be, rep.BackwardError)
+			}
+			fa.Free()
+		}
+		s.Free()
+	}
+	// Larger, with many look-ahead steps (the next panel factored on the
+	// side stream while this one finishes): refinement from every form
+	// reaches fp64 accuracy without pivoting.
+	const big, bigNB = 2048, 128
+	a := rowDominant(big, 5)
+	s, err := e.NewSystem(big, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := make([]float64, big)
+	for i := range bb {
+		bb[i] = float64(i%5) - 2
+	}
+	for _, name := range []string{"tc32-fp16", "tc32-bf16", "double-fp16-fabsum", "fp32"} {
+		f, _ := ParseLUForm(name)
+		f.NB = bigNB
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Fatalf("n=%d %s: %v", big, name, err)
+		}
+		if !strings.HasPrefix(fa.Pivoting, "none") {
+			t.Errorf("n=%d %s: pivoting %q", big, name, fa.Pivoting)
+		}
+		x, rep, err := solve.RefineOperator(context.Background(), s, bb, fa, solve.Options{Refine: solve.GMRES})
+		if err != nil {
+			t.Errorf("n=%d %s: %v (%+v)", big, name, err, rep)
+		} else if be := solve.BackwardError(big, a, x, bb); be > 4*rep.Tol || rep.GMRES > 10 {
+			t.Errorf("n=%d %s: backward error %.3g (%.3g reported) after %d GMRES iterations", big, name, be, rep.BackwardError, rep.GMRES)
+		}
+		fa.Free()
+	}
+	s.Free()
+
+	// Dominance is strict and needs the margin: |a_ii| = 1 against an
+	// off-diagonal sum of 1, or of 1 − 2^-30, is not enough; against
+	// 1 − 2^-10 it is.
+	for _, c := range []struct {
+		a          []float64
+		rows, cols bool
+	}{
+		{[]float64{1, -1, 0.5, 2}, false, true},
+		{[]float64{1, 0.5, -1, 2}, true, false},
+		{[]float64{1, 1 - 0x1p-30, 0, 4}, false, true},
+		{[]float64{1, 1 - 0x1p-10, 0, 4}, true, true},
+		{[]float64{-3}, true, true},
+		{[]float64{0}, false, false},
+	} {
+		m := int(math.Sqrt(float64(len(c.a))))
+		s, err := e.NewSystem(m, c.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := e.d.Module("lu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, k, err := s.dominance(mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r != c.rows || k != c.cols {
+			t.Errorf("%v: dominant by rows %v, by columns %v; want %v, %v", c.a, r, k, c.rows, c.cols)
+		}
+		s.Free()
+	}
+
+	// Without pivoting, a zero leading entry is an error naming the cause.
+	s, err = e.NewSystem(2, []float64{0, 1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	for _, name := range []string{"tc32-fp16", "fp64"} {
+		f, _ := ParseLUForm(name)
+		f.Pivoting = PivotNone
+		if _, err := s.Factor(f); err == nil || !strings.Contains(err.Error(), "without pivoting") {
+			t.Errorf("%s without pivoting on [0 1; 1 1]: %v, want an error that says it did not pivot", name, err)
+		}
+		f.Pivoting = PivotAuto
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if fa.Pivoting != "partial" {
+			t.Errorf("%s on [0 1; 1 1]: pivoting %q", name, fa.Pivoting)
+		}
+		fa.Free()
 	}
 }

@@ -1,8 +1,6 @@
 package gpu
 
 import (
-	"math"
-
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
@@ -69,32 +67,47 @@ func (f LUForm) WordName() string {
 // copied rounded to nearest in the form's word (fp16, bf16, or TF32
 // values held in fp32) and multiplied on the tensor cores with fp32
 // accumulation into A₂₂, as the hardware's TC32 arithmetic does. fp16's
-// range is kept by scaling U₁₂ by a power of two (max |U₁₂| lands in
-// [2^14, 2^15)) and α = −1/scale undoing it exactly; L₂₁ is not scaled
-// (partial pivoting keeps |l| ≤ 1), so multipliers below 2^-24 flush to
-// zero.
+// range is kept by scaling L₂₁, and each update's columns of U₁₂, by a
+// power of two (the largest magnitude lands in [2^14, 2^15): multipliers
+// far below 1 keep their bits, and those above 1 of an LU without
+// pivoting stay finite) and α = −1/(product of the scales) undoing it
+// exactly. The scales are found, applied and undone on the device
+// (fp16_scales, cuBLASLt's device pointer mode), so no update waits for
+// the host.
 type ltTrailing struct {
-	e                *Engine
-	round, amax      *Function
-	words            DataType
-	w, l, u, maxBits *Buffer
-	n                int
-	j, jb            int
-	scale            float32
+	e                   *Engine
+	round, amax, scales *Function
+	words               DataType
+	w, l, u             *Buffer
+	// fp16 only: for L₂₁, for the next panel's columns of U₁₂ and for the
+	// rest, the max |value| (binary32 bits), then s, alpha and beta
+	// (fp16_scales; L₂₁'s only s).
+	scaleSlots *Buffer
+	n          int
+	j, jb      int
 	// The algorithms of the first step's two products (the next panel's
 	// columns, the rest), run again for every later step's shapes.
 	algos map[bool]*cuda.HeuristicResult
 }
 
+// scaleSlot is the words a scaleSlots entry takes (max, s, alpha, beta);
+// the slots are L₂₁'s, then U₁₂'s for the next panel and for the rest.
+const (
+	scaleSlot = 4
+	lSlot     = 0
+)
+
 func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int) (*ltTrailing, error) {
 	d := e.d
 	t := &ltTrailing{e: e, words: words, w: w, n: n, algos: map[bool]*cuda.HeuristicResult{}}
 	var err error
-	if t.round, err = mod.Function("round_words"); err != nil {
-		return nil, err
-	}
-	if t.amax, err = mod.Function("amax_f32"); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		fn   **Function
+		name string
+	}{{&t.round, "round_words"}, {&t.amax, "amax_f32"}, {&t.scales, "fp16_scales"}} {
+		if *f.fn, err = mod.Function(f.name); err != nil {
+			return nil, err
+		}
 	}
 	size := words.Size()
 	if t.l, err = d.Alloc(size * n * nb); err != nil {
@@ -104,81 +117,108 @@ func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int
 		t.free()
 		return nil, err
 	}
-	if t.maxBits, err = d.Alloc(4); err != nil {
-		t.free()
-		return nil, err
+	if words == F16 {
+		if t.scaleSlots, err = d.Alloc(4 * 3 * scaleSlot); err != nil {
+			t.free()
+			return nil, err
+		}
+		if err := d.Memset32(t.scaleSlots, 0); err != nil {
+			t.free()
+			return nil, err
+		}
 	}
 	return t, nil
 }
 
 func (t *ltTrailing) free() {
-	for _, b := range []*Buffer{t.l, t.u, t.maxBits} {
+	for _, b := range []*Buffer{t.l, t.u, t.scaleSlots} {
 		if b != nil {
 			b.Free()
 		}
 	}
 }
 
+func (t *ltTrailing) kind() int32 {
+	for _, w := range tc32Words {
+		if w.typ == t.words {
+			return w.kind
+		}
+	}
+	panic("gpu: no TC32 word " + t.words.String())
+}
+
+// slot is the scaleSlots entry k: its max, then its s (alpha, beta).
+func (t *ltTrailing) slot(k int) (maxBits, s *Buffer) {
+	b := t.scaleSlots.view(4 * scaleSlot * k)
+	return b, b.view(4)
+}
+
+// fp16Scale queues the scale of the rows×cols block at x into slot k
+// (other: the scale of the product's other factor, or nil, and then only
+// the scale) and returns the scale, followed by alpha and beta with other.
+func (t *ltTrailing) fp16Scale(x *Buffer, rows, cols, k int, other *Buffer, st *Stream) (*Buffer, error) {
+	maxBits, s := t.slot(k)
+	if err := t.amax.Launch(grid(rows*cols), [3]uint32{256, 1, 1}, 0, st,
+		x, int64(t.n), int32(rows), int32(cols), maxBits); err != nil {
+		return nil, err
+	}
+	var o any = uintptr(0)
+	if other != nil {
+		o = other
+	}
+	return s, t.scales.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, st, maxBits, s, o)
+}
+
+// prepare rounds L₂₁; each update rounds its own columns of U₁₂.
 func (t *ltTrailing) prepare(j, jb int, st *Stream) error {
 	t.j, t.jb = j, jb
 	r := j + jb
 	rest := t.n - r
-	at := func(i, j int) int { return 4 * (i + j*t.n) }
-	t.scale = 1
+	x := t.w.view(4 * (r + j*t.n))
+	var scale any = uintptr(0) // none: 1
 	if t.words == F16 {
-		// The largest |u| decides the scale: one 4-byte wait per step.
-		if err := t.e.d.Upload(t.maxBits, []uint32{0}); err != nil {
+		s, err := t.fp16Scale(x, rest, jb, lSlot, nil, st)
+		if err != nil {
 			return err
 		}
-		if err := t.amax.Launch(grid(jb*rest), [3]uint32{256, 1, 1}, 0, st,
-			t.w.view(at(j, r)), int64(t.n), int32(jb), int32(rest), t.maxBits); err != nil {
-			return err
-		}
-		bits := make([]uint32, 1)
-		if err := t.e.d.Download(bits, t.maxBits); err != nil {
-			return err
-		}
-		t.scale = fp16Scale(math.Float32frombits(bits[0]))
+		scale = s
 	}
-	var kind int32
-	for _, w := range tc32Words {
-		if w.typ == t.words {
-			kind = w.kind
-		}
-	}
-	if err := t.round.Launch(grid(rest*jb), [3]uint32{256, 1, 1}, 0, st,
-		t.w.view(at(r, j)), int64(t.n), int32(rest), int32(jb), t.l, float32(1), kind); err != nil {
-		return err
-	}
-	return t.round.Launch(grid(jb*rest), [3]uint32{256, 1, 1}, 0, st,
-		t.w.view(at(j, r)), int64(t.n), int32(jb), int32(rest), t.u, t.scale, kind)
-}
-
-// fp16Scale is the power of two that brings max into [2^14, 2^15): the
-// product of at most 2^15 and |l| ≤ 1 stays below fp16's 65504. Zero, Inf
-// and NaN keep the scale 1 (Factors.check reports the last two).
-func fp16Scale(m float32) float32 {
-	if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
-		return 1
-	}
-	_, e := math.Frexp(float64(m)) // m in [2^(e-1), 2^e)
-	return float32(math.Ldexp(1, min(max(15-e, -126), 127)))
+	return t.round.Launch(grid(rest*jb), [3]uint32{256, 1, 1}, 0, st,
+		x, int64(t.n), int32(rest), int32(jb), t.l, scale, t.kind())
 }
 
 func (t *ltTrailing) update(c0, cols int, st *Stream, sms int) error {
 	r := t.j + t.jb
-	compute := Compute32F
+	u := t.u.view(t.words.Size() * (c0 - r) * t.jb)
+	uSrc := t.w.view(4 * (t.j + c0*t.n))
+	rest := c0 > r
+	spec := MatmulSpec{M: t.n - r, N: cols, K: t.jb, A: t.l, B: u,
+		TypeA: t.words, TypeB: t.words, TypeC: F32, TypeD: F32, Compute: Compute32F,
+		Alpha: -1, Beta: 1, Workspace: t.e.workspace, Stream: st, SMs: sms}
 	if t.words == F32 {
-		compute = Compute32FFastTF32
+		spec.Compute = Compute32FFastTF32
+	}
+	var scale any = uintptr(0) // none: 1
+	if t.words == F16 {
+		k := 1
+		if rest {
+			k = 2
+		}
+		_, lScale := t.slot(lSlot)
+		s, err := t.fp16Scale(uSrc, t.jb, cols, k, lScale, st)
+		if err != nil {
+			return err
+		}
+		scale, spec.scales = s, s.view(4) // alpha, beta
+	}
+	if err := t.round.Launch(grid(t.jb*cols), [3]uint32{256, 1, 1}, 0, st,
+		uSrc, int64(t.n), int32(t.jb), int32(cols), u, scale, t.kind()); err != nil {
+		return err
 	}
 	c := t.w.view(4 * (r + c0*t.n))
-	spec := MatmulSpec{M: t.n - r, N: cols, K: t.jb,
-		A: t.l, B: t.u.view(t.words.Size() * (c0 - r) * t.jb), C: c, D: c, LdC: t.n, LdD: t.n,
-		TypeA: t.words, TypeB: t.words, TypeC: F32, TypeD: F32, Compute: compute,
-		Alpha: -1 / float64(t.scale), Beta: 1, Workspace: t.e.workspace, Stream: st, SMs: sms}
+	spec.C, spec.D, spec.LdC, spec.LdD = c, c, t.n, t.n
 	// A new heuristic and kernel per shape cost about 20-30 ms a
 	// factorization on an H100; the first step's algorithms serve all.
-	rest := c0 > r
 	spec.reuse = t.algos[rest]
 	used, err := t.e.lt.matmul(spec)
 	if err != nil && spec.reuse != nil {

@@ -89,6 +89,45 @@ extern "C" __global__ void row_abs_sums(const double* a, long long ld, int n, do
     sums[i] = s;
 }
 
+// dominance counts, in out[0] and out[1] (zeroed first), the rows and
+// the columns of A in which |a_ii| does not exceed the sum of the other
+// entries' magnitudes by the factor 1 + 2^-20 (so that rounding A to
+// binary32 keeps what it finds): none in out[0] means strictly diagonally
+// dominant by rows, in out[1] by columns. rowSums are row_abs_sums's. One
+// block (of 256 threads) per column.
+extern "C" __global__ void dominance(const double* a, long long ld, int n, const double* rowSums, int* out) {
+    __shared__ double part[8];
+    const double margin = 1.0 + 0x1p-20;
+    for (int c = blockIdx.x; c < n; c += gridDim.x) {
+        const double* col = a + (long long)c * ld;
+        double s = 0.0;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            s += i == c ? 0.0 : fabs(col[i]);
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            s += __shfl_down_sync(0xffffffffu, s, o);
+        }
+        if ((threadIdx.x & 31) == 0) {
+            part[threadIdx.x >> 5] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            double off = 0.0;
+            for (int w = 0; w < (blockDim.x + 31) / 32; w++) {
+                off += part[w];
+            }
+            const double d = fabs(col[c]);
+            if (!(d > margin * (rowSums[c] - d))) {
+                atomicAdd(out, 1);
+            }
+            if (!(d > margin * off)) {
+                atomicAdd(out + 1, 1);
+            }
+        }
+        __syncthreads();
+    }
+}
+
 // diag_check looks at binary64 factors: *out becomes −1 if any entry is
 // NaN or Inf, else the smallest k ≥ 1 with U(k, k) = 0 (1-based), else 0.
 // out must be zeroed first.
@@ -424,10 +463,12 @@ extern "C" __global__ void leaf_swaps(float* a, long long lda, int ncols, int sk
 }
 
 // round_words copies the rows×cols block at x (ld ldx) to y (ld rows),
-// each value times scale and rounded to nearest: kind 0 to binary16 and
-// 1 to bfloat16 (y holds 16-bit words), 2 to TF32 (y holds binary32
-// values with 10 fraction bits, ties away from zero as cvt.rna rounds).
-extern "C" __global__ void round_words(const float* x, long long ldx, int rows, int cols, void* y, float scale, int kind) {
+// each value times *scale (1 when scale is null) and rounded to nearest:
+// kind 0 to binary16 and 1 to bfloat16 (y holds 16-bit words), 2 to TF32
+// (y holds binary32 values with 10 fraction bits, ties away from zero as
+// cvt.rna rounds).
+extern "C" __global__ void round_words(const float* x, long long ldx, int rows, int cols, void* y, const float* scalep, int kind) {
+    const float scale = scalep ? *scalep : 1.0f;
     long long total = (long long)rows * cols;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
         long long i = e % rows, j = e / rows;
@@ -462,6 +503,38 @@ extern "C" __global__ void amax_f32(const float* x, long long ldx, int rows, int
     if ((threadIdx.x & 31) == 0) {
         atomicMax(out, __float_as_uint(m));
     }
+}
+
+// fp16_scales turns amax_f32's *maxBits into the power of two s = 2^k
+// that brings it into [2^14, 2^15), and zeroes *maxBits for the next
+// amax_f32; 0, Inf and NaN give k = 0 (the factorization's check reports
+// the last two). With other (the scale of the product's other factor,
+// 2^j), k is kept within [-126 - j, 126 - j] so that alpha =
+// -1/(2^k·2^j) is a normal binary32 number, and out gets s, alpha and
+// beta = 1 for cuBLASLt's device pointer mode; without other, out gets s.
+// Scaled, both factors stay below 2^15 and their products within the
+// binary32 accumulator's range; alpha undoes the scaling exactly.
+extern "C" __global__ void fp16_scales(unsigned int* maxBits, float* out, const float* other) {
+    const float m = __uint_as_float(*maxBits);
+    *maxBits = 0;
+    int k = 0;
+    if (m != 0.0f && isfinite(m)) {
+        int e;
+        frexpf(m, &e); // m in [2^(e-1), 2^e)
+        k = 15 - e;
+    }
+    k = min(max(k, -126), 126);
+    if (!other) {
+        out[0] = ldexpf(1.0f, k);
+        return;
+    }
+    int j;
+    frexpf(*other, &j);
+    j -= 1; // *other = 2^j
+    k = min(max(k, -126 - j), 126 - j);
+    out[0] = ldexpf(1.0f, k);
+    out[1] = ldexpf(-1.0f, -(k + j));
+    out[2] = 1.0f;
 }
 
 // gather_rows permutes rows r0 to r0+rows of ncols columns from a: row

@@ -40,10 +40,15 @@ const (
 
 // cublasLtMatmulDescAttributes_t values (cublasLt.h); all take an int32_t.
 const (
+	MatmulDescPointerMode   = 2  // CUBLASLT_MATMUL_DESC_POINTER_MODE
 	MatmulDescTransA        = 3  // CUBLASLT_MATMUL_DESC_TRANSA
 	MatmulDescTransB        = 4  // CUBLASLT_MATMUL_DESC_TRANSB
 	MatmulDescSMCountTarget = 15 // CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET
 )
+
+// PointerModeDevice (CUBLASLT_POINTER_MODE_DEVICE): alpha and beta are
+// read from device memory when the product runs.
+const PointerModeDevice = 1
 
 // cublasLtMatmulPreferenceAttributes_t values (cublasLt.h).
 const MatmulPrefMaxWorkspaceBytes = 1 // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t
@@ -94,7 +99,7 @@ var lt struct {
 	cublasLtMatmulPreferenceSetAttribute func(p uintptr, attr int32, buf unsafe.Pointer, size uintptr) result
 	cublasLtMatmulAlgoGetHeuristic       func(h, desc, a, b, c, d, pref uintptr, requested int32, results *HeuristicResult, returned *int32) result
 	// 16 arguments: purego ≥ 0.11 (earlier versions stop at 15).
-	cublasLtMatmul func(h, desc uintptr, alpha unsafe.Pointer, a, adesc, b, bdesc uintptr, beta unsafe.Pointer,
+	cublasLtMatmul func(h, desc, alpha, a, adesc, b, bdesc, beta,
 		c, cdesc, d, ddesc uintptr, algo *MatmulAlgo, workspace, workspaceSize, stream uintptr) result
 }
 
@@ -240,8 +245,9 @@ func LtMatmulAlgoGetHeuristic(h, desc, a, b, c, d, pref uintptr, results []Heuri
 }
 
 // LtMatmul computes D = alpha·op(A)·op(B) + beta·C on stream. alpha and
-// beta point to host values of the descriptor's scale type.
-func LtMatmul(h, desc uintptr, alpha unsafe.Pointer, a, adesc, b, bdesc uintptr, beta unsafe.Pointer,
+// beta point to values of the descriptor's scale type: pinned host memory,
+// or device memory under MatmulDescPointerMode's PointerModeDevice.
+func LtMatmul(h, desc, alpha, a, adesc, b, bdesc, beta uintptr,
 	c, cdesc, d, ddesc uintptr, algo *MatmulAlgo, workspace, workspaceSize, stream uintptr) error {
 	return ltCheck("cublasLtMatmul", lt.cublasLtMatmul(h, desc, alpha, a, adesc, b, bdesc, beta,
 		c, cdesc, d, ddesc, algo, workspace, workspaceSize, stream))

@@ -33,6 +33,7 @@ var blas struct {
 	cublasCreate     func(h *uintptr) result
 	cublasDestroy    func(h uintptr) result
 	cublasSetStream  func(h, s uintptr) result
+	cublasSetSmCount func(h uintptr, n int32) result
 	cublasGetVersion func(h uintptr, v *int32) result
 	cublasStrsm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32) result
 	cublasSgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) result
@@ -89,6 +90,7 @@ func loadCusolver() error {
 		fn(&b.cublasCreate, "cublasCreate_v2", "cublasCreate"),
 		fn(&b.cublasDestroy, "cublasDestroy_v2", "cublasDestroy"),
 		fn(&b.cublasSetStream, "cublasSetStream_v2", "cublasSetStream"),
+		fn(&b.cublasSetSmCount, "cublasSetSmCountTarget"),
 		fn(&b.cublasGetVersion, "cublasGetVersion_v2", "cublasGetVersion"),
 		fn(&b.cublasStrsm, "cublasStrsm_v2", "cublasStrsm"),
 		fn(&b.cublasSgemm, "cublasSgemm_v2", "cublasSgemm"),
@@ -160,6 +162,12 @@ func CublasDestroy(h uintptr) error { return ltCheck("cublasDestroy_v2", blas.cu
 // CublasSetStream makes the handle's work go to stream.
 func CublasSetStream(h, stream uintptr) error {
 	return ltCheck("cublasSetStream_v2", blas.cublasSetStream(h, stream))
+}
+
+// CublasSetSMCountTarget makes the handle's later calls use at most n
+// multiprocessors, leaving the others to concurrent work; 0: all.
+func CublasSetSMCountTarget(h uintptr, n int) error {
+	return ltCheck("cublasSetSmCountTarget", blas.cublasSetSmCount(h, int32(n)))
 }
 
 // CublasVersion returns cuBLAS's version (e.g. 130100).
