@@ -305,7 +305,9 @@ func writeFlags(w io.Writer, fs *flag.FlagSet) {
 			fmt.Fprintf(w, " %s", name)
 		}
 		fmt.Fprintf(w, "\n      %s", text)
-		if d := f.DefValue; d != "" && d != "false" {
+		// A usage that states its default (one that depends on other
+		// flags) is not followed by the flag's zero value.
+		if d := f.DefValue; d != "" && d != "false" && !strings.Contains(text, "(default ") {
 			fmt.Fprintf(w, " (default %s)", d)
 		}
 		io.WriteString(w, "\n")

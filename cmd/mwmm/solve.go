@@ -115,7 +115,7 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
-	engine, bench, csv, panel, plot, replot                           string
+	engine, bench, csv, panel, pivot, plot, replot                    string
 	size, nb, maxIter, maxInner, lookahead                            int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
@@ -132,14 +132,15 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant")
 	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")
 	fs.StringVar(&o.input, "input", "fp16", "the unit's input `FORMAT` for tc16 and tc32")
-	fs.IntVar(&o.nb, "nb", lu.DefaultNB, "block size `NB`: panel width and inner dimension of the updates")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	if name == "lu" {
+		fs.IntVar(&o.nb, "nb", lu.DefaultNB, "block size `NB`: panel width and inner dimension of the updates")
 		fs.StringVar(&o.engine, "engine", "", "`ENGINE`: model:UNIT (the same as --unit UNIT) or reference (a multiword form's products in float64, --unit reference)")
 		fs.StringVar(&o.out, "out", "", "write L\\U (L below the diagonal, unit diagonal implied) to this `.npy` file")
 		fs.StringVar(&o.perm, "perm", "", "write the row permutation (row i of P·A is row perm[i] of A, 0-based) to this `.npy` file")
 		return fs, o
 	}
+	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024)", lu.DefaultNB))
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
@@ -157,6 +158,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
 	fs.StringVar(&o.panel, "panel", "sgetrf", "with --engine gpu: how the blocked LU factors its panels, `KIND`: sgetrf (cuSOLVER's) or recursive (ours: leaves of 32 columns, one exchange between the blocks a column); with --bench, sgetrf,recursive times each form both ways")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
+	fs.StringVar(&o.pivot, "pivot", "auto", "with --engine gpu: `HOW` the LU pivots: partial, none, or auto (none when A is strictly diagonally dominant by rows or by columns, where elimination without pivoting is stable; else partial)")
 	return fs, o
 }
 
@@ -425,6 +427,8 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 type solveSummary struct {
 	Matrix string `json:"matrix"`
 	Update string `json:"update"`
+	// Pivoting is how the GPU's LU pivoted: partial, or none and why.
+	Pivoting string `json:"pivoting,omitempty"`
 	// Escalated lists the factorizations --factor auto tried first, whose
 	// refinement did not converge.
 	Escalated []string `json:"escalated_from,omitempty"`
@@ -461,7 +465,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.bench != "" || o.csv != "" || o.plot != "" {
 		return usagef("--bench, --csv and --plot time the GPU solver: add --engine gpu")
 	}
-	for _, name := range []string{"lookahead-sms", "panel", "profile"} {
+	for _, name := range []string{"lookahead-sms", "panel", "pivot", "profile"} {
 		if flagSet(fs, name) {
 			return usagef("--%s sets the GPU's blocked LU: add --engine gpu", name)
 		}
@@ -510,6 +514,9 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	fmt.Fprintf(w, "factor\t%s: %s\n", s.Factor, s.Update)
 	for _, e := range s.Escalated {
 		fmt.Fprintf(w, "\tafter %s\n", e)
+	}
+	if s.Pivoting != "" {
+		fmt.Fprintf(w, "pivoting\t%s\n", s.Pivoting)
 	}
 	fmt.Fprintf(w, "matrix\t%s\n", s.Matrix)
 	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine), s.Residual, s.Tol)

@@ -35,7 +35,15 @@ or auto: double-fp16-fabsum, then cuSOLVER's fp64 getrf if its refinement
 stalls (the report says so). --nb is the panel width (default 1024);
 --panel recursive factors the panels with our own kernel instead of
 sgetrf (slower on an H100; kept to compare). L's row interchanges are
-applied once, at the end.
+applied once, at the end. --pivot auto (the default) leaves pivoting
+out when A is strictly diagonally dominant by rows or by columns (one
+pass over A on the device finds out; the report says so): elimination is
+then stable without interchanges, and each panel is the LU of its
+diagonal block and a triangular solve for the rows below, instead of
+partial pivoting's search down the whole panel column by column, the
+LU's critical path. --pivot partial always pivots; --pivot none never
+does (refinement, or the factorization's check, reports the failure on
+a matrix that needs pivoting).
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
 the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
@@ -90,6 +98,10 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if len(panels) > 1 && o.bench == "" {
 		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
 	}
+	pivoting, err := gpu.ParsePivoting(o.pivot)
+	if err != nil {
+		return usagef("--pivot %q: auto, partial or none", o.pivot)
+	}
 	var forms []gpu.LUForm
 	names := strings.Split(o.factor, ",")
 	if o.factor == "auto" && o.bench == "" {
@@ -100,7 +112,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		if err != nil {
 			return usage(err)
 		}
-		f.NB, f.LookaheadSMs = nb, o.lookahead
+		f.NB, f.LookaheadSMs, f.Pivoting = nb, o.lookahead, pivoting
 		for i, kind := range panels {
 			if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
 				break
@@ -165,11 +177,13 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	var serr error
 	var tried []string
 	var form gpu.LUForm
+	var pivoted string
 	for _, form = range forms {
 		fa, err := sys.Factor(form)
 		if err != nil {
 			return err
 		}
+		pivoted = fa.Pivoting
 		x, rep, serr = solve.RefineOperator(ctx, sys, b, fa, sopt)
 		fa.Free()
 		if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
@@ -184,7 +198,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if len(tried) > 0 && serr == nil {
 		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), rep.Factor)
 	}
-	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form), Report: rep, Escalated: tried}
+	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form), Pivoting: pivoted, Report: rep, Escalated: tried}
 	if serr == nil && o.x != "" {
 		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
 			return err
@@ -249,6 +263,7 @@ type benchRow struct {
 	outer, inner        int
 	backward            float64
 	status              string
+	pivoting            string // how the factorization pivoted (Factors.Pivoting)
 	phases              *gpu.Phases
 	mulVec, solves      time.Duration // refinement: A·x and the factors' solves
 }
@@ -316,7 +331,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		defer f.Close()
 		out = csv.NewWriter(f)
 		out.Write([]string{"n", "matrix", "method", "seconds", "tflops", "factor_seconds", "outer", "inner", "backward_error", "status",
-			"panel_seconds", "swap_seconds", "trsm_seconds", "update_seconds", "convert_seconds", "matvec_seconds", "solve_seconds"})
+			"panel_seconds", "swap_seconds", "trsm_seconds", "update_seconds", "convert_seconds", "matvec_seconds", "solve_seconds", "pivoting"})
 	}
 	// Rows are printed as they come (fixed widths: a long run shows its
 	// progress).
@@ -330,8 +345,12 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		if base > 0 && r.seconds > 0 {
 			ratio = fmt.Sprintf("%.2f×", base/r.seconds)
 		}
+		status := r.status
+		if strings.HasPrefix(r.pivoting, "none") {
+			status += " (no pivoting)"
+		}
 		fmt.Fprintf(stdout, rowFormat, strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprintf("%.4g", r.seconds), fmt.Sprintf("%.1f", tf),
-			fmt.Sprintf("%.4g", r.factorSecs), strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprintf("%.3g", r.backward), ratio, r.status)
+			fmt.Sprintf("%.4g", r.factorSecs), strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprintf("%.3g", r.backward), ratio, status)
 		if p := r.phases; p != nil {
 			fmt.Fprintf(stdout, "%6s  %-9s    factor: panels %.3g s, swaps %.3g s, trsm %.3g s, updates %.3g s, conversions %.3g s; refinement: A·x %.3g s, solves %.3g s\n",
 				"", "", p.Panel.Seconds(), p.Swap.Seconds(), p.Trsm.Seconds(), p.Update.Seconds(), p.Convert.Seconds(), r.mulVec.Seconds(), r.solves.Seconds())
@@ -344,7 +363,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			out.Write([]string{strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprint(r.seconds), fmt.Sprint(tf), fmt.Sprint(r.factorSecs),
 				strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprint(r.backward), r.status,
 				fmt.Sprint(ph.Panel.Seconds()), fmt.Sprint(ph.Swap.Seconds()), fmt.Sprint(ph.Trsm.Seconds()), fmt.Sprint(ph.Update.Seconds()),
-				fmt.Sprint(ph.Convert.Seconds()), fmt.Sprint(r.mulVec.Seconds()), fmt.Sprint(r.solves.Seconds())})
+				fmt.Sprint(ph.Convert.Seconds()), fmt.Sprint(r.mulVec.Seconds()), fmt.Sprint(r.solves.Seconds()), r.pivoting})
 			out.Flush()
 		}
 	}
@@ -376,7 +395,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			b := experiment.RandomVector(o.seed, "b", n)
 			base := 0.0
 			for _, m := range gpu.SolveBaselines {
-				r := benchRow{n: n, matrix: kind, method: "cuSOLVER " + m, status: "ok"}
+				r := benchRow{n: n, matrix: kind, method: "cuSOLVER " + m, status: "ok", pivoting: "partial"}
 				res, err := sys.Baseline(m, b)
 				r.seconds, r.outer = res.Duration.Seconds(), res.Iterations
 				if err != nil {
@@ -405,7 +424,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 					emit(r, base)
 					continue
 				}
-				r.phases = fa.Phases
+				r.phases, r.pivoting = fa.Phases, fa.Pivoting
 				x, rep, err := solve.RefineOperator(ctx, timedOperator{sys, &r.mulVec}, b, timedFactors{fa, &r.solves}, sopt)
 				r.seconds = time.Since(start).Seconds()
 				r.factorSecs, r.outer, r.inner = fa.Duration.Seconds(), rep.Outer, rep.GMRES

@@ -39,6 +39,8 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--panel", "recursive,sgetrf"}, "both with --bench"},
 		{[]string{"solve", "--panel", "sgetrf"}, "--panel sets the GPU"},
 		{[]string{"solve", "--lookahead-sms", "8"}, "--lookahead-sms sets the GPU"},
+		{[]string{"solve", "--pivot", "none"}, "--pivot sets the GPU"},
+		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial or none"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
@@ -90,5 +92,26 @@ func TestGPUUpdateName(t *testing.T) {
 		if got := gpuUpdateName(f); !strings.Contains(got, want) {
 			t.Errorf("%s: %q, want it to say %q", name, got, want)
 		}
+	}
+}
+
+// On a GPU, the report says how the LU pivoted: not at all for the
+// diagonally dominant kind, partially for a centered A.
+func TestSolveGPUPivoting(t *testing.T) {
+	if err := gpu.Available(); err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	for kind, want := range map[string]string{
+		"diagdom":  "pivoting  none: A is strictly diagonally dominant by rows",
+		"centered": "pivoting  partial",
+	} {
+		code, out, errOut := mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--nb", "64", "--matrix", kind, "--factor", "tc32")
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "converged") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want it to say %q", kind, code, out, errOut, want)
+		}
+	}
+	code, out, _ := mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--nb", "64", "--matrix", "diagdom", "--pivot", "partial")
+	if code != 0 || !strings.Contains(out, "pivoting  partial") {
+		t.Errorf("--pivot partial: exit %d, stdout %q", code, out)
 	}
 }
