@@ -92,3 +92,43 @@ func BenchmarkSolverLeaf(b *testing.B) {
 		ipiv.Free()
 	}
 }
+
+// BenchmarkSolverSolve times Factors.Solve (Û⁻¹L̂⁻¹P·x, fp64 arithmetic)
+// from fp32 factors (trsv_f32) and from fp64 ones (cuBLAS dtrsv), with
+// the vector's trips over the bus.
+// ./gpu.test -test.run '^$' -test.bench SolverSolve
+func BenchmarkSolverSolve(b *testing.B) {
+	if err := Available(); err != nil {
+		b.Skipf("no GPU: %v", err)
+	}
+	e, err := SharedEngine(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{8192, 32768} {
+		s, err := e.GenerateSystem(n, "diagdom", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, form := range []string{"tc32-fp16", "fp64"} {
+			f, _ := ParseLUForm(form)
+			fa, err := s.Factor(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := make([]float64, n)
+			b.Run(fmt.Sprintf("n=%d/%s", n, form), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					for k := range x {
+						x[k] = float64(k%7) - 3
+					}
+					if err := fa.Solve(x); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			fa.Free()
+		}
+		s.Free()
+	}
+}
