@@ -468,13 +468,11 @@ func ParseLUForm(name string) (LUForm, error) {
 func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }
 
 // Factors are the LU factors of a System on the device, P·A = L·U, held
-// in the precision they were computed in (fp32, or fp64 for the fp64
-// form) with their pivots: Solve applies Û⁻¹L̂⁻¹P in fp64 arithmetic, as
-// refinement wants.
+// in fp64 (the exact values of lower-precision factors) with their
+// pivots: Solve applies Û⁻¹L̂⁻¹P in fp64, as refinement wants.
 type Factors struct {
 	s        *System
 	lu, ipiv *Buffer
-	single   bool    // lu holds fp32 values (every form but fp64)
 	piv      []int32 // ipiv here, for Solve
 	Form     string
 	NB       int
@@ -516,18 +514,12 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The factors: fp64 for cuSOLVER's dgetrf, the fp32 working matrix
-	// itself for the other forms (their values are exactly fp32).
-	size := 4
-	if f.Getrf64 {
-		size = 8
-	}
-	lu, err := d.Alloc(size * n * n)
+	lu, err := d.Alloc(8 * n * n)
 	if err != nil {
 		ipiv.Free()
 		return nil, err
 	}
-	fa := &Factors{s: s, lu: lu, single: !f.Getrf64, ipiv: ipiv, Form: f.Name}
+	fa := &Factors{s: s, lu: lu, ipiv: ipiv, Form: f.Name}
 	fail := func(err error) (*Factors, error) { fa.Free(); return nil, err }
 	if err := d.Sync(); err != nil {
 		return fail(err)
@@ -569,7 +561,11 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			return fail(err)
 		}
 	} else {
-		w := lu
+		w, err := d.Alloc(4 * n * n)
+		if err != nil {
+			return fail(err)
+		}
+		defer w.Free()
 		var ph *Phases
 		if f.Profile {
 			ph = new(Phases)
@@ -594,6 +590,11 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
 		}
 		if err != nil {
+			return fail(err)
+		}
+		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Convert }, func() error {
+			return launch(mod, "f32_to_f64", w, lu, int64(n)*int64(n))
+		}); err != nil {
 			return fail(err)
 		}
 		fa.Phases = ph
@@ -1094,11 +1095,7 @@ func (fa *Factors) check(mod *Module) error {
 	if err := d.Memset32(count, 0); err != nil {
 		return err
 	}
-	name := "diag_check"
-	if fa.single {
-		name = "diag_check_f32"
-	}
-	f, err := mod.Function(name)
+	f, err := mod.Function("diag_check")
 	if err != nil {
 		return err
 	}
@@ -1121,9 +1118,8 @@ func (fa *Factors) check(mod *Module) error {
 // Free frees the factors.
 func (fa *Factors) Free() error { return errors.Join(fa.lu.Free(), fa.ipiv.Free()) }
 
-// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in fp64 arithmetic: the
-// interchanges here, the two triangular solves by our trsv_f32 from fp32
-// factors (half the bytes of fp64 ones), by cuBLAS dtrsv from fp64 ones.
+// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in fp64: the interchanges here,
+// the two triangular solves by cuBLAS dtrsv.
 func (fa *Factors) Solve(x []float64) error {
 	e, n := fa.s.e, fa.s.n
 	la, err := e.linalg()
@@ -1145,9 +1141,6 @@ func (fa *Factors) Solve(x []float64) error {
 			x[i], x[k] = x[k], x[i]
 		}
 	}
-	if fa.single {
-		return fa.solveSingle(x)
-	}
 	return e.onVector(x, x, n, 0, func(v uintptr) error {
 		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
 			return err
@@ -1158,45 +1151,6 @@ func (fa *Factors) Solve(x []float64) error {
 		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, v)
 	})
 }
-
-// solveSingle applies L̂⁻¹ then Û⁻¹ to x on the device, from fp32 factors
-// in fp64 arithmetic (trsv_f32).
-func (fa *Factors) solveSingle(x []float64) error {
-	d, n := fa.s.e.d, fa.s.n
-	mod, err := d.Module("lu")
-	if err != nil {
-		return err
-	}
-	trsv, err := mod.Function("trsv_f32")
-	if err != nil {
-		return err
-	}
-	blocks := (n + trsvRows - 1) / trsvRows
-	// The vector, then for each of the two solves a ticket and the count
-	// of row blocks done.
-	v, err := d.Alloc(8*n + 2*8)
-	if err != nil {
-		return err
-	}
-	defer v.Free()
-	if err := d.Memset32(v, 0); err != nil {
-		return err
-	}
-	if err := d.Upload(v, x); err != nil {
-		return err
-	}
-	for upper := range int32(2) {
-		sync := v.view(8*n + 8*int(upper))
-		if err := trsv.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, 0, nil,
-			fa.lu, int64(n), int32(n), v, upper, sync, sync.view(4)); err != nil {
-			return err
-		}
-	}
-	return d.Download(x, v)
-}
-
-// trsvRows is the rows of trsv_f32's row blocks (TRSV_ROWS in lu.cu).
-const trsvRows = 64
 
 // BaselineResult is one cuSOLVER solve of A·x = b.
 type BaselineResult struct {
@@ -1305,15 +1259,7 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 func (fa *Factors) Host() (*lu.Factors, error) {
 	n, d := fa.s.n, fa.s.e.d
 	cm := make([]float64, n*n)
-	if fa.single {
-		c32 := make([]float32, n*n)
-		if err := d.Download(c32, fa.lu); err != nil {
-			return nil, err
-		}
-		for i, v := range c32 {
-			cm[i] = float64(v)
-		}
-	} else if err := d.Download(cm, fa.lu); err != nil {
+	if err := d.Download(cm, fa.lu); err != nil {
 		return nil, err
 	}
 	piv := make([]int32, n)
@@ -1321,7 +1267,7 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 		return nil, err
 	}
 	h := &lu.Factors{N: n, Form: fa.Form, Storage: format.Binary32, NB: fa.NB, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1, Duration: fa.Duration}
-	if !fa.single {
+	if fa.Form == "fp64" {
 		h.Storage = format.Binary64
 	}
 	for i := 0; i < n; i++ {

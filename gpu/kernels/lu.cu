@@ -128,11 +128,10 @@ extern "C" __global__ void dominance(const double* a, long long ld, int n, const
     }
 }
 
-// diag_check looks at factors (binary64, or binary32 in diag_check_f32):
-// *out becomes −1 if any entry is NaN or Inf, else the smallest k ≥ 1 with
-// U(k, k) = 0 (1-based), else 0. out must be zeroed first.
-template <typename T>
-__device__ void diag_check_t(const T* lu, long long ld, int n, int* out) {
+// diag_check looks at binary64 factors: *out becomes −1 if any entry is
+// NaN or Inf, else the smallest k ≥ 1 with U(k, k) = 0 (1-based), else 0.
+// out must be zeroed first.
+extern "C" __global__ void diag_check(const double* lu, long long ld, int n, int* out) {
     long long total = (long long)n * n;
     for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
         double v = lu[x];
@@ -149,141 +148,6 @@ __device__ void diag_check_t(const T* lu, long long ld, int n, int* out) {
                 old = prev;
             }
         }
-    }
-}
-
-extern "C" __global__ void diag_check(const double* lu, long long ld, int n, int* out) {
-    diag_check_t(lu, ld, n, out);
-}
-
-extern "C" __global__ void diag_check_f32(const float* lu, long long ld, int n, int* out) {
-    diag_check_t(lu, ld, n, out);
-}
-
-// TRSV_ROWS is the rows of trsv_f32's row blocks.
-#define TRSV_ROWS 64
-
-// trsv_f32 solves T·x = x in place for the binary64 vector x, with T the
-// unit lower (upper = 0) or non-unit upper (upper = 1) triangle of the
-// n×n binary32 matrix a (column-major, ld): binary32 factors, binary64
-// arithmetic, one pass over the triangle. Each block of 256 threads takes
-// the next row block by ticket (from the top for lower, the bottom for
-// upper), so it only waits for blocks that started before it. While it
-// waits it inverts its diagonal block (in binary64, in shared memory) and
-// multiplies its rows by every part of x already solved, as *done (the
-// row blocks finished, in ticket order) allows; the last part's tile is
-// loaded before the wait. What is left on the chain from block to block
-// is that last product, a 64×64 product with the inverse and the flag.
-// ticket and *done must be zeroed first.
-extern "C" __global__ void __launch_bounds__(256) trsv_f32(const float* a, long long ld, int n, double* x, int upper,
-                                                          int* ticket, int* done) {
-    __shared__ double inv[TRSV_ROWS][TRSV_ROWS + 1];
-    __shared__ double part[4][TRSV_ROWS];
-    __shared__ double rhs[TRSV_ROWS];
-    __shared__ int mine, avail;
-    const int tid = threadIdx.x;
-    if (tid == 0) {
-        mine = atomicAdd(ticket, 1);
-    }
-    __syncthreads();
-    const int t = mine;
-    const int nblk = (n + TRSV_ROWS - 1) / TRSV_ROWS;
-    if (t >= nblk) {
-        return;
-    }
-    const int rb = upper ? nblk - 1 - t : t;
-    const int r0 = rb * TRSV_ROWS, rows = min(TRSV_ROWS, n - r0);
-    const int r = tid & (TRSV_ROWS - 1), g = tid >> 6;
-    auto at = [&](int i, int c) { return (double)__ldg(a + (long long)(r0 + i) + (long long)(r0 + c) * ld); };
-
-    // The last part's tile, loaded first.
-    float last[TRSV_ROWS / 4];
-    if (t > 0) {
-        const int cb = upper ? nblk - t : t - 1;
-        const int c0 = cb * TRSV_ROWS, cols = min(TRSV_ROWS, n - c0);
-#pragma unroll
-        for (int q = 0; q < TRSV_ROWS / 4; q++) {
-            const int c = g + 4 * q;
-            last[q] = (r < rows && c < cols) ? __ldg(a + (long long)(r0 + r) + (long long)(c0 + c) * ld) : 0.0f;
-        }
-    }
-
-    // inv = the diagonal block's inverse: elimination on the identity.
-    for (int e = tid; e < TRSV_ROWS * TRSV_ROWS; e += blockDim.x) {
-        inv[e & (TRSV_ROWS - 1)][e >> 6] = (e & (TRSV_ROWS - 1)) == (e >> 6) ? 1.0 : 0.0;
-    }
-    __syncthreads();
-    for (int step = 0; step < rows; step++) {
-        const int j = upper ? rows - 1 - step : step;
-        if (upper) {
-            const double d = at(j, j);
-            for (int c = j + tid; c < rows; c += blockDim.x) {
-                inv[j][c] /= d;
-            }
-            __syncthreads();
-        }
-        // Rows below j (lower) or above it (upper) lose a multiple of row j,
-        // whose nonzeros are in columns up to j (lower) or from j (upper).
-        for (int e = tid; e < TRSV_ROWS * TRSV_ROWS; e += blockDim.x) {
-            const int i = e & (TRSV_ROWS - 1), c = e >> 6;
-            if (i < rows && c < rows && (upper ? (i < j && c >= j) : (i > j && c <= j))) {
-                inv[i][c] -= at(i, j) * inv[j][c];
-            }
-        }
-        __syncthreads();
-    }
-
-    // This block's right-hand side, which no other block writes.
-    const double b = tid < rows ? __ldcg(x + r0 + tid) : 0.0;
-    // The solved parts, as *done allows.
-    double acc = 0.0;
-    int k = 0;
-    while (k < t) {
-        if (tid == 0) {
-            int d;
-            while ((d = *(volatile int*)done) <= k) {
-                __nanosleep(t - k > 2 ? 1000 : 20); // far behind: poll less
-            }
-            __threadfence();
-            avail = d;
-        }
-        __syncthreads();
-        const int upto = min(avail, t);
-        __syncthreads();
-        for (; k < upto; k++) {
-            const int cb = upper ? nblk - 1 - k : k;
-            const int c0 = cb * TRSV_ROWS, cols = min(TRSV_ROWS, n - c0);
-#pragma unroll
-            for (int q = 0; q < TRSV_ROWS / 4; q++) {
-                const int c = g + 4 * q;
-                if (c < cols) {
-                    const float v = k == t - 1 ? last[q] : (r < rows ? __ldg(a + (long long)(r0 + r) + (long long)(c0 + c) * ld) : 0.0f);
-                    acc = fma((double)v, x[c0 + c], acc);
-                }
-            }
-        }
-    }
-    part[g][r] = acc;
-    __syncthreads();
-    if (tid < TRSV_ROWS) {
-        rhs[tid] = tid < rows ? b - (part[0][tid] + part[1][tid] + part[2][tid] + part[3][tid]) : 0.0;
-    }
-    __syncthreads();
-    double y = 0.0;
-#pragma unroll
-    for (int q = 0; q < TRSV_ROWS / 4; q++) {
-        const int c = g + 4 * q;
-        y = fma(inv[r][c], rhs[c], y);
-    }
-    part[g][r] = y;
-    __syncthreads();
-    if (tid < rows) {
-        x[r0 + tid] = part[0][tid] + part[1][tid] + part[2][tid] + part[3][tid];
-    }
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) {
-        atomicExch(done, t + 1); // done was t: this block waited for it
     }
 }
 
