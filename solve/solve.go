@@ -22,7 +22,17 @@ const (
 	IR
 	// None returns the LU solution x = Û⁻¹L̂⁻¹P·b.
 	None
+	// Auto refines classically while each step cuts the backward error a
+	// hundredfold (then a step's one solve and one product beat GMRES's
+	// extra pair per iteration), and by GMRES-IR from the first step that
+	// does not, to the end: well-conditioned systems are spared GMRES's
+	// cost, the others keep its reach.
+	Auto
 )
+
+// autoGain is the factor by which a classical step must cut the backward
+// error for Auto to stay classical.
+const autoGain = 100
 
 func (m Method) String() string {
 	switch m {
@@ -32,18 +42,20 @@ func (m Method) String() string {
 		return "ir"
 	case None:
 		return "none"
+	case Auto:
+		return "auto"
 	}
 	return fmt.Sprintf("Method(%d)", m)
 }
 
-// ParseMethod reads gmres, ir or none.
+// ParseMethod reads gmres, ir, auto or none.
 func ParseMethod(s string) (Method, error) {
-	for _, m := range []Method{GMRES, IR, None} {
+	for _, m := range []Method{GMRES, IR, Auto, None} {
 		if strings.EqualFold(strings.TrimSpace(s), m.String()) {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown refinement %q: gmres, ir or none", s)
+	return 0, fmt.Errorf("unknown refinement %q: gmres, ir, auto or none", s)
 }
 
 // Residual is the precision of r = b − A·x.
@@ -135,8 +147,11 @@ type Report struct {
 	Steps []Step `json:"steps"`
 	// Outer counts refinement steps (corrections); GMRES the GMRES
 	// iterations over all of them.
-	Outer         int     `json:"outer_iterations"`
-	GMRES         int     `json:"gmres_iterations"`
+	Outer int `json:"outer_iterations"`
+	GMRES int `json:"gmres_iterations"`
+	// GMRESFrom is, for Auto, the first step refined by GMRES (0: every
+	// step was classical).
+	GMRESFrom     int     `json:"gmres_from,omitempty"`
 	Converged     bool    `json:"converged"`
 	BackwardError float64 `json:"backward_error"`
 	// Stop says why refinement stopped.
@@ -231,6 +246,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	prev := math.Inf(1)
 	var inner int
 	var innerRes float64
+	useGMRES := opt.Refine == GMRES
 	for it := 0; ; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
@@ -257,7 +273,12 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 		case it == opt.MaxIter:
 			rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
 		}
-		if eta > prev/2 {
+		switched := false
+		if opt.Refine == Auto && !useGMRES && it > 0 && !(eta <= prev/autoGain) && rep.Stop == "" {
+			// Classical refinement gains too little here: GMRES-IR from now.
+			useGMRES, switched, rep.GMRESFrom = true, true, it+1
+		}
+		if eta > prev/2 && !switched {
 			stalls++
 		} else {
 			stalls = 0
@@ -275,7 +296,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 			return nil, rep, err
 		}
 		inner, innerRes = 0, 0
-		if opt.Refine == GMRES {
+		if useGMRES {
 			var err error
 			d, inner, innerRes, err = gmres(ctx, n, op, fa, d, opt.GMRESTol, opt.MaxInner)
 			if err != nil {

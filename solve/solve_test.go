@@ -279,3 +279,62 @@ func TestRefineOperator(t *testing.T) {
 		t.Errorf("an Inf in b: %v", err)
 	}
 }
+
+// countingFactors counts the solves refinement asks of its factors.
+type countingFactors struct {
+	solve.Factorization
+	solves int
+}
+
+func (c *countingFactors) Solve(x []float64) error {
+	c.solves++
+	return c.Factorization.Solve(x)
+}
+
+// Auto stays classical while a step gains two decades (fp32 factors of a
+// well-conditioned system: fewer solves than GMRES-IR for the same
+// accuracy) and turns to GMRES-IR at the first step that does not (fp16
+// factors of Hilbert(8), where classical refinement cannot converge).
+func TestAutoRefinement(t *testing.T) {
+	ctx := context.Background()
+	n := 120
+	a, b := system(3, n)
+	fa, err := lu.Factor(ctx, form(t, "fp32", ""), n, a, lu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	solves := map[solve.Method]int{}
+	for _, m := range []solve.Method{solve.Auto, solve.GMRES} {
+		c := &countingFactors{Factorization: fa}
+		x, rep, err := solve.Refine(ctx, n, a, b, c, solve.Options{Refine: m})
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		if eta := solve.BackwardError(n, a, x, b); eta > rep.Tol {
+			t.Errorf("%v: backward error %.3g above %.3g", m, eta, rep.Tol)
+		}
+		if m == solve.Auto && (rep.GMRESFrom != 0 || rep.GMRES != 0) {
+			t.Errorf("auto on fp32 factors: GMRES from step %d (%d iterations), want classical steps only: %v", rep.GMRESFrom, rep.GMRES, steps(rep))
+		}
+		solves[m] = c.solves
+	}
+	if solves[solve.Auto] >= solves[solve.GMRES] {
+		t.Errorf("auto took %d solves, GMRES-IR %d", solves[solve.Auto], solves[solve.GMRES])
+	}
+
+	h := hilbert(8)
+	ones := []float64{1, 1, 1, 1, 1, 1, 1, 1}
+	x, rep, err := solve.System(ctx, form(t, "tc32", "v100"), 8, h, ones, lu.Options{}, solve.Options{Refine: solve.Auto}, false)
+	if err != nil {
+		t.Fatalf("auto on tc32 factors of Hilbert(8): %v %v", err, steps(rep))
+	}
+	if rep.GMRESFrom != 2 || rep.GMRES == 0 || rep.Steps[1].GMRES != 0 {
+		t.Errorf("auto on Hilbert(8): GMRES from step %d, %d iterations, steps %+v; want one classical step, then GMRES", rep.GMRESFrom, rep.GMRES, rep.Steps)
+	}
+	if eta := solve.BackwardError(8, h, x, ones); eta > rep.Tol {
+		t.Errorf("auto on Hilbert(8): backward error %.3g above %.3g", eta, rep.Tol)
+	}
+	if m, err := solve.ParseMethod("AUTO"); err != nil || m != solve.Auto || m.String() != "auto" {
+		t.Errorf("ParseMethod(AUTO) = %v, %v", m, err)
+	}
+}

@@ -69,16 +69,19 @@ mwmm lu --a A.npy --factor fp32 --out LU.npy --perm P.npy`,
 var solveCmd = &command{
 	name:    "solve",
 	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors by GMRES-IR or iterative refinement",
-	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine gmres|ir|none] [--tol T] [--json]",
+	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine auto|gmres|ir|none] [--tol T] [--json]",
 	help: `
 Solve factors A as 'mwmm lu' does (--factor, --unit) and refines the
 solution in fp64 until the normwise backward error
 ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) is at most --tol (default √n·2^-53, LAPACK
-dsgesv's criterion). --refine gmres (GMRES-IR, the default) solves each
-correction by GMRES on the system preconditioned by the factors, which
-converges while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy);
---refine ir solves it with the factors alone (κ(A)·u_f < 1); none returns
-the LU solution. Residuals are in fp64, or in double-word arithmetic
+dsgesv's criterion). --refine gmres (GMRES-IR) solves each correction
+by GMRES on the system preconditioned by the factors, which converges
+while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy); --refine
+ir solves it with the factors alone (κ(A)·u_f < 1), one solve and one
+product a step where GMRES takes a pair more per iteration; --refine auto
+(the default) refines classically while each step cuts the backward
+error a hundredfold and by GMRES-IR from the first step that does not
+(the report says from which); none returns the LU solution. Residuals are in fp64, or in double-word arithmetic
 with --residual dd, which brings the forward error down to order 2^-53
 while κ(A)·2^-53 < 1.
 
@@ -144,7 +147,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
-	fs.StringVar(&o.refine, "refine", "gmres", "refinement `METHOD`: gmres (GMRES-IR), ir (classical) or none")
+	fs.StringVar(&o.refine, "refine", "auto", "refinement `METHOD`: auto (classical while a step gains 100×, then GMRES-IR), gmres (GMRES-IR), ir (classical) or none")
 	fs.StringVar(&o.residual, "residual", "fp64", "precision `P` of the residuals: fp64 or dd (double-word)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop at this normwise backward `ERROR` (default √n·2^-53)")
 	fs.IntVar(&o.maxIter, "max-iter", 20, "at most `N` refinement steps")
@@ -519,7 +522,7 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 		fmt.Fprintf(w, "pivoting\t%s\n", s.Pivoting)
 	}
 	fmt.Fprintf(w, "matrix\t%s\n", s.Matrix)
-	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine), s.Residual, s.Tol)
+	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine, s.GMRESFrom), s.Residual, s.Tol)
 	if e := s.LUError; e != nil {
 		fmt.Fprintf(w, "LU backward error\t%.3g\t(growth %.3g)\n", e.Normwise, e.Growth)
 	}
@@ -529,7 +532,7 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	fmt.Fprintf(w, "step\tbackward error\tGMRES iterations\t\n")
 	for _, st := range s.Steps {
 		it := ""
-		if st.Iteration > 0 && s.Refine == "gmres" {
+		if st.Iteration > 0 && (s.Refine == "gmres" || s.Refine == "auto" && s.GMRESFrom > 0 && st.Iteration >= s.GMRESFrom) {
 			it = strconv.Itoa(st.GMRES)
 		}
 		fmt.Fprintf(w, "%d\t%.3g\t%s\t\n", st.Iteration, st.BackwardError, it)
@@ -548,12 +551,17 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	return nil
 }
 
-func refineName(m string) string {
+func refineName(m string, gmresFrom int) string {
 	switch m {
 	case "gmres":
 		return "GMRES-IR"
 	case "ir":
 		return "classical iterative refinement"
+	case "auto":
+		if gmresFrom > 0 {
+			return fmt.Sprintf("auto: classical, GMRES-IR from step %d", gmresFrom)
+		}
+		return "auto: classical (each step gained 100× or more)"
 	}
 	return "none"
 }

@@ -38,8 +38,14 @@ func TestSolveCommand(t *testing.T) {
 			t.Errorf("x[%d] = %v, want 1", i, v)
 		}
 	}
-	if !strings.Contains(out, "converged") || !strings.Contains(out, "GMRES-IR") {
+	// tc16 factors of a 3×3 system gain 100× a classical step: auto keeps
+	// to classical refinement; --refine gmres names GMRES-IR.
+	if !strings.Contains(out, "converged") || !strings.Contains(out, "auto: classical (each step gained 100× or more)") {
 		t.Errorf("report:\n%s", out)
+	}
+	code, out, _ = mwmm(t, "", "solve", "--a", a, "--b", b, "--factor", "tc16", "--refine", "gmres")
+	if code != 0 || !strings.Contains(out, "GMRES-IR") {
+		t.Errorf("--refine gmres: exit %d, report:\n%s", code, out)
 	}
 
 	code, out, _ = mwmm(t, "", "solve", "--size", "40", "--factor", "double-fp16-fabsum", "--unit", "reference", "--json")
