@@ -23,6 +23,24 @@ extern "C" __global__ void sub_f32(float* c, long long ldc, const float* t, long
     }
 }
 
+// copy_f32 copies the m×n column-major block x (ld ldx) to y (ld ldy).
+extern "C" __global__ void copy_f32(const float* x, long long ldx, float* y, long long ldy, int m, int n) {
+    long long total = (long long)m * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % m, j = e / m;
+        y[i + j * ldy] = x[i + j * ldx];
+    }
+}
+
+// eye_f32 sets the n×n block a (ld lda) to the identity.
+extern "C" __global__ void eye_f32(float* a, long long lda, int n) {
+    long long total = (long long)n * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % n, j = e / n;
+        a[i + j * lda] = i == j ? 1.0f : 0.0f;
+    }
+}
+
 extern "C" __global__ void f64_to_f32(const double* x, float* y, long long n) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         y[i] = (float)x[i];
