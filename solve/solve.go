@@ -24,9 +24,10 @@ const (
 	None
 	// Auto refines classically while each step cuts the backward error a
 	// hundredfold (then a step's one solve and one product beat GMRES's
-	// extra pair per iteration), and by GMRES-IR from the first step that
-	// does not, to the end: well-conditioned systems are spared GMRES's
-	// cost, the others keep its reach.
+	// extra pair per iteration) and, at that rate, the tolerance is within
+	// the steps left; by GMRES-IR from the first step where either fails,
+	// to the end: well-conditioned systems are spared GMRES's cost, the
+	// others keep its reach.
 	Auto
 )
 
@@ -274,9 +275,14 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 			rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
 		}
 		switched := false
-		if opt.Refine == Auto && !useGMRES && it > 0 && !(eta <= prev/autoGain) && rep.Stop == "" {
-			// Classical refinement gains too little here: GMRES-IR from now.
-			useGMRES, switched, rep.GMRESFrom = true, true, it+1
+		if opt.Refine == Auto && !useGMRES && it > 0 && rep.Stop == "" {
+			// Classical refinement gains too little here, or at its rate
+			// would not reach the tolerance in the steps left: GMRES-IR from
+			// now.
+			left := float64(opt.MaxIter - it)
+			if !(eta <= prev/autoGain) || math.Log(eta/opt.Tol) > left*math.Log(prev/eta) {
+				useGMRES, switched, rep.GMRESFrom = true, true, it+1
+			}
 		}
 		if eta > prev/2 && !switched {
 			stalls++

@@ -338,3 +338,34 @@ func TestAutoRefinement(t *testing.T) {
 		t.Errorf("ParseMethod(AUTO) = %v, %v", m, err)
 	}
 }
+
+// Auto turns to GMRES-IR when classical refinement, at the rate it shows,
+// would not reach the tolerance within MaxIter: fp16 factors of a
+// diagonally dominant system gain about three decades a classical step.
+func TestAutoRefinementStepBudget(t *testing.T) {
+	ctx := context.Background()
+	n := 120
+	a, b := system(5, n)
+	for i := 0; i < n; i++ {
+		a[i*n+i] += float64(n) / 2
+	}
+	fa, err := lu.Factor(ctx, form(t, "fp16", ""), n, a, lu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, free, err := solve.Refine(ctx, n, a, b, fa, solve.Options{Refine: solve.Auto})
+	if err != nil || free.GMRESFrom != 0 || free.Outer < 3 {
+		t.Fatalf("auto, 20 steps: %v, GMRES from step %d, %d steps %v; want classical steps only, at least 3", err, free.GMRESFrom, free.Outer, steps(free))
+	}
+	budget := free.Outer - 1
+	x, rep, err := solve.Refine(ctx, n, a, b, fa, solve.Options{Refine: solve.Auto, MaxIter: budget})
+	if err != nil {
+		t.Fatalf("auto, %d steps: %v %v", budget, err, steps(rep))
+	}
+	if rep.GMRESFrom == 0 || rep.GMRESFrom > budget {
+		t.Errorf("auto, %d steps: GMRES from step %d, want it within the budget: %+v", budget, rep.GMRESFrom, rep.Steps)
+	}
+	if eta := solve.BackwardError(n, a, x, b); eta > rep.Tol {
+		t.Errorf("auto, %d steps: backward error %.3g above %.3g", budget, eta, rep.Tol)
+	}
+}
