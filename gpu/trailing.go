@@ -138,6 +138,12 @@ func (t *ltTrailing) free() {
 	}
 }
 
+// columns is the grid of a kernel whose blocks take columns: one each, up
+// to limit.
+func columns(cols, limit int) [3]uint32 {
+	return [3]uint32{uint32(max(1, min(cols, limit))), 1, 1}
+}
+
 func (t *ltTrailing) kind() int32 {
 	for _, w := range tc32Words {
 		if w.typ == t.words {
@@ -158,7 +164,7 @@ func (t *ltTrailing) slot(k int) (maxBits, s *Buffer) {
 // the scale) and returns the scale, followed by alpha and beta with other.
 func (t *ltTrailing) fp16Scale(x *Buffer, rows, cols, k int, other *Buffer, st *Stream) (*Buffer, error) {
 	maxBits, s := t.slot(k)
-	if err := t.amax.Launch(grid(rows*cols), [3]uint32{256, 1, 1}, 0, st,
+	if err := t.amax.Launch(columns(cols, 1024), [3]uint32{256, 1, 1}, 0, st,
 		x, int64(t.n), int32(rows), int32(cols), maxBits); err != nil {
 		return nil, err
 	}
@@ -183,7 +189,7 @@ func (t *ltTrailing) prepare(j, jb int, st *Stream) error {
 		}
 		scale = s
 	}
-	return t.round.Launch(grid(rest*jb), [3]uint32{256, 1, 1}, 0, st,
+	return t.round.Launch(columns(jb, 65535), [3]uint32{256, 1, 1}, 0, st,
 		x, int64(t.n), int32(rest), int32(jb), t.l, scale, t.kind())
 }
 
@@ -211,7 +217,7 @@ func (t *ltTrailing) update(c0, cols int, st *Stream, sms int) error {
 		}
 		scale, spec.scales = s, s.view(4) // alpha, beta
 	}
-	if err := t.round.Launch(grid(t.jb*cols), [3]uint32{256, 1, 1}, 0, st,
+	if err := t.round.Launch(columns(cols, 65535), [3]uint32{256, 1, 1}, 0, st,
 		uSrc, int64(t.n), int32(t.jb), int32(cols), u, scale, t.kind()); err != nil {
 		return err
 	}

@@ -487,9 +487,10 @@ extern "C" __global__ void leaf_swaps(float* a, long long lda, int ncols, int sk
 // cvt.rna rounds).
 extern "C" __global__ void round_words(const float* x, long long ldx, int rows, int cols, void* y, const float* scalep, int kind) {
     const float scale = scalep ? *scalep : 1.0f;
-    long long total = (long long)rows * cols;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        long long i = e % rows, j = e / rows;
+    // Blocks take columns, threads rows: no 64-bit division per entry.
+    for (long long j = blockIdx.x; j < cols; j += gridDim.x)
+    for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+        const long long e = i + j * rows;
         float v = x[i + j * ldx] * scale;
         if (kind == 2) {
             unsigned int u;
@@ -510,15 +511,26 @@ extern "C" __global__ void round_words(const float* x, long long ldx, int rows, 
 // amax_f32 raises *out (binary32 bits, zeroed first) to the largest |value|
 // of the rows×cols block at x (ld ldx); NaN is skipped (fmaxf).
 extern "C" __global__ void amax_f32(const float* x, long long ldx, int rows, int cols, unsigned int* out) {
-    long long total = (long long)rows * cols;
     float m = 0.0f;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        m = fmaxf(m, fabsf(x[e % rows + (e / rows) * ldx]));
+    for (long long j = blockIdx.x; j < cols; j += gridDim.x) {
+        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+            m = fmaxf(m, fabsf(x[i + j * ldx]));
+        }
     }
+    // One atomic per block: thousands of warps raising the same word one
+    // by one cost more than the pass over x.
+    __shared__ float warps[32];
     for (int o = 16; o > 0; o >>= 1) {
         m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, o));
     }
     if ((threadIdx.x & 31) == 0) {
+        warps[threadIdx.x >> 5] = m;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (blockDim.x + 31) / 32; w++) {
+            m = fmaxf(m, warps[w]);
+        }
         atomicMax(out, __float_as_uint(m));
     }
 }
