@@ -368,7 +368,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		}
 	}
 	for _, n := range sizes {
-		for ki, k := range kinds {
+		for _, k := range kinds {
 			kind := k.name
 			if err := ctx.Err(); err != nil {
 				return err
@@ -378,17 +378,16 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				return err
 			}
 			b := experiment.RandomVector(o.seed, "b", n)
-			if ki == 0 {
-				// Every method once, untimed, at this size: the kernels its
-				// shapes pick are loaded, and every time is a steady one.
-				for _, m := range gpu.SolveBaselines {
-					sys.Baseline(m, b)
-				}
-				for _, f := range forms {
-					if fa, err := sys.Factor(f); err == nil {
-						solve.RefineOperator(ctx, sys, b, fa, sopt)
-						fa.Free()
-					}
+			// Every method once, untimed, on this system: the kernels its
+			// shapes and its pivoting pick are loaded, and every time is a
+			// steady one.
+			for _, m := range gpu.SolveBaselines {
+				sys.Baseline(m, b)
+			}
+			for _, f := range forms {
+				if fa, err := sys.Factor(f); err == nil {
+					solve.RefineOperator(ctx, sys, b, fa, sopt)
+					fa.Free()
 				}
 			}
 			base := 0.0
