@@ -132,7 +132,11 @@
 // TC32 forms on cuBLASLt from copies of L₂₁ and U₁₂ rounded to fp16,
 // bf16 or TF32 by our kernel, multiword forms on the fused FABsum kernel.
 // The next panel is factored on a second stream beside the update, and
-// L's row interchanges are applied once, at the end. Factors and
+// L's row interchanges are applied once, at the end. With LUForm.Pivoting
+// at PivotAuto (the zero value) a strictly diagonally dominant A is
+// factored without pivoting: each panel is then its diagonal block's LU
+// and a product, off the critical path. Factors.Pivoting says what was
+// done. Factors and
 // System are what package solve's refinement needs (solve.Factorization,
 // solve.Operator), so GMRES-IR runs with A and the factors on the device:
 //
