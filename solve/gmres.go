@@ -51,7 +51,7 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 		}
 		r := math.Hypot(col[k], col[k+1])
 		if r == 0 {
-			return nil, k, res, fmt.Errorf("solve: GMRES broke down at iteration %d (the preconditioned matrix is singular)", k+1)
+			return nil, k, res, gmresFailure(fmt.Sprintf("GMRES broke down at iteration %d (the preconditioned matrix is singular)", k+1))
 		}
 		hn := col[k+1]
 		cs[k], sn[k] = col[k]/r, hn/r
@@ -61,7 +61,7 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 		k++
 		res = math.Abs(g[k]) / beta
 		if math.IsNaN(res) {
-			return nil, k, res, fmt.Errorf("solve: GMRES residual is NaN at iteration %d", k)
+			return nil, k, res, gmresFailure(fmt.Sprintf("GMRES residual is NaN at iteration %d (the preconditioner overflowed)", k))
 		}
 		if res <= tol || hn == 0 {
 			break
@@ -82,6 +82,12 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 	}
 	return d, k, res, nil
 }
+
+// A gmresFailure is GMRES failing on the numbers, not on the device: the
+// refinement stops there and returns its best iterate, not converged.
+type gmresFailure string
+
+func (f gmresFailure) Error() string { return "solve: " + string(f) }
 
 func dot(x, y []float64) float64 {
 	s := 0.0

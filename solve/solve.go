@@ -305,6 +305,12 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 		if useGMRES {
 			var err error
 			d, inner, innerRes, err = gmres(ctx, n, op, fa, d, opt.GMRESTol, opt.MaxInner)
+			var failed gmresFailure
+			if errors.As(err, &failed) {
+				rep.GMRES += inner
+				rep.Stop = string(failed)
+				break
+			}
 			if err != nil {
 				return nil, rep, err
 			}

@@ -369,3 +369,40 @@ func TestAutoRefinementStepBudget(t *testing.T) {
 		t.Errorf("auto, %d steps: backward error %.3g above %.3g", budget, eta, rep.Tol)
 	}
 }
+
+// overflowingFactors solves well once, then overflows, as the factors of
+// an unstable elimination may on some right-hand sides.
+type overflowingFactors struct {
+	solve.Factorization
+	solves int
+}
+
+func (o *overflowingFactors) Solve(x []float64) error {
+	o.solves++
+	if o.solves > 2 {
+		for i := range x {
+			x[i] = math.NaN()
+		}
+		return nil
+	}
+	return o.Factorization.Solve(x)
+}
+
+// GMRES failing on the numbers (its residual NaN) ends the refinement
+// with its best finite iterate and the reason, not with a bare error.
+func TestGMRESFailureStops(t *testing.T) {
+	const n = 60
+	a, b := system(7, n)
+	fa, err := lu.Factor(context.Background(), form(t, "tc32", "v100"), n, a, lu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, rep, err := solve.Refine(context.Background(), n, a, b, &overflowingFactors{Factorization: fa}, solve.Options{Refine: solve.GMRES})
+	if !errors.Is(err, solve.ErrNotConverged) || !strings.Contains(rep.Stop, "GMRES residual is NaN") {
+		t.Fatalf("err %v, stop %q: want not converged, stopped by GMRES's NaN", err, rep.Stop)
+	}
+	be := solve.BackwardError(n, a, x, b)
+	if !(math.Abs(be-rep.BackwardError) <= 1e-3*rep.BackwardError) {
+		t.Errorf("best iterate's backward error %.3g, reported %.3g", be, rep.BackwardError)
+	}
+}
