@@ -331,6 +331,50 @@ func (s *System) dominance(mod *Module) (rows, cols bool, err error) {
 	return c[0] == 0, c[1] == 0, nil
 }
 
+// butterflySeed draws every factorization's butterflies: a solve is
+// repeatable, and the transform does not depend on A.
+const butterflySeed = 0x9e3779b97f4a7c15
+
+// transform writes M·A·Nᵀ to out64 (fp64), or, when out32 is not nil,
+// level 1 to out64 and the result rounded to fp32 to out32.
+func (s *System) transform(mod *Module, bf *butterfly, out64, out32 *Buffer) error {
+	d, n := s.e.d, s.n
+	src := s.a
+	for l := 0; l < butterflyDepth; l++ {
+		count := len(bf.pairs[l]) / 2
+		pairs, err := d.Alloc(8 * count)
+		if err != nil {
+			return err
+		}
+		defer pairs.Free()
+		diag, err := d.Alloc(16 * n)
+		if err != nil {
+			return err
+		}
+		defer diag.Free()
+		if err := d.Upload(pairs, bf.pairs[l]); err != nil {
+			return err
+		}
+		if err := d.Upload(diag, append(slices.Clone(bf.r[l]), bf.s[l]...)); err != nil {
+			return err
+		}
+		name, dst := "butterfly_f64", out64
+		if l == butterflyDepth-1 && out32 != nil {
+			name, dst = "butterfly_f32", out32
+		}
+		f, err := mod.Function(name)
+		if err != nil {
+			return err
+		}
+		grid := [3]uint32{uint32((count + 255) / 256), uint32(min(count, 65535)), 1}
+		if err := f.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, src, dst, int64(n), pairs, int32(count), diag, diag.view(8*n)); err != nil {
+			return err
+		}
+		src = out64
+	}
+	return d.Sync() // before the deferred frees of pairs and diagonals
+}
+
 // N returns the order of the system.
 func (s *System) N() int { return s.n }
 
@@ -420,12 +464,19 @@ const (
 	// the factors may be inaccurate; refinement then says it stalled, or
 	// the factorization finds a zero or non-finite pivot and says so.
 	PivotNone
+	// PivotButterfly factors Ã = M·A·Nᵀ without pivoting, M and N random
+	// butterflies of depth 2 (two passes over A, in place of the
+	// conversion to fp32): on a random dense matrix elimination is then
+	// stable with high probability, at the speed of no pivoting. Solve
+	// applies the butterflies, so the factors still precondition A;
+	// refinement against A says when a matrix defeats the transform.
+	PivotButterfly
 )
 
 // Pivotings names the Pivoting values, as ParsePivoting reads them.
-var Pivotings = []string{"auto", "partial", "none"}
+var Pivotings = []string{"auto", "partial", "none", "butterfly"}
 
-// ParsePivoting reads auto, partial or none.
+// ParsePivoting reads auto, partial, none or butterfly.
 func ParsePivoting(name string) (Pivoting, error) {
 	if i := slices.Index(Pivotings, name); i >= 0 {
 		return Pivoting(i), nil
@@ -473,11 +524,13 @@ func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }
 type Factors struct {
 	s        *System
 	lu, ipiv *Buffer
-	piv      []int32 // ipiv here, for Solve
+	piv      []int32    // ipiv here, for Solve
+	bf       *butterfly // with PivotButterfly: Solve applies M before the factors and Nᵀ after
 	Form     string
 	NB       int
 	// Pivoting is how the pivots were picked: "partial", or "none" and
-	// why (PivotAuto found A diagonally dominant, or PivotNone).
+	// why (PivotAuto found A diagonally dominant, PivotNone, or after
+	// PivotButterfly's transform).
 	Pivoting string
 	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
 	// Phases splits the blocked LU's time (with LUForm.Profile): the
@@ -532,6 +585,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	switch f.Pivoting {
 	case PivotNone:
 		piv, fa.Pivoting = 0, "none, as asked"
+	case PivotButterfly:
+		fa.bf = newButterfly(n, butterflySeed)
+		piv, fa.Pivoting = 0, "none, after a random butterfly transform"
 	case PivotAuto:
 		rows, cols, err := s.dominance(mod)
 		if err != nil {
@@ -554,7 +610,12 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		}
 	}
 	if f.Getrf64 {
-		if err := d.Copy(lu, s.a); err != nil {
+		if fa.bf != nil {
+			err = s.transform(mod, fa.bf, lu, nil)
+		} else {
+			err = d.Copy(lu, s.a)
+		}
+		if err != nil {
 			return fail(err)
 		}
 		if err := s.e.getrf(la, true, n, n, lu.ptr, n, piv); err != nil {
@@ -571,6 +632,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			ph = new(Phases)
 		}
 		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Convert }, func() error {
+			if fa.bf != nil {
+				return s.transform(mod, fa.bf, lu, w)
+			}
 			return launch(mod, "f64_to_f32", s.a, w, int64(n)*int64(n))
 		}); err != nil {
 			return fail(err)
@@ -604,7 +668,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	}
 	fa.Duration = time.Since(start)
 	if err := fa.check(mod); err != nil {
-		if piv == 0 {
+		if fa.bf != nil {
+			err = fmt.Errorf("%w (without pivoting, after a random butterfly transform; with partial pivoting it may factor)", err)
+		} else if piv == 0 {
 			err = fmt.Errorf("%w (without pivoting; with partial pivoting it may factor)", err)
 		}
 		return fail(err)
@@ -1216,7 +1282,10 @@ func (fa *Factors) Solve(x []float64) error {
 			x[i], x[k] = x[k], x[i]
 		}
 	}
-	return e.onVector(x, x, n, 0, func(v uintptr) error {
+	if fa.bf != nil {
+		fa.bf.mix(x)
+	}
+	err = e.onVector(x, x, n, 0, func(v uintptr) error {
 		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
 			return err
 		}
@@ -1225,6 +1294,10 @@ func (fa *Factors) Solve(x []float64) error {
 		}
 		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, v)
 	})
+	if err == nil && fa.bf != nil {
+		fa.bf.unmixT(x)
+	}
+	return err
 }
 
 // BaselineResult is one cuSOLVER solve of A·x = b.
@@ -1333,6 +1406,9 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 // fp64 form and fp32 for the others (A is rounded to fp32 first).
 func (fa *Factors) Host() (*lu.Factors, error) {
 	n, d := fa.s.n, fa.s.e.d
+	if fa.bf != nil {
+		return nil, errors.New("gpu: Host: these are the factors of the butterfly-transformed matrix M·A·Nᵀ, not of A")
+	}
 	cm := make([]float64, n*n)
 	if err := d.Download(cm, fa.lu); err != nil {
 		return nil, err

@@ -851,3 +851,135 @@ func TestSolverPivoting(t *testing.T) {
 		fa.Free()
 	}
 }
+
+// PivotButterfly: the kernel's transform is the host's, rounded once to
+// fp32 for the fp32 forms; the factors of Ã = M·A·Nᵀ precondition A, so
+// refinement from every form reaches fp64 accuracy on random matrices
+// without pivoting; a matrix whose leading block is zero factors after
+// the transform; and a permutation the depth-2 transform cannot mix
+// gives an error that names it.
+func TestSolverButterfly(t *testing.T) {
+	e := engineGPU(t)
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 37, 300} {
+		a := centered(n, uint64(n))
+		s, err := e.NewSystem(n, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bf := newButterfly(n, butterflySeed)
+		want := transposed(n, a) // column-major
+		bf.transform(want)
+		got64, got32 := make([]float64, n*n), make([]float32, n*n)
+		b64, err := e.d.Alloc(8 * n * n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b32, err := e.d.Alloc(4 * n * n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.transform(mod, bf, b64, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.d.Download(got64, b64); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.transform(mod, bf, b64, b32); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.d.Download(got32, b32); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if got64[i] != want[i] || got32[i] != float32(want[i]) {
+				t.Fatalf("n=%d entry %d: %v and %v on the device, %v here", n, i, got64[i], got32[i], want[i])
+			}
+		}
+		b64.Free()
+		b32.Free()
+		s.Free()
+	}
+
+	for _, c := range []struct {
+		n, nb int
+		forms []string
+	}{
+		{300, 64, []string{"tc32-fp16", "double-fp16-fabsum", "fp32", "fp64"}},
+		{2048, 128, []string{"double-fp16-fabsum", "fp32", "fp64"}},
+		{1, 64, []string{"tc32-fp16", "fp64"}},
+	} {
+		a := centered(c.n, 11)
+		s, err := e.NewSystem(c.n, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]float64, c.n)
+		for i := range b {
+			b[i] = float64(i%5) - 2
+		}
+		for _, name := range c.forms {
+			f, _ := ParseLUForm(name)
+			f.NB, f.Pivoting = c.nb, PivotButterfly
+			fa, err := s.Factor(f)
+			if err != nil {
+				t.Fatalf("n=%d %s: %v", c.n, name, err)
+			}
+			if fa.Pivoting != "none, after a random butterfly transform" {
+				t.Errorf("n=%d %s: pivoting %q", c.n, name, fa.Pivoting)
+			}
+			if _, err := fa.Host(); err == nil {
+				t.Errorf("n=%d %s: Host gave the factors of the transformed matrix as A's", c.n, name)
+			}
+			x, rep, err := solve.RefineOperator(context.Background(), s, b, fa, solve.Options{Refine: solve.GMRES})
+			if err != nil {
+				t.Errorf("n=%d %s: %v (%+v)", c.n, name, err, rep)
+			} else if be := solve.BackwardError(c.n, a, x, b); be > 4*rep.Tol {
+				t.Errorf("n=%d %s: backward error %.3g measured here, %.3g reported", c.n, name, be, rep.BackwardError)
+			} else {
+				t.Logf("n=%d %s: %d steps, %d GMRES iterations, backward error %.3g", c.n, name, len(rep.Steps), rep.GMRES, be)
+			}
+			fa.Free()
+		}
+		s.Free()
+	}
+
+	const n = 64
+	zeroLead := centered(n, 12)
+	reversal := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		if i < 8 {
+			clear(zeroLead[i*n : i*n+8])
+		}
+		reversal[i*n+n-1-i] = 1
+	}
+	for _, c := range []struct {
+		a       []float64
+		factors bool
+	}{{zeroLead, true}, {reversal, false}} {
+		s, err := e.NewSystem(n, c.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := ParseLUForm("fp64")
+		f.Pivoting = PivotNone
+		if _, err := s.Factor(f); err == nil {
+			t.Errorf("a zero leading entry factored without pivoting")
+		}
+		f.Pivoting = PivotButterfly
+		fa, err := s.Factor(f)
+		switch {
+		case c.factors && err != nil:
+			t.Errorf("zero leading block after the transform: %v", err)
+		case !c.factors && (err == nil || !strings.Contains(err.Error(), "butterfly")):
+			t.Errorf("reversal after the transform: %v, want an error that names the butterfly transform", err)
+		}
+		if fa != nil {
+			fa.Free()
+		}
+		s.Free()
+	}
+}

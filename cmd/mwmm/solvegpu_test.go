@@ -40,7 +40,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--panel", "sgetrf"}, "--panel sets the GPU"},
 		{[]string{"solve", "--lookahead-sms", "8"}, "--lookahead-sms sets the GPU"},
 		{[]string{"solve", "--pivot", "none"}, "--pivot sets the GPU"},
-		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial or none"},
+		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial, none, butterfly"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)

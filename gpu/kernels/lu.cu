@@ -53,6 +53,52 @@ extern "C" __global__ void f32_to_f64(const float* x, double* y, long long n) {
     }
 }
 
+// butterfly_* apply one level of the random butterfly transform to the
+// column-major n×n matrix a: out = M_l·a·N_lᵀ (gpu/butterfly.go). pairs
+// holds count (top, partner) index pairs, partner −1 for an index that is
+// only scaled; dr and ds are M_l's and N_l's diagonals. A thread takes
+// row pair x and column pair y, reads its four entries and writes the
+// four results, so a may be out (in place). Rows of a warp are
+// consecutive tops: the reads and writes are coalesced.
+template <typename T>
+__device__ void butterfly_level(const double* a, T* out, long long n, const int* pairs, int count, const double* dr, const double* ds) {
+    const double h = 0.70710678118654752440;
+    for (int q = blockIdx.y; q < count; q += gridDim.y) {
+        long long j = pairs[2 * q], j2 = pairs[2 * q + 1];
+        double cj = j2 >= 0 ? h : 1.0;
+        for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < count; p += gridDim.x * blockDim.x) {
+            long long i = pairs[2 * p], i2 = pairs[2 * p + 1];
+            double ci = i2 >= 0 ? h : 1.0;
+            double x00 = a[i + j * n];
+            double x10 = i2 >= 0 ? a[i2 + j * n] : 0.0;
+            double x01 = j2 >= 0 ? a[i + j2 * n] : 0.0;
+            double x11 = i2 >= 0 && j2 >= 0 ? a[i2 + j2 * n] : 0.0;
+            double t0 = x00 + x10, b0 = x00 - x10;
+            double t1 = x01 + x11, b1 = x01 - x11;
+            out[i + j * n] = (T)(dr[i] * ci * ds[j] * cj * (t0 + t1));
+            if (j2 >= 0) {
+                out[i + j2 * n] = (T)(dr[i] * ci * ds[j2] * cj * (t0 - t1));
+            }
+            if (i2 >= 0) {
+                out[i2 + j * n] = (T)(dr[i2] * ci * ds[j] * cj * (b0 + b1));
+                if (j2 >= 0) {
+                    out[i2 + j2 * n] = (T)(dr[i2] * ci * ds[j2] * cj * (b0 - b1));
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void butterfly_f64(const double* a, double* out, long long n, const int* pairs, int count, const double* dr, const double* ds) {
+    butterfly_level<double>(a, out, n, pairs, count, dr, ds);
+}
+
+// butterfly_f32 is the last level, rounding the result to binary32 for
+// the fp32 and tensor-core forms (in place of f64_to_f32).
+extern "C" __global__ void butterfly_f32(const double* a, float* out, long long n, const int* pairs, int count, const double* dr, const double* ds) {
+    butterfly_level<float>(a, out, n, pairs, count, dr, ds);
+}
+
 // The generators draw entry i from a counter-based hash of (seed, i)
 // (splitmix64's finaliser), so a matrix is the same on every GPU and grid.
 __device__ u64 mix(u64 z) {
