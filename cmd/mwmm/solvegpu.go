@@ -103,9 +103,17 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if len(panels) > 1 && o.bench == "" {
 		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
 	}
-	pivoting, err := gpu.ParsePivoting(o.pivot)
-	if err != nil {
-		return usagef("--pivot %q: %s", o.pivot, strings.Join(gpu.Pivotings, ", "))
+	pivots := strings.Split(o.pivot, ",")
+	var pivotings []gpu.Pivoting
+	for _, name := range pivots {
+		p, err := gpu.ParsePivoting(strings.TrimSpace(name))
+		if err != nil {
+			return usagef("--pivot %q: %s", name, strings.Join(gpu.Pivotings, ", "))
+		}
+		pivotings = append(pivotings, p)
+	}
+	if len(pivots) > 1 && o.bench == "" {
+		return usagef("--pivot %s: one kind per solve (several with --bench)", o.pivot)
 	}
 	var forms []gpu.LUForm
 	names := strings.Split(o.factor, ",")
@@ -113,20 +121,27 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		names = autoForms
 	}
 	for _, name := range names {
-		f, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
+		base, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
 		if err != nil {
 			return usage(err)
 		}
-		f.NB, f.LookaheadSMs, f.Pivoting = nb, o.lookahead, pivoting
-		for i, kind := range panels {
-			if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
-				break
+		base.NB, base.LookaheadSMs = nb, o.lookahead
+		for _, pivoting := range pivotings {
+			f := base
+			f.Pivoting = pivoting
+			if len(pivots) > 1 {
+				f.Name += "+" + gpu.Pivotings[pivoting]
 			}
-			f.RecursivePanels = kind == "recursive"
-			if f.RecursivePanels && len(panels) > 1 {
-				f.Name += "+recursive"
+			for i, kind := range panels {
+				if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
+					break
+				}
+				f.RecursivePanels = kind == "recursive"
+				if f.RecursivePanels && len(panels) > 1 {
+					f.Name += "+recursive"
+				}
+				forms = append(forms, f)
 			}
-			forms = append(forms, f)
 		}
 	}
 	if o.bench == "" && len(forms) > 1 && o.factor != "auto" {

@@ -41,6 +41,8 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--lookahead-sms", "8"}, "--lookahead-sms sets the GPU"},
 		{[]string{"solve", "--pivot", "none"}, "--pivot sets the GPU"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial, none, butterfly"},
+		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,rook", "--bench", "64"}, `"rook"`},
+		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,butterfly"}, "several with --bench"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
