@@ -375,6 +375,17 @@ func (s *System) transform(mod *Module, bf *butterfly, out64, out32 *Buffer) err
 	return d.Sync() // before the deferred frees of pairs and diagonals
 }
 
+// DiagonallyDominant says whether A is strictly diagonally dominant by
+// rows or by columns, as PivotAuto decides: one pass over A.
+func (s *System) DiagonallyDominant() (bool, error) {
+	mod, err := s.e.d.Module("lu")
+	if err != nil {
+		return false, err
+	}
+	rows, cols, err := s.dominance(mod)
+	return rows || cols, err
+}
+
 // N returns the order of the system.
 func (s *System) N() int { return s.n }
 
@@ -452,12 +463,18 @@ type LUForm struct {
 type Pivoting int
 
 const (
-	// PivotAuto pivots partially unless A is strictly diagonally
+	// PivotAuto leaves pivoting out when A is strictly diagonally
 	// dominant by rows or by columns (checked on the device, one pass
 	// over A), where Gaussian elimination without pivoting is stable
 	// (growth factor at most 2) and partial pivoting's panels, the LU's
 	// critical path, are not needed: each panel is then the LU of its
-	// diagonal block and a triangular solve for the rest.
+	// diagonal block and a triangular solve for the rest. Otherwise the
+	// fp64 form takes PivotButterfly, whose growth (about 10^4 at
+	// n = 2048 on random matrices) fp64 factors absorb: refinement from
+	// them converges in a step, and where it does not (or the
+	// factorization fails), factor again with PivotPartial, as mwmm
+	// solve does. The other forms pivot partially: the growth would cost
+	// their fp32 factors their accuracy.
 	PivotAuto Pivoting = iota
 	PivotPartial
 	// PivotNone never interchanges rows. On a matrix that needs pivoting
@@ -472,6 +489,9 @@ const (
 	// refinement against A says when a matrix defeats the transform.
 	PivotButterfly
 )
+
+// ButterflyPivoting is Factors.Pivoting after PivotButterfly's transform.
+const ButterflyPivoting = "none, after a random butterfly transform"
 
 // Pivotings names the Pivoting values, as ParsePivoting reads them.
 var Pivotings = []string{"auto", "partial", "none", "butterfly"}
@@ -587,7 +607,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		piv, fa.Pivoting = 0, "none, as asked"
 	case PivotButterfly:
 		fa.bf = newButterfly(n, butterflySeed)
-		piv, fa.Pivoting = 0, "none, after a random butterfly transform"
+		piv, fa.Pivoting = 0, ButterflyPivoting
 	case PivotAuto:
 		rows, cols, err := s.dominance(mod)
 		if err != nil {
@@ -598,6 +618,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			piv, fa.Pivoting = 0, "none: A is strictly diagonally dominant by rows"
 		case cols:
 			piv, fa.Pivoting = 0, "none: A is strictly diagonally dominant by columns"
+		case f.Getrf64:
+			fa.bf = newButterfly(n, butterflySeed)
+			piv, fa.Pivoting = 0, ButterflyPivoting
 		}
 	}
 	if piv == 0 {
