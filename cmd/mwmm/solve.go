@@ -132,7 +132,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.IntVar(&o.size, "size", 0, "order `N` of a random A when --a is not given (default 256)")
 	fs.StringVar(&o.matrix, "matrix", "centered", "the random A: `KIND[:key=value,...]`, e.g. randsvd:kappa=1e8,mode=one-small")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random A (and b)")
-	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant")
+	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant; with --engine gpu also auto, its default there")
 	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")
 	fs.StringVar(&o.input, "input", "fp16", "the unit's input `FORMAT` for tc16 and tc32")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")

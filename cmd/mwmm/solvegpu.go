@@ -31,8 +31,11 @@ products). --factor is one of
                storage: the TC32 form
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
-or auto: double-fp16-fabsum, then cuSOLVER's fp64 getrf if its refinement
-stalls (the report says so). --nb is the panel width (default 1024);
+or auto (the default): the fastest on an H100 for A's size and kind,
+then the next if refinement does not converge (the report says so):
+below n = 16384 fp64; from 16384 on a diagonally dominant A tc32-fp16,
+double-fp16-fabsum, fp64; otherwise fp64 below 32768 and
+double-fp16-fabsum, then fp64 from 32768. --nb is the panel width (default 1024);
 --panel recursive factors the panels with our own kernel instead of
 sgetrf (slower on an H100; kept to compare). L's row interchanges are
 applied once, at the end. --pivot auto (the default) leaves pivoting
@@ -65,10 +68,73 @@ getrf+getrs and iterations against n, or against κ for one size and
 randsvd kinds); --replot TABLE.csv --plot PREFIX redraws a saved table
 on any machine.`
 
-// autoForms are --factor auto's forms, fastest first: double-fp16-fabsum
-// (fp32-accurate factors from fp16 tensor cores) and, when its refinement
-// stalls, cuSOLVER's fp64 getrf.
-var autoForms = []string{"double-fp16-fabsum", "fp64"}
+// autoForms are --factor auto's forms for an n×n A, fastest first on an
+// H100 (docs/perf/solve-h100.md), each tried when refinement from the
+// one before does not converge:
+//   - n < 16384: fp64, without pivoting when A is diagonally dominant,
+//     else after the butterfly transform (2.3× getrf+getrs at n = 8192);
+//   - diagonally dominant from 16384: tc32-fp16 (2.7× at 16384, 4.1× at
+//     32768), then double-fp16-fabsum, then fp64;
+//   - otherwise fp64 after the butterfly transform below 32768 (1.8× at
+//     16384), and from 32768 double-fp16-fabsum with partial pivoting
+//     (1.4×), then fp64.
+func autoForms(n int, dominant bool) []string {
+	switch {
+	case n < 16384:
+		return []string{"fp64"}
+	case dominant:
+		return []string{"tc32-fp16", "double-fp16-fabsum", "fp64"}
+	case n < 32768:
+		return []string{"fp64"}
+	}
+	return []string{"double-fp16-fabsum", "fp64"}
+}
+
+// factored is what a solve reports of its factorization.
+type factored struct {
+	form, pivoting string
+	nb             int
+	duration       time.Duration
+	phases         *gpu.Phases
+}
+
+// factorRefine factors A in the form and refines x from b, through wrap's
+// timing wrappers when it is not nil. When PivotAuto took the butterfly
+// transform and it fails (a zero or non-finite pivot, or refinement that
+// does not converge), it factors again with partial pivoting and the
+// pivoting line says why. A factorization error comes back as ferr, a
+// refinement that does not converge as serr (solve.ErrNotConverged),
+// with x its best iterate.
+func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LUForm, sopt solve.Options, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, ferr, serr error) {
+	why := ""
+	for {
+		fa, err := sys.Factor(form)
+		if err != nil {
+			if form.Pivoting == gpu.PivotAuto && strings.Contains(err.Error(), "butterfly") {
+				why, form.Pivoting = err.Error(), gpu.PivotPartial
+				continue
+			}
+			return nil, rep, fd, err, nil
+		}
+		fd = factored{form: fa.Form, pivoting: fa.Pivoting, nb: fa.NB, duration: fa.Duration, phases: fa.Phases}
+		if why != "" {
+			fd.pivoting = "partial, as the butterfly transform failed: " + why
+		}
+		var op solve.Operator = sys
+		var f solve.Factorization = fa
+		if wrap != nil {
+			op, f = wrap(fa)
+		}
+		x, rep, serr = solve.RefineOperator(ctx, op, b, f, sopt)
+		fa.Free()
+		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == gpu.PivotAuto && fa.Pivoting == gpu.ButterflyPivoting {
+			why, form.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", rep.Stop, rep.BackwardError), gpu.PivotPartial
+			continue
+		}
+		rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
+		return x, rep, fd, nil, serr
+	}
+}
 
 // gpuFormName maps the CLI's --factor and --input to a GPU form.
 func gpuFormName(factor, input string) string {
@@ -83,6 +149,12 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["unit"] {
 		return usagef("--unit names a model's block FMA; --engine gpu runs on the GPU's own")
+	}
+	if !set["factor"] && o.bench == "" {
+		o.factor = "auto"
+	}
+	if o.factor == "auto" && o.bench != "" {
+		return usagef("--factor auto picks a form for each system; with --bench, name the forms to time")
 	}
 	if res != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
@@ -115,33 +187,39 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if len(pivots) > 1 && o.bench == "" {
 		return usagef("--pivot %s: one kind per solve (several with --bench)", o.pivot)
 	}
-	var forms []gpu.LUForm
-	names := strings.Split(o.factor, ",")
-	if o.factor == "auto" && o.bench == "" {
-		names = autoForms
-	}
-	for _, name := range names {
-		base, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
-		if err != nil {
-			return usage(err)
+	buildForms := func(names []string) ([]gpu.LUForm, error) {
+		var forms []gpu.LUForm
+		for _, name := range names {
+			base, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
+			if err != nil {
+				return nil, usage(err)
+			}
+			base.NB, base.LookaheadSMs, base.Profile = nb, o.lookahead, o.profile
+			for _, pivoting := range pivotings {
+				f := base
+				f.Pivoting = pivoting
+				if len(pivots) > 1 {
+					f.Name += "+" + gpu.Pivotings[pivoting]
+				}
+				for i, kind := range panels {
+					if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
+						break
+					}
+					f.RecursivePanels = kind == "recursive"
+					if f.RecursivePanels && len(panels) > 1 {
+						f.Name += "+recursive"
+					}
+					forms = append(forms, f)
+				}
+			}
 		}
-		base.NB, base.LookaheadSMs = nb, o.lookahead
-		for _, pivoting := range pivotings {
-			f := base
-			f.Pivoting = pivoting
-			if len(pivots) > 1 {
-				f.Name += "+" + gpu.Pivotings[pivoting]
-			}
-			for i, kind := range panels {
-				if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
-					break
-				}
-				f.RecursivePanels = kind == "recursive"
-				if f.RecursivePanels && len(panels) > 1 {
-					f.Name += "+recursive"
-				}
-				forms = append(forms, f)
-			}
+		return forms, nil
+	}
+	var forms []gpu.LUForm
+	if o.factor != "auto" || o.bench != "" {
+		var err error
+		if forms, err = buildForms(strings.Split(o.factor, ",")); err != nil {
+			return err
 		}
 	}
 	if o.bench == "" && len(forms) > 1 && o.factor != "auto" {
@@ -162,9 +240,6 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 			return err
 		}
 		o.tolSet = set["tol"]
-		for i := range forms {
-			forms[i].Profile = o.profile
-		}
 		e, err := gpu.SharedEngine(0)
 		if err != nil {
 			return err
@@ -191,34 +266,45 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		return err
 	}
 	defer sys.Free()
+	if o.factor == "auto" {
+		dominant, err := sys.DiagonallyDominant()
+		if err != nil {
+			return err
+		}
+		if forms, err = buildForms(autoForms(sys.N(), dominant)); err != nil {
+			return err
+		}
+	}
 	// With --factor auto, each form in turn until refinement converges.
 	var x []float64
 	var rep solve.Report
 	var serr error
 	var tried []string
 	var form gpu.LUForm
-	var pivoted string
-	for _, form = range forms {
-		fa, err := sys.Factor(form)
-		if err != nil {
-			return err
+	var fd factored
+	for i := range forms {
+		form = forms[i]
+		var ferr error
+		x, rep, fd, ferr, serr = factorRefine(ctx, sys, b, form, sopt, nil)
+		if ferr != nil {
+			if i == len(forms)-1 {
+				return ferr
+			}
+			tried = append(tried, fmt.Sprintf("%s (%v)", form.Name, ferr))
+			continue
 		}
-		pivoted = fa.Pivoting
-		x, rep, serr = solve.RefineOperator(ctx, sys, b, fa, sopt)
-		fa.Free()
 		if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
 			return serr
 		}
-		rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
 		if serr == nil {
 			break
 		}
-		tried = append(tried, fmt.Sprintf("%s (%s, backward error %.3g)", fa.Form, rep.Stop, rep.BackwardError))
+		tried = append(tried, fmt.Sprintf("%s (%s, backward error %.3g)", fd.form, rep.Stop, rep.BackwardError))
 	}
 	if len(tried) > 0 && serr == nil {
 		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), rep.Factor)
 	}
-	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form), Pivoting: pivoted, Report: rep, Escalated: tried}
+	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form), Pivoting: fd.pivoting, Report: rep, Escalated: tried}
 	if serr == nil && o.x != "" {
 		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
 			return err
@@ -367,8 +453,10 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		}
 		status := r.status
 		switch {
-		case strings.Contains(r.pivoting, "butterfly"):
+		case r.pivoting == gpu.ButterflyPivoting:
 			status += " (butterfly, no pivoting)"
+		case strings.Contains(r.pivoting, "butterfly"):
+			status += " (butterfly failed: partial pivoting)"
 		case strings.HasPrefix(r.pivoting, "none"):
 			status += " (no pivoting)"
 		}
@@ -408,10 +496,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				sys.Baseline(m, b)
 			}
 			for _, f := range forms {
-				if fa, err := sys.Factor(f); err == nil {
-					solve.RefineOperator(ctx, sys, b, fa, sopt)
-					fa.Free()
-				}
+				factorRefine(ctx, sys, b, f, sopt, nil)
 			}
 			base := 0.0
 			for _, m := range gpu.SolveBaselines {
@@ -438,17 +523,17 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			for _, f := range forms {
 				r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
 				start := time.Now()
-				fa, err := sys.Factor(f)
-				if err != nil {
-					r.status, r.backward, r.seconds = err.Error(), math.NaN(), time.Since(start).Seconds()
+				x, rep, fd, ferr, err := factorRefine(ctx, sys, b, f, sopt, func(fa *gpu.Factors) (solve.Operator, solve.Factorization) {
+					return timedOperator{sys, &r.mulVec}, timedFactors{fa, &r.solves}
+				})
+				if ferr != nil {
+					r.status, r.backward, r.seconds = ferr.Error(), math.NaN(), time.Since(start).Seconds()
 					emit(r, base)
 					continue
 				}
-				r.phases, r.pivoting = fa.Phases, fa.Pivoting
-				x, rep, err := solve.RefineOperator(ctx, timedOperator{sys, &r.mulVec}, b, timedFactors{fa, &r.solves}, sopt)
+				r.phases, r.pivoting = fd.phases, fd.pivoting
 				r.seconds = time.Since(start).Seconds()
-				r.factorSecs, r.outer, r.inner = fa.Duration.Seconds(), rep.Outer, rep.GMRES
-				fa.Free()
+				r.factorSecs, r.outer, r.inner = fd.duration.Seconds(), rep.Outer, rep.GMRES
 				if err != nil && !errors.Is(err, solve.ErrNotConverged) {
 					return err
 				}

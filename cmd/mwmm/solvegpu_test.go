@@ -43,6 +43,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial, none, butterfly"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,rook", "--bench", "64"}, `"rook"`},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,butterfly"}, "several with --bench"},
+		{[]string{"solve", "--engine", "gpu", "--factor", "auto", "--bench", "64"}, "name the forms"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
@@ -115,5 +116,23 @@ func TestSolveGPUPivoting(t *testing.T) {
 	code, out, _ := mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--nb", "64", "--matrix", "diagdom", "--pivot", "partial")
 	if code != 0 || !strings.Contains(out, "pivoting  partial") {
 		t.Errorf("--pivot partial: exit %d, stdout %q", code, out)
+	}
+	// --factor auto below n = 16384: fp64 after the butterfly transform on
+	// a random A; on the reversal permutation, which the transform cannot
+	// mix, partial pivoting, saying why.
+	code, out, errOut := mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--matrix", "centered")
+	if code != 0 || !strings.Contains(out, "pivoting  "+gpu.ButterflyPivoting) || !strings.Contains(out, "dgetrf") {
+		t.Errorf("auto on centered: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	const n = 64
+	rev := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		rev[i*n+n-1-i] = 1
+	}
+	a := saveNpy(t, t.TempDir(), "rev.npy", n, n, rev)
+	b := saveNpy(t, t.TempDir(), "b.npy", n, 1, make([]float64, n))
+	code, out, errOut = mwmm(t, "", "solve", "--engine", "gpu", "--a", a, "--b", b)
+	if code != 0 || !strings.Contains(out, "pivoting  partial, as the butterfly transform failed") || !strings.Contains(out, "converged") {
+		t.Errorf("auto on the reversal: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
