@@ -871,6 +871,28 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		}
 		defer pl.free()
 	}
+	// invertDiag sets inv to the inverse of the jb×jb diagonal block at
+	// (j, j): of its unit lower triangle L₁₁, or of its upper triangle U₁₁
+	// when upper. It leaves cuBLAS on st.
+	invertDiag := func(st *Stream, upper bool, j, jb int, inv *Buffer) error {
+		if err := eye.Launch(grid(jb*jb), [3]uint32{256, 1, 1}, 0, st, inv, int64(jb), int32(jb)); err != nil {
+			return err
+		}
+		fill, diag := cuda.FillLower, cuda.DiagUnit
+		if upper {
+			fill, diag = cuda.FillUpper, cuda.DiagNonUnit
+		}
+		return d.call(func() error {
+			h, err := st.handle(d)
+			if err != nil {
+				return err
+			}
+			if err := cuda.CublasSetStream(la.blas, h); err != nil {
+				return err
+			}
+			return cuda.Strsm(la.blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, w.ptr+uintptr(at(j, j)), n, inv.ptr, jb)
+		})
+	}
 	panel := func(j int, st *Stream) error {
 		jb := min(nb, n-j)
 		// A zero pivot shows in U's diagonal (Factors.check), so the info
@@ -880,15 +902,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				// The diagonal block's LU, U₁₁⁻¹, and L₂₁ = A₂₁·U₁₁⁻¹.
 				below := n - j - jb
 				if below > 0 {
-					if err := eye.Launch(grid(jb*jb), [3]uint32{256, 1, 1}, 0, st, invU, int64(jb), int32(jb)); err != nil {
-						return err
-					}
 					if err := copyBlock.Launch(grid(below*jb), [3]uint32{256, 1, 1}, 0, st,
 						w.view(at(j+jb, j)), int64(n), tmpL, int64(below), int32(below), int32(jb)); err != nil {
 						return err
 					}
 				}
-				return d.call(func() error {
+				if err := d.call(func() error {
 					h, err := st.handle(d)
 					if err != nil {
 						return err
@@ -896,19 +915,14 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 					if err := cuda.CusolverSetStream(la.solver, h); err != nil {
 						return err
 					}
-					if err := cuda.Getrf(la.solver, false, jb, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, 0, info); err != nil {
-						return err
-					}
-					if below == 0 {
-						return nil
-					}
-					if err := cuda.CublasSetStream(la.blas, h); err != nil {
-						return err
-					}
-					if err := cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, jb, jb, 1,
-						w.ptr+uintptr(at(j, j)), n, invU.ptr, jb); err != nil {
-						return err
-					}
+					return cuda.Getrf(la.solver, false, jb, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, 0, info)
+				}); err != nil || below == 0 {
+					return err
+				}
+				if err := invertDiag(st, true, j, jb, invU); err != nil {
+					return err
+				}
+				return d.call(func() error {
 					return cuda.Strmm(la.blas, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, below, jb, 1,
 						invU.ptr, jb, tmpL.ptr, below, w.ptr+uintptr(at(j+jb, j)), n)
 				})
@@ -962,20 +976,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// invertL sets invL = L₁₁⁻¹ for the step's panel.
 	invertL := func(j, jb int) error {
 		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Trsm }, func() error {
-			if err := eye.Launch(grid(jb*jb), [3]uint32{256, 1, 1}, 0, main, invL, int64(jb), int32(jb)); err != nil {
-				return err
-			}
-			return d.call(func() error {
-				h, err := main.handle(d)
-				if err != nil {
-					return err
-				}
-				if err := cuda.CublasSetStream(la.blas, h); err != nil {
-					return err
-				}
-				return cuda.Strsm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, jb, 1,
-					w.ptr+uintptr(at(j, j)), n, invL.ptr, jb)
-			})
+			return invertDiag(main, false, j, jb, invL)
 		})
 	}
 	// u12 sets U₁₂ = L₁₁⁻¹A₁₂ for cols columns from c0 (invertL first), on
