@@ -185,3 +185,47 @@ func gaussSolve(n int, a, b []float64) bool {
 	}
 	return true
 }
+
+// Why PivotAuto keeps the transform to the fp64 form: elimination
+// without pivoting of a random matrix grows its entries by orders of
+// magnitude even after it (go test ./gpu -run ButterflyGrowth -v logs
+// the growth factors docs/perf/solve-h100.md cites).
+func TestButterflyGrowth(t *testing.T) {
+	for _, n := range []int{256, 1024} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		a := make([]float64, n*n)
+		for i := range a {
+			a[i] = rng.Float64() - 0.5
+		}
+		newButterfly(n, butterflySeed).transform(a)
+		maxA := 0.0
+		for _, v := range a {
+			maxA = max(maxA, math.Abs(v))
+		}
+		maxU, maxL := 0.0, 0.0
+		for k := 0; k < n; k++ {
+			p := a[k+k*n]
+			for i := k + 1; i < n; i++ {
+				a[i+k*n] /= p
+				maxL = max(maxL, math.Abs(a[i+k*n]))
+			}
+			lk := a[k*n : k*n+n]
+			for j := k + 1; j < n; j++ {
+				u, col := a[k+j*n], a[j*n:j*n+n]
+				for i := k + 1; i < n; i++ {
+					col[i] -= lk[i] * u
+				}
+			}
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i <= j; i++ {
+				maxU = max(maxU, math.Abs(a[i+j*n]))
+			}
+		}
+		growth := maxU / maxA
+		t.Logf("n = %d: growth factor %.3g, largest multiplier %.3g", n, growth, maxL)
+		if growth < 100 {
+			t.Errorf("n = %d: growth %.3g: the transform made elimination without pivoting stable here, and PivotAuto could give it to the fp32 forms", n, growth)
+		}
+	}
+}
