@@ -161,7 +161,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
 	fs.StringVar(&o.panel, "panel", "sgetrf", "with --engine gpu: how the blocked LU factors its panels, `KIND`: sgetrf (cuSOLVER's) or recursive (ours: leaves of 32 columns, one exchange between the blocks a column); with --bench, sgetrf,recursive times each form both ways")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
-	fs.StringVar(&o.pivot, "pivot", "auto", "with --engine gpu: `HOW` the LU pivots: partial, none, butterfly (none after a random butterfly transform), or auto (none when A is strictly diagonally dominant by rows or by columns, where elimination without pivoting is stable; else partial); with --bench a comma-separated list, each --factor once per kind")
+	fs.StringVar(&o.pivot, "pivot", "auto", "with --engine gpu: `HOW` the LU pivots: partial, none, butterfly (none after a random butterfly transform), or auto (none when A is strictly diagonally dominant by rows or by columns, where elimination without pivoting is stable; else butterfly for fp64, falling back to partial, and partial for the other forms); with --bench a comma-separated list, each --factor once per kind")
 	return fs, o
 }
 

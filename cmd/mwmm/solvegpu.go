@@ -47,11 +47,13 @@ partial pivoting's search down the whole panel column by column, the
 LU's critical path. --pivot partial always pivots; --pivot none never
 does (refinement, or the factorization's check, reports the failure on
 a matrix that needs pivoting). --pivot butterfly factors M·A·Nᵀ without
-pivoting, M and N random butterflies of depth 2 (two passes over A):
-on random dense matrices elimination is then stable with high
-probability, at the speed of no pivoting; the solves apply M and Nᵀ, and
-refinement against A reports a matrix the transform cannot mix (e.g. a
-permutation that maps its groups of four indices onto each other).
+pivoting, M and N random butterflies of depth 2 (two passes over A): at
+the speed of no pivoting, without zero pivots, but with the growth of
+elimination without pivoting on a random matrix (about 10^4), which
+only fp64 factors absorb; the solves apply M and Nᵀ, and refinement
+runs against A. --pivot auto gives it to the fp64 form on a matrix that
+is not diagonally dominant and pivots partially when it fails (a zero
+pivot, or refinement that does not converge; the report says why).
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
 the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
