@@ -35,7 +35,9 @@ or auto (the default): the fastest on an H100 for A's size and kind,
 then the next if refinement does not converge (the report says so):
 below n = 16384 fp64; from 16384 on a diagonally dominant A tc32-fp16,
 double-fp16-fabsum, fp64; otherwise fp64 below 32768 and
-double-fp16-fabsum, then fp64 from 32768. --nb is the panel width (default 1024);
+double-fp16-fabsum, then fp64 from 32768. With --bench, auto is timed as
+a solve runs it (its dominance pass included), and its status says which
+form answered. --nb is the panel width (default 1024);
 --panel recursive factors the panels with our own kernel instead of
 sgetrf (slower on an H100; kept to compare). L's row interchanges are
 applied once, at the end. --pivot auto (the default) leaves pivoting
@@ -143,6 +145,34 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 	}
 }
 
+// solveEscalating solves with each form in turn until refinement
+// converges (--factor auto's forms): a failed factorization or a
+// refinement that does not converge moves on to the next, and tried
+// says why. fd.elapsed covers every attempt.
+func solveEscalating(ctx context.Context, sys *gpu.System, b []float64, forms []gpu.LUForm, sopt solve.Options, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, form gpu.LUForm, tried []string, ferr, serr error) {
+	var elapsed time.Duration
+	for i := range forms {
+		form = forms[i]
+		start := time.Now()
+		x, rep, fd, ferr, serr = factorRefine(ctx, sys, b, form, sopt, wrap)
+		if ferr != nil {
+			elapsed += time.Since(start)
+			if i == len(forms)-1 {
+				break
+			}
+			tried = append(tried, fmt.Sprintf("%s (%v)", form.Name, ferr))
+			continue
+		}
+		elapsed += fd.elapsed
+		if serr == nil || !errors.Is(serr, solve.ErrNotConverged) || i == len(forms)-1 {
+			break
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s, backward error %.3g)", fd.form, rep.Stop, rep.BackwardError))
+	}
+	fd.elapsed = elapsed
+	return x, rep, fd, form, tried, ferr, serr
+}
+
 // gpuFormName maps the CLI's --factor and --input to a GPU form.
 func gpuFormName(factor, input string) string {
 	if factor == "tc32" {
@@ -159,9 +189,6 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	}
 	if !set["factor"] && o.bench == "" {
 		o.factor = "auto"
-	}
-	if o.factor == "auto" && o.bench != "" {
-		return usagef("--factor auto picks a form for each system; with --bench, name the forms to time")
 	}
 	if res != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
@@ -197,6 +224,10 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	buildForms := func(names []string) ([]gpu.LUForm, error) {
 		var forms []gpu.LUForm
 		for _, name := range names {
+			if strings.TrimSpace(name) == "auto" {
+				forms = append(forms, gpu.LUForm{Name: "auto"}) // resolved for each system
+				continue
+			}
 			base, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
 			if err != nil {
 				return nil, usage(err)
@@ -253,7 +284,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		}
 		ctx, stop := signalContext()
 		defer stop()
-		return solveBench(ctx, e, o, forms, sopt, sizes, kinds, stdout)
+		return solveBench(ctx, e, o, forms, sopt, sizes, kinds, buildForms, stdout)
 	}
 	if o.csv != "" || o.plot != "" {
 		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES")
@@ -283,30 +314,12 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		}
 	}
 	// With --factor auto, each form in turn until refinement converges.
-	var x []float64
-	var rep solve.Report
-	var serr error
-	var tried []string
-	var form gpu.LUForm
-	var fd factored
-	for i := range forms {
-		form = forms[i]
-		var ferr error
-		x, rep, fd, ferr, serr = factorRefine(ctx, sys, b, form, sopt, nil)
-		if ferr != nil {
-			if i == len(forms)-1 {
-				return ferr
-			}
-			tried = append(tried, fmt.Sprintf("%s (%v)", form.Name, ferr))
-			continue
-		}
-		if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
-			return serr
-		}
-		if serr == nil {
-			break
-		}
-		tried = append(tried, fmt.Sprintf("%s (%s, backward error %.3g)", fd.form, rep.Stop, rep.BackwardError))
+	x, rep, fd, form, tried, ferr, serr := solveEscalating(ctx, sys, b, forms, sopt, nil)
+	if ferr != nil {
+		return ferr
+	}
+	if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
+		return serr
 	}
 	if len(tried) > 0 && serr == nil {
 		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), rep.Factor)
@@ -434,7 +447,7 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 }
 
 func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gpu.LUForm, sopt solve.Options,
-	sizes []int, kinds []benchKind, stdout io.Writer) error {
+	sizes []int, kinds []benchKind, build func([]string) ([]gpu.LUForm, error), stdout io.Writer) error {
 	var out *csv.Writer
 	if o.csv != "" {
 		f, err := os.Create(o.csv)
@@ -496,6 +509,18 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				return err
 			}
 			b := experiment.RandomVector(o.seed, "b", n)
+			// formsFor resolves --factor auto for this system, as a solve
+			// does: its dominance pass is part of its time.
+			formsFor := func(f gpu.LUForm) ([]gpu.LUForm, error) {
+				if f.Name != "auto" {
+					return []gpu.LUForm{f}, nil
+				}
+				dominant, err := sys.DiagonallyDominant()
+				if err != nil {
+					return nil, err
+				}
+				return build(autoForms(n, dominant))
+			}
 			// Every method once, untimed, on this system: the kernels its
 			// shapes and its pivoting pick are loaded, and every time is a
 			// steady one.
@@ -503,7 +528,9 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				sys.Baseline(m, b)
 			}
 			for _, f := range forms {
-				factorRefine(ctx, sys, b, f, sopt, nil)
+				if fs, err := formsFor(f); err == nil {
+					solveEscalating(ctx, sys, b, fs, sopt, nil)
+				}
 			}
 			base := 0.0
 			for _, m := range gpu.SolveBaselines {
@@ -530,7 +557,12 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			for _, f := range forms {
 				r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
 				start := time.Now()
-				x, rep, fd, ferr, err := factorRefine(ctx, sys, b, f, sopt, func(fa *gpu.Factors) (solve.Operator, solve.Factorization) {
+				fs, err := formsFor(f)
+				if err != nil {
+					return err
+				}
+				resolving := time.Since(start)
+				x, rep, fd, _, tried, ferr, err := solveEscalating(ctx, sys, b, fs, sopt, func(fa *gpu.Factors) (solve.Operator, solve.Factorization) {
 					return timedOperator{sys, &r.mulVec}, timedFactors{fa, &r.solves}
 				})
 				if ferr != nil {
@@ -539,7 +571,14 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 					continue
 				}
 				r.phases, r.pivoting = fd.phases, fd.pivoting
-				r.seconds = fd.elapsed.Seconds()
+				r.seconds = (resolving + fd.elapsed).Seconds()
+				if f.Name == "auto" {
+					// Which form answered, and which were tried first.
+					r.status = "ok: " + fd.form
+					if len(tried) > 0 {
+						r.status += fmt.Sprintf(" after %d other", len(tried))
+					}
+				}
 				r.factorSecs, r.outer, r.inner = fd.duration.Seconds(), rep.Outer, rep.GMRES
 				if err != nil && !errors.Is(err, solve.ErrNotConverged) {
 					return err

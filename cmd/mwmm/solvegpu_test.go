@@ -43,7 +43,6 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial, none, butterfly"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,rook", "--bench", "64"}, `"rook"`},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,butterfly"}, "several with --bench"},
-		{[]string{"solve", "--engine", "gpu", "--factor", "auto", "--bench", "64"}, "name the forms"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
@@ -130,7 +129,18 @@ func TestSolveGPUPivoting(t *testing.T) {
 		rev[i*n+n-1-i] = 1
 	}
 	a := saveNpy(t, t.TempDir(), "rev.npy", n, n, rev)
-	b := saveNpy(t, t.TempDir(), "b.npy", n, 1, make([]float64, n))
+	// The bench times auto as a solve runs it, and says which form answered.
+	code, out, errOut = mwmm(t, "", "solve", "--engine", "gpu", "--bench", "300", "--matrix", "centered,diagdom", "--factor", "auto,tc32")
+	for _, want := range []string{"mwmm auto", "ok: fp64 (butterfly, no pivoting)", "ok: fp64 (no pivoting)", "mwmm tc32-fp16"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--bench --factor auto: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+		}
+	}
+	rhs := make([]float64, n)
+	for i := range rhs {
+		rhs[i] = float64(i%3) - 1
+	}
+	b := saveNpy(t, t.TempDir(), "b.npy", n, 1, rhs)
 	code, out, errOut = mwmm(t, "", "solve", "--engine", "gpu", "--a", a, "--b", b)
 	if code != 0 || !strings.Contains(out, "pivoting  partial, as the butterfly transform failed") || !strings.Contains(out, "converged") {
 		t.Errorf("auto on the reversal: exit %d, stdout %q, stderr %q", code, out, errOut)
