@@ -469,8 +469,8 @@ const (
 	// (growth factor at most 2) and partial pivoting's panels, the LU's
 	// critical path, are not needed: each panel is then the LU of its
 	// diagonal block and a triangular solve for the rest. Otherwise the
-	// fp64 form takes PivotButterfly, whose growth (about 10^4 at
-	// n = 2048 on random matrices) fp64 factors absorb: refinement from
+	// fp64 form takes PivotButterfly, whose growth (3·10^4 at n = 1024
+	// on a random matrix) fp64 factors absorb: refinement from
 	// them converges in a step, and where it does not (or the
 	// factorization fails), factor again with PivotPartial, as mwmm
 	// solve does. The other forms pivot partially: the growth would cost
@@ -485,7 +485,7 @@ const (
 	// butterflies of depth 2 (two passes over A, in place of the
 	// conversion to fp32): at the speed of no pivoting and without zero
 	// pivots, but with the growth of elimination without pivoting on a
-	// random matrix (about 10^4 at n = 1024), which fp64 factors absorb
+	// random matrix (3·10^4 at n = 1024), which fp64 factors absorb
 	// and fp32 ones do not. Solve applies the butterflies, so the factors
 	// still precondition A; refinement against A says when a matrix
 	// defeats the transform.

@@ -51,7 +51,7 @@ does (refinement, or the factorization's check, reports the failure on
 a matrix that needs pivoting). --pivot butterfly factors M·A·Nᵀ without
 pivoting, M and N random butterflies of depth 2 (two passes over A): at
 the speed of no pivoting, without zero pivots, but with the growth of
-elimination without pivoting on a random matrix (about 10^4), which
+elimination without pivoting on a random matrix (10^3 to 10^5), which
 only fp64 factors absorb; the solves apply M and Nᵀ, and refinement
 runs against A. --pivot auto gives it to the fp64 form on a matrix that
 is not diagonally dominant and pivots partially when it fails (a zero
