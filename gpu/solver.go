@@ -492,6 +492,10 @@ const (
 	PivotButterfly
 )
 
+// ErrButterflyFailed is wrapped by Factor's error when the factors of
+// PivotButterfly's transformed matrix have a zero or non-finite pivot.
+var ErrButterflyFailed = errors.New("without pivoting, after a random butterfly transform")
+
 // ButterflyPivoting is Factors.Pivoting after PivotButterfly's transform.
 const ButterflyPivoting = "none, after a random butterfly transform"
 
@@ -694,7 +698,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	fa.Duration = time.Since(start)
 	if err := fa.check(mod); err != nil {
 		if fa.bf != nil {
-			err = fmt.Errorf("%w (without pivoting, after a random butterfly transform; with partial pivoting it may factor)", err)
+			err = fmt.Errorf("%w (%w; with partial pivoting it may factor)", err, ErrButterflyFailed)
 		} else if piv == 0 {
 			err = fmt.Errorf("%w (without pivoting; with partial pivoting it may factor)", err)
 		}

@@ -118,7 +118,7 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 	for {
 		fa, err := sys.Factor(form)
 		if err != nil {
-			if form.Pivoting == gpu.PivotAuto && strings.Contains(err.Error(), "butterfly") {
+			if form.Pivoting == gpu.PivotAuto && errors.Is(err, gpu.ErrButterflyFailed) {
 				why, form.Pivoting = err.Error(), gpu.PivotPartial
 				continue
 			}
