@@ -52,13 +52,21 @@ var tc32Words = []struct {
 	{"tc32-tf32", F32, 2, "TF32"}, // binary32 values with TF32's 10 fraction bits
 }
 
+// tc32Word finds the TC32 word of type typ (index −1: none).
+func tc32Word(typ DataType) int {
+	for i, w := range tc32Words {
+		if w.typ == typ {
+			return i
+		}
+	}
+	return -1
+}
+
 // WordName is the word a TC32 form's updates round to (fp16, bf16,
 // TF32), or "" for the other forms.
 func (f LUForm) WordName() string {
-	for _, w := range tc32Words {
-		if w.typ == f.Words {
-			return w.label
-		}
+	if i := tc32Word(f.Words); i >= 0 {
+		return tc32Words[i].label
 	}
 	return ""
 }
@@ -145,10 +153,8 @@ func columns(cols, limit int) [3]uint32 {
 }
 
 func (t *ltTrailing) kind() int32 {
-	for _, w := range tc32Words {
-		if w.typ == t.words {
-			return w.kind
-		}
+	if i := tc32Word(t.words); i >= 0 {
+		return tc32Words[i].kind
 	}
 	panic("gpu: no TC32 word " + t.words.String())
 }
