@@ -899,6 +899,20 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			return cuda.Strsm(la.blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, w.ptr+uintptr(at(j, j)), n, inv.ptr, jb)
 		})
 	}
+	// getrfOn runs cuSOLVER's sgetrf on the m×jb block at (j, j) on st;
+	// piv 0: without pivoting.
+	getrfOn := func(st *Stream, j, m, jb int, piv uintptr) error {
+		return d.call(func() error {
+			h, err := st.handle(d)
+			if err != nil {
+				return err
+			}
+			if err := cuda.CusolverSetStream(la.solver, h); err != nil {
+				return err
+			}
+			return cuda.Getrf(la.solver, false, m, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
+		})
+	}
 	panel := func(j int, st *Stream) error {
 		jb := min(nb, n-j)
 		// A zero pivot shows in U's diagonal (Factors.check), so the info
@@ -913,16 +927,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 						return err
 					}
 				}
-				if err := d.call(func() error {
-					h, err := st.handle(d)
-					if err != nil {
-						return err
-					}
-					if err := cuda.CusolverSetStream(la.solver, h); err != nil {
-						return err
-					}
-					return cuda.Getrf(la.solver, false, jb, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, 0, info)
-				}); err != nil || below == 0 {
+				if err := getrfOn(st, j, jb, jb, 0); err != nil || below == 0 {
 					return err
 				}
 				if err := invertDiag(st, true, j, jb, invU); err != nil {
@@ -940,16 +945,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				}
 				return pl.factor(st, w.ptr+uintptr(at(j, j)), n, n-j, jb, ipiv.ptr+uintptr(4*j), blocks)
 			}
-			return d.call(func() error {
-				h, err := st.handle(d)
-				if err != nil {
-					return err
-				}
-				if err := cuda.CusolverSetStream(la.solver, h); err != nil {
-					return err
-				}
-				return cuda.Getrf(la.solver, false, n-j, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, ipiv.ptr+uintptr(4*j), info)
-			})
+			return getrfOn(st, j, n-j, jb, ipiv.ptr+uintptr(4*j))
 		})
 		if err != nil {
 			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
