@@ -550,8 +550,8 @@ func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }
 type Factors struct {
 	s        *System
 	lu, ipiv *Buffer
-	piv      []int32    // ipiv here, for Solve
-	bf       *butterfly // with PivotButterfly: Solve applies M before the factors and Nᵀ after
+	bf       *butterfly      // with PivotButterfly: Solve applies M before the factors and Nᵀ after
+	pc       *preconditioner // Solve's device side, made on first use
 	Form     string
 	NB       int
 	// Pivoting is how the pivots were picked: "partial", or "none" and
@@ -1283,45 +1283,10 @@ func (fa *Factors) check(mod *Module) error {
 }
 
 // Free frees the factors.
-func (fa *Factors) Free() error { return errors.Join(fa.lu.Free(), fa.ipiv.Free()) }
-
-// Solve overwrites x with Û⁻¹L̂⁻¹P·x, in fp64: the interchanges here,
-// the two triangular solves by cuBLAS dtrsv.
-func (fa *Factors) Solve(x []float64) error {
-	e, n := fa.s.e, fa.s.n
-	la, err := e.linalg()
-	if err != nil {
-		return err
-	}
-	if len(x) != n {
-		return fmt.Errorf("gpu: Solve: %d entries for a system of order %d", len(x), n)
-	}
-	if fa.piv == nil {
-		piv := make([]int32, n)
-		if err := e.d.Download(piv, fa.ipiv); err != nil {
-			return err
-		}
-		fa.piv = piv
-	}
-	for i, p := range fa.piv {
-		if k := int(p) - 1; k != i {
-			x[i], x[k] = x[k], x[i]
-		}
-	}
-	if fa.bf != nil {
-		fa.bf.mix(x)
-	}
-	err = e.onVector(x, x, n, 0, func(v uintptr) error {
-		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
-			return err
-		}
-		if err := cuda.Dtrsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.ptr, n, v); err != nil {
-			return err
-		}
-		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, v)
-	})
-	if err == nil && fa.bf != nil {
-		fa.bf.unmixT(x)
+func (fa *Factors) Free() error {
+	err := errors.Join(fa.lu.Free(), fa.ipiv.Free())
+	if fa.pc != nil {
+		err = errors.Join(err, fa.pc.free())
 	}
 	return err
 }

@@ -2,30 +2,110 @@ package solve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
 
+// A KrylovBasis holds GMRES's orthonormal basis v₀, v₁, … of the Krylov
+// space of the preconditioned matrix M⁻¹A where A and the factors live:
+// the host for a *lu.Factors, the device for gpu.Factors, so that GMRES's
+// n-vectors never cross to the host. GMRES itself (the Hessenberg matrix,
+// its Givens rotations, the stopping test) stays here, in one place.
+type KrylovBasis interface {
+	// Expand computes w = M⁻¹A·v_k, orthogonalises it against v₀…v_k,
+	// and, when ‖w‖₂ ≠ 0, stores v_{k+1} = w/‖w‖₂. It writes the k+1
+	// coefficients to h[:k+1] and ‖w‖₂ to h[k+1].
+	Expand(k int, h []float64) error
+	// Combine writes Σ y_j·v_j, j < len(y), to d.
+	Combine(y, d []float64) error
+	Free() error
+}
+
+// A KrylovFactorization can hold GMRES's basis itself. NewKrylovBasis
+// returns nil (and no error) for an operator it cannot pair with; GMRES
+// then keeps the basis on the host. v0 is the unit first vector; size
+// bounds the iterations, so the basis holds up to size+1 vectors.
+type KrylovFactorization interface {
+	Factorization
+	NewKrylovBasis(a Operator, v0 []float64, size int) (KrylovBasis, error)
+}
+
+// hostBasis is the basis in host memory: products with A and solves with
+// the factors through their interfaces, modified Gram–Schmidt.
+type hostBasis struct {
+	a  Operator
+	fa Factorization
+	v  [][]float64
+}
+
+func (b *hostBasis) Expand(k int, h []float64) error {
+	w := make([]float64, len(b.v[k]))
+	if err := b.a.MulVec(b.v[k], w); err != nil {
+		return err
+	}
+	if err := b.fa.Solve(w); err != nil {
+		return err
+	}
+	for i := 0; i <= k; i++ {
+		h[i] = dot(w, b.v[i])
+		axpy(-h[i], b.v[i], w)
+	}
+	h[k+1] = norm2(w)
+	if h[k+1] != 0 {
+		s := 1 / h[k+1]
+		for i := range w {
+			w[i] *= s
+		}
+		b.v = append(b.v, w)
+	}
+	return nil
+}
+
+func (b *hostBasis) Combine(y, d []float64) error {
+	clear(d)
+	for j, c := range y {
+		axpy(c, b.v[j], d)
+	}
+	return nil
+}
+
+func (b *hostBasis) Free() error { return nil }
+
+// newBasis gives the factorization's own basis when it has one for a,
+// else a host basis.
+func newBasis(a Operator, fa Factorization, v0 []float64, size int) (KrylovBasis, error) {
+	if kf, ok := fa.(KrylovFactorization); ok {
+		b, err := kf.NewKrylovBasis(a, v0, size)
+		if err != nil || b != nil {
+			return b, err
+		}
+	}
+	return &hostBasis{a: a, fa: fa, v: [][]float64{v0}}, nil
+}
+
 // gmres solves M⁻¹A·d = z (z = M⁻¹r, already preconditioned) from d = 0
-// by GMRES without restarts, in fp64: Arnoldi with modified
-// Gram–Schmidt, the least-squares problem by Givens rotations. It stops
-// when the preconditioned residual is ≤ tol·‖z‖₂, after maxIt iterations,
-// or at a breakdown (the Krylov space holds the solution). It returns d,
-// the iterations and the final relative residual.
-func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, tol float64, maxIt int) ([]float64, int, float64, error) {
+// by GMRES without restarts, in fp64: Arnoldi on the factorization's
+// basis (newBasis), the least-squares problem by Givens rotations. It
+// stops when the preconditioned residual is ≤ tol·‖z‖₂, after maxIt
+// iterations, or at a breakdown (the Krylov space holds the solution). It
+// returns d, the iterations and the final relative residual.
+func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, tol float64, maxIt int) (_ []float64, _ int, _ float64, err error) {
 	beta := norm2(z)
 	d := make([]float64, n)
 	if beta == 0 {
 		return d, 0, 0, nil
 	}
 	m := min(maxIt, n)
-	v := make([][]float64, 1, m+1)
-	v[0] = scaled(z, 1/beta)
+	basis, err := newBasis(a, fa, scaled(z, 1/beta), m)
+	if err != nil {
+		return nil, 0, 1, err
+	}
+	defer func() { err = errors.Join(err, basis.Free()) }()
 	h := make([][]float64, m) // h[j] is column j of the Hessenberg matrix, j+2 entries
 	cs, sn := make([]float64, m), make([]float64, m)
 	g := make([]float64, m+1)
 	g[0] = beta
-	w := make([]float64, n)
 	k := 0
 	res := 1.0
 	for k < m {
@@ -34,18 +114,11 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 				return nil, k, res, err
 			}
 		}
-		if err := a.MulVec(v[k], w); err != nil {
-			return nil, k, res, err
-		}
-		if err := fa.Solve(w); err != nil {
-			return nil, k, res, err
-		}
 		col := make([]float64, k+2)
-		for i := 0; i <= k; i++ {
-			col[i] = dot(w, v[i])
-			axpy(-col[i], v[i], w)
+		if err := basis.Expand(k, col); err != nil {
+			return nil, k, res, err
 		}
-		col[k+1] = norm2(w)
+		hn := col[k+1]
 		for i := 0; i < k; i++ {
 			col[i], col[i+1] = cs[i]*col[i]+sn[i]*col[i+1], -sn[i]*col[i]+cs[i]*col[i+1]
 		}
@@ -53,7 +126,6 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 		if r == 0 {
 			return nil, k, res, gmresFailure(fmt.Sprintf("GMRES broke down at iteration %d (the preconditioned matrix is singular)", k+1))
 		}
-		hn := col[k+1]
 		cs[k], sn[k] = col[k]/r, hn/r
 		col[k], col[k+1] = r, 0
 		g[k], g[k+1] = cs[k]*g[k], -sn[k]*g[k]
@@ -66,7 +138,6 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 		if res <= tol || hn == 0 {
 			break
 		}
-		v = append(v, scaled(w, 1/hn))
 	}
 	// Undo the rotations' triangular system: R·y = g.
 	y := make([]float64, k)
@@ -77,8 +148,8 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 		}
 		y[i] = s / h[i][i]
 	}
-	for j := 0; j < k; j++ {
-		axpy(y[j], v[j], d)
+	if err := basis.Combine(y, d); err != nil {
+		return nil, k, res, err
 	}
 	return d, k, res, nil
 }

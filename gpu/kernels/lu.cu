@@ -99,6 +99,39 @@ extern "C" __global__ void butterfly_f32(const double* a, float* out, long long 
     butterfly_level<float>(a, out, n, pairs, count, dr, ds);
 }
 
+// permute_f64 sets y[i] = x[perm[i]]: P·x for the factors' row
+// interchanges, composed into one permutation.
+extern "C" __global__ void permute_f64(const double* x, double* y, const int* perm, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        y[i] = x[perm[i]];
+    }
+}
+
+// butterfly_vec applies one level of a butterfly to the vector x in
+// place, as butterfly.mix (transposed 0: scale after mixing, M_l·x) and
+// butterfly.unmixT (1: scale before, N_lᵀ·x) do, with the same operations
+// in the same order.
+extern "C" __global__ void butterfly_vec(double* x, const int* pairs, int count, const double* d, int transposed) {
+    const double h = 0.70710678118654752440;
+    for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < count; p += gridDim.x * blockDim.x) {
+        int i = pairs[2 * p], j = pairs[2 * p + 1];
+        if (j < 0) {
+            x[i] *= d[i];
+            continue;
+        }
+        double a = x[i], b = x[j];
+        if (transposed) {
+            a *= d[i];
+            b *= d[j];
+            x[i] = __dmul_rn(__dadd_rn(a, b), h);
+            x[j] = __dmul_rn(__dsub_rn(a, b), h);
+        } else {
+            x[i] = __dmul_rn(__dmul_rn(d[i], __dadd_rn(a, b)), h);
+            x[j] = __dmul_rn(__dmul_rn(d[j], __dsub_rn(a, b)), h);
+        }
+    }
+}
+
 // The generators draw entry i from a counter-based hash of (seed, i)
 // (splitmix64's finaliser), so a matrix is the same on every GPU and grid.
 __device__ u64 mix(u64 z) {

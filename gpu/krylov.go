@@ -1,0 +1,312 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// A preconditioner applies M⁻¹ = Nᵀ·Û⁻¹L̂⁻¹·M·P (M, N the butterflies of
+// PivotButterfly, else the identity) to a vector on the device: the
+// interchanges as one gather, the butterflies' levels, and cuBLAS dtrsv
+// on the fp64 factors. Factors.Solve and GMRES's device basis both use it.
+type preconditioner struct {
+	fa      *Factors
+	perm    *Buffer // (P·x)[i] = x[perm[i]]
+	pairs   [butterflyDepth]*Buffer
+	r, s    [butterflyDepth]*Buffer // M's and N's diagonals per level
+	permute *Function
+	level   *Function
+}
+
+// precond makes the factors' preconditioner on first use.
+func (fa *Factors) precond() (*preconditioner, error) {
+	if fa.pc != nil {
+		return fa.pc, nil
+	}
+	d, n := fa.s.e.d, fa.s.n
+	mod, err := d.Module("lu")
+	if err != nil {
+		return nil, err
+	}
+	pc := &preconditioner{fa: fa}
+	if pc.permute, err = mod.Function("permute_f64"); err != nil {
+		return nil, err
+	}
+	if pc.level, err = mod.Function("butterfly_vec"); err != nil {
+		return nil, err
+	}
+	ipiv := make([]int32, n)
+	if err := d.Download(ipiv, fa.ipiv); err != nil {
+		return nil, err
+	}
+	if pc.perm, err = bufferOf(d, gatherOf(ipiv)); err != nil {
+		return nil, err
+	}
+	if bf := fa.bf; bf != nil {
+		for l := range butterflyDepth {
+			var err1, err2, err3 error
+			pc.pairs[l], err1 = bufferOf(d, bf.pairs[l])
+			pc.r[l], err2 = bufferOf(d, bf.r[l])
+			pc.s[l], err3 = bufferOf(d, bf.s[l])
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, errors.Join(err, pc.free())
+			}
+		}
+	}
+	fa.pc = pc
+	return pc, nil
+}
+
+// gatherOf composes LAPACK's sequential interchanges (1-based ipiv: swap
+// rows i and ipiv[i]−1, i = 0, 1, …) into one gather.
+func gatherOf(ipiv []int32) []int32 {
+	perm := make([]int32, len(ipiv))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	for i, p := range ipiv {
+		k := int(p) - 1
+		perm[i], perm[k] = perm[k], perm[i]
+	}
+	return perm
+}
+
+// bufferOf copies a host slice into a new buffer of its size.
+func bufferOf(d *Device, x any) (*Buffer, error) {
+	_, n, err := hostBytes(x)
+	if err != nil {
+		return nil, err
+	}
+	b, err := d.Alloc(max(n, 1))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Upload(b, x); err != nil {
+		return nil, errors.Join(err, b.Free())
+	}
+	return b, nil
+}
+
+func (pc *preconditioner) free() error {
+	var errs []error
+	for _, b := range append([]*Buffer{pc.perm}, append(pc.pairs[:], append(pc.r[:], pc.s[:]...)...)...) {
+		if b != nil {
+			errs = append(errs, b.Free())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// enqueue queues dst = M⁻¹·src (src and dst distinct n-vectors).
+func (pc *preconditioner) enqueue(q *launchQueue, la *linalg, src, dst *Buffer) error {
+	fa := pc.fa
+	n := fa.s.n
+	grid := func(count int) [3]uint32 { return [3]uint32{uint32(min(4096, (count+255)/256)), 1, 1} }
+	block := [3]uint32{256, 1, 1}
+	if err := q.launch(pc.permute, grid(n), block, 0, nil, src, dst, pc.perm, int64(n)); err != nil {
+		return err
+	}
+	levels := func(transposed int32, diag [butterflyDepth]*Buffer, order ...int) error {
+		for _, l := range order {
+			count := len(fa.bf.pairs[l]) / 2
+			if err := q.launch(pc.level, grid(count), block, 0, nil, dst, pc.pairs[l], int32(count), diag[l], transposed); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if fa.bf != nil {
+		if err := levels(0, pc.r, 0, 1); err != nil { // M·x: level 1, then level 2
+			return err
+		}
+	}
+	q.do(func() error {
+		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
+			return err
+		}
+		if err := cuda.Dtrsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.ptr, n, dst.ptr); err != nil {
+			return err
+		}
+		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, dst.ptr)
+	})
+	if fa.bf != nil {
+		return levels(1, pc.s, 1, 0) // Nᵀ·z: level 2, then level 1
+	}
+	return nil
+}
+
+// Solve overwrites x with M⁻¹·x = Û⁻¹L̂⁻¹P·x (with the butterflies, Nᵀ
+// after and M before), in fp64 on the device.
+func (fa *Factors) Solve(x []float64) error {
+	e, n := fa.s.e, fa.s.n
+	if len(x) != n {
+		return fmt.Errorf("gpu: Solve: %d entries for a system of order %d", len(x), n)
+	}
+	la, err := e.linalg()
+	if err != nil {
+		return err
+	}
+	pc, err := fa.precond()
+	if err != nil {
+		return err
+	}
+	v, err := e.d.Alloc(16 * n)
+	if err != nil {
+		return err
+	}
+	defer v.Free()
+	if err := e.d.Upload(v, x); err != nil {
+		return err
+	}
+	q := &launchQueue{d: e.d}
+	if err := pc.enqueue(q, la, v, v.view(8*n)); err != nil {
+		return err
+	}
+	if err := q.flush(); err != nil {
+		return err
+	}
+	return e.d.Download(x, v.view(8*n))
+}
+
+// deviceBasis is GMRES's Krylov basis on the device (solve.KrylovBasis):
+// the vectors are the columns of v, the product with A is cuBLAS dgemv,
+// M⁻¹ the preconditioner, and the orthogonalisation classical
+// Gram–Schmidt applied twice (two dgemv a pass, where modified
+// Gram–Schmidt would take 2k dot products and axpys one after the other).
+// Each iteration brings 2k+2 coefficients and the norm to the host.
+type deviceBasis struct {
+	fa   *Factors
+	la   *linalg
+	pc   *preconditioner
+	v    *Buffer // n × (size+1), column-major
+	coef *Buffer // the two passes' coefficients, 2(size+1)
+	tmp  *Buffer // A·v_k
+}
+
+// NewKrylovBasis makes GMRES's basis on the device when a is the system
+// these factors came from (solve.KrylovFactorization); for any other
+// operator it returns nil, and GMRES keeps its basis on the host.
+func (fa *Factors) NewKrylovBasis(a solve.Operator, v0 []float64, size int) (solve.KrylovBasis, error) {
+	if s, ok := a.(*System); !ok || s != fa.s {
+		return nil, nil
+	}
+	e, n := fa.s.e, fa.s.n
+	if len(v0) != n || size < 1 {
+		return nil, fmt.Errorf("gpu: Krylov basis: %d entries for order %d, size %d", len(v0), n, size)
+	}
+	la, err := e.linalg()
+	if err != nil {
+		return nil, err
+	}
+	pc, err := fa.precond()
+	if err != nil {
+		return nil, err
+	}
+	b := &deviceBasis{fa: fa, la: la, pc: pc}
+	if b.v, err = e.d.Alloc(8 * n * (size + 1)); err != nil {
+		return nil, fmt.Errorf("gpu: GMRES's basis of %d vectors: %w", size+1, err)
+	}
+	if b.coef, err = e.d.Alloc(16 * (size + 1)); err != nil {
+		return nil, errors.Join(err, b.Free())
+	}
+	if b.tmp, err = e.d.Alloc(8 * n); err != nil {
+		return nil, errors.Join(err, b.Free())
+	}
+	if err := e.d.Upload(b.v, v0); err != nil {
+		return nil, errors.Join(err, b.Free())
+	}
+	return b, nil
+}
+
+func (b *deviceBasis) Expand(k int, h []float64) error {
+	d, n, blas := b.fa.s.e.d, b.fa.s.n, b.la.blas
+	if len(h) != k+2 || 8*n*(k+2) > b.v.n {
+		return fmt.Errorf("gpu: Krylov basis: expanding v_%d with %d coefficients (the basis holds %d vectors)", k, len(h), b.v.n/(8*n))
+	}
+	vk, w := b.v.view(8*n*k), b.v.view(8*n*(k+1))
+	q := &launchQueue{d: d}
+	q.do(func() error {
+		if err := cuda.CublasSetStream(blas, 0); err != nil {
+			return err
+		}
+		return cuda.Dgemv(blas, cuda.OpN, n, n, 1, b.fa.s.a.ptr, n, vk.ptr, 0, b.tmp.ptr)
+	})
+	if err := b.pc.enqueue(q, b.la, b.tmp, w); err != nil {
+		return err
+	}
+	for pass := range 2 {
+		c := b.coef.view(8 * (k + 1) * pass)
+		b.orthogonalize(q, w, c, k+1)
+	}
+	q.do(func() error {
+		norm, err := cuda.Dnrm2(blas, n, w.ptr)
+		if err != nil {
+			return err
+		}
+		h[k+1] = norm
+		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return nil
+		}
+		return cuda.Dscal(blas, n, 1/norm, w.ptr)
+	})
+	if err := q.flush(); err != nil {
+		return err
+	}
+	c := make([]float64, 2*(k+1))
+	if err := d.Download(c, b.coef); err != nil {
+		return err
+	}
+	for i := 0; i <= k; i++ {
+		h[i] = c[i] + c[k+1+i]
+	}
+	return nil
+}
+
+// orthogonalize queues one pass of classical Gram–Schmidt against the
+// first k vectors: c = Vᵀw, w −= V·c.
+func (b *deviceBasis) orthogonalize(q *launchQueue, w, c *Buffer, k int) {
+	n, blas := b.fa.s.n, b.la.blas
+	q.do(func() error {
+		if err := cuda.Dgemv(blas, cuda.OpT, n, k, 1, b.v.ptr, n, w.ptr, 0, c.ptr); err != nil {
+			return err
+		}
+		return cuda.Dgemv(blas, cuda.OpN, n, k, -1, b.v.ptr, n, c.ptr, 1, w.ptr)
+	})
+}
+
+func (b *deviceBasis) Combine(y, x []float64) error {
+	d, n, blas := b.fa.s.e.d, b.fa.s.n, b.la.blas
+	if len(x) != n || 8*len(y) > b.coef.n {
+		return fmt.Errorf("gpu: Krylov basis: combining %d vectors into %d entries", len(y), len(x))
+	}
+	if len(y) == 0 {
+		clear(x)
+		return nil
+	}
+	if err := d.Upload(b.coef, y); err != nil {
+		return err
+	}
+	if err := d.call(func() error {
+		if err := cuda.CublasSetStream(blas, 0); err != nil {
+			return err
+		}
+		return cuda.Dgemv(blas, cuda.OpN, n, len(y), 1, b.v.ptr, n, b.coef.ptr, 0, b.tmp.ptr)
+	}); err != nil {
+		return err
+	}
+	return d.Download(x, b.tmp)
+}
+
+func (b *deviceBasis) Free() error {
+	var errs []error
+	for _, buf := range []*Buffer{b.v, b.coef, b.tmp} {
+		if buf != nil {
+			errs = append(errs, buf.Free())
+		}
+	}
+	return errors.Join(errs...)
+}

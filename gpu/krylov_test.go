@@ -1,0 +1,212 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// gatherOf gives P·x as LAPACK's sequential interchanges do.
+func TestGatherOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 7, 100} {
+		ipiv := make([]int32, n)
+		for i := range ipiv {
+			ipiv[i] = int32(i + 1 + rng.IntN(n-i)) // LAPACK: ipiv[i] ≥ i
+		}
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(i) + 0.5
+		}
+		want := append([]float64(nil), x...)
+		for i, p := range ipiv {
+			want[i], want[p-1] = want[p-1], want[i]
+		}
+		for i, p := range gatherOf(ipiv) {
+			if x[p] != want[i] {
+				t.Fatalf("n=%d: (P·x)[%d] = x[%d] = %v, want %v (ipiv %v)", n, i, p, x[p], want[i], ipiv)
+			}
+		}
+	}
+}
+
+// hostBasisOnly hides the factors' device basis: GMRES keeps its vectors
+// on the host, the reference for the device's.
+type hostBasisOnly struct{ solve.Factorization }
+
+// butterfly_vec is bit-equal to the host's mix and unmixT; GMRES-IR on
+// the device's Krylov basis converges as on the host's, to fp64
+// accuracy, with the same refinement steps and at most one GMRES
+// iteration more or less a step; the basis is made only for the factors'
+// own system.
+func TestSolverKrylovBasis(t *testing.T) {
+	e := engineGPU(t)
+	level := function(t, e.d, "lu", "butterfly_vec")
+	for _, n := range []int{1, 37, 300} {
+		bf := newButterfly(n, butterflySeed)
+		rng := rand.New(rand.NewPCG(uint64(n), 1))
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		want := append([]float64(nil), x...)
+		bf.mix(want)
+		bf.unmixT(want)
+		v := upload(t, e.d, x)
+		for _, st := range []struct {
+			l          int
+			transposed int32
+			diag       []float64
+		}{{0, 0, bf.r[0]}, {1, 0, bf.r[1]}, {1, 1, bf.s[1]}, {0, 1, bf.s[0]}} {
+			count := len(bf.pairs[st.l]) / 2
+			if err := level.Launch([3]uint32{uint32((count + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, nil,
+				v, upload(t, e.d, bf.pairs[st.l]), int32(count), upload(t, e.d, st.diag), st.transposed); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]float64, n)
+		if err := e.d.Download(got, v); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: entry %d is %v on the device, %v here", n, i, got[i], want[i])
+			}
+		}
+	}
+
+	const n = 1000
+	a := centered(n, 21)
+	s, err := e.NewSystem(n, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	other, err := e.NewSystem(n, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Free()
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = math.Sin(float64(i))
+	}
+	for _, c := range []struct {
+		form  string
+		pivot Pivoting
+	}{{"tc32-fp16", PivotPartial}, {"tc32-bf16", PivotPartial}, {"fp32", PivotButterfly}} {
+		f, _ := ParseLUForm(c.form)
+		f.NB, f.Pivoting = 128, c.pivot
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if basis, err := fa.NewKrylovBasis(other, b, 10); basis != nil || err != nil {
+			t.Errorf("%s: a basis for another system: %v, %v", c.form, basis, err)
+		}
+		opt := solve.Options{Refine: solve.GMRES}
+		x, dev, err := solve.RefineOperator(context.Background(), s, b, fa, opt)
+		if err != nil {
+			t.Fatalf("%s, device basis: %v", c.form, err)
+		}
+		_, host, err := solve.RefineOperator(context.Background(), s, b, hostBasisOnly{fa}, opt)
+		if err != nil {
+			t.Fatalf("%s, host basis: %v", c.form, err)
+		}
+		if be := solve.BackwardError(n, a, x, b); be > dev.Tol {
+			t.Errorf("%s: backward error %.3g > %.3g", c.form, be, dev.Tol)
+		}
+		if dev.GMRES == 0 || dev.Outer != host.Outer || math.Abs(float64(dev.GMRES-host.GMRES)) > float64(dev.Outer) {
+			t.Errorf("%s: device basis %d steps, %d GMRES iterations; host basis %d, %d", c.form, dev.Outer, dev.GMRES, host.Outer, host.GMRES)
+		}
+		t.Logf("%s (%s): %d steps, %d GMRES iterations on the device's basis, %d on the host's; %.3g s against %.3g s",
+			c.form, fa.Pivoting, dev.Outer, dev.GMRES, host.GMRES, dev.RefineSeconds, host.RefineSeconds)
+		fa.Free()
+	}
+}
+
+// BenchmarkKrylovExpand times one GMRES iteration on the device's basis at
+// n = 8192 and its parts: the product with A, the preconditioner, and a
+// pass of classical Gram–Schmidt against k vectors.
+func BenchmarkKrylovExpand(b *testing.B) {
+	if err := Available(); err != nil {
+		b.Skipf("no GPU: %v", err)
+	}
+	e, err := SharedEngine(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n, size = 8192, 1000
+	s, err := e.GenerateSystem(n, "centered", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Free()
+	f, _ := ParseLUForm("fp32")
+	fa, err := s.Factor(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fa.Free()
+	v0 := make([]float64, n)
+	v0[0] = 1
+	kb, err := fa.NewKrylovBasis(s, v0, size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	basis := kb.(*deviceBasis)
+	defer basis.Free()
+	rng := rand.New(rand.NewPCG(1, 2))
+	fill := make([]float64, n*(size+1))
+	for i := range fill {
+		fill[i] = rng.NormFloat64() / math.Sqrt(n)
+	}
+	if err := e.d.Upload(basis.v, fill); err != nil {
+		b.Fatal(err)
+	}
+	timeQueue := func(b *testing.B, queue func(q *launchQueue) error) {
+		for b.Loop() {
+			q := &launchQueue{d: e.d}
+			if err := queue(q); err != nil {
+				b.Fatal(err)
+			}
+			if err := q.flush(); err != nil {
+				b.Fatal(err)
+			}
+			if err := e.d.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	w := basis.v.view(8 * n * size)
+	b.Run("matvec", func(b *testing.B) {
+		timeQueue(b, func(q *launchQueue) error {
+			q.do(func() error {
+				return cuda.Dgemv(basis.la.blas, cuda.OpN, n, n, 1, s.a.ptr, n, basis.v.ptr, 0, basis.tmp.ptr)
+			})
+			return nil
+		})
+	})
+	b.Run("preconditioner", func(b *testing.B) {
+		timeQueue(b, func(q *launchQueue) error { return basis.pc.enqueue(q, basis.la, basis.tmp, w) })
+	})
+	for _, k := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("cgs-pass/k=%d", k), func(b *testing.B) {
+			timeQueue(b, func(q *launchQueue) error { basis.orthogonalize(q, w, basis.coef, k); return nil })
+		})
+		b.Run(fmt.Sprintf("expand/k=%d", k), func(b *testing.B) {
+			j := min(k, size-1)
+			h := make([]float64, j+2)
+			for b.Loop() {
+				if err := basis.Expand(j, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
