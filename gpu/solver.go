@@ -167,6 +167,10 @@ func (e *Engine) GenerateSystem(n int, kind string, seed uint64) (*System, error
 	return e.system(n, buf)
 }
 
+// randsvdChunk is the most columns (or rows) of C one dormqr call takes
+// (a variable for the test of its edges).
+var randsvdChunk = 8192
+
 // GenerateRandsvd draws A = Q₁·Σ·Q₂ᵀ on the device with the singular
 // values sigma (experiment.MatrixSpec.Sigmas gives randsvd's: geometric or
 // one-small, σ₁ = 1, σ_n = 1/κ). Q₁ and Q₂ are the orthogonal factors of
@@ -234,14 +238,30 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 		if side == cuda.SideRight {
 			trans = cuda.OpT
 		}
+		// Q = H₁H₂⋯H_n is applied in blocks of reflectors, the last block
+		// first (Q·C and C·Qᵀ alike), each to a block of C's columns (rows
+		// for Qᵀ on the right) at a time: cuSOLVER's dormqr refuses
+		// n = 32768 in one call (CUSOLVER_STATUS_INVALID_VALUE from its
+		// workspace query). Reflectors k0… touch rows (columns) k0… only.
+		chunk := min(n, randsvdChunk)
+		apply := func(k0, off int, run func(m, cols, k int, a, tau, c uintptr) error) error {
+			k, w := min(chunk, n-k0), min(chunk, n-off)
+			a, t := g.ptr+uintptr(8*(k0+k0*n)), tau+uintptr(8*k0)
+			if side == cuda.SideLeft {
+				return run(n-k0, w, k, a, t, c.ptr+uintptr(8*(k0+off*n)))
+			}
+			return run(w, n-k0, k, a, t, c.ptr+uintptr(8*(off+k0*n)))
+		}
 		var lq, lm int
 		if err := d.call(func() error {
 			var err error
 			if lq, err = cuda.DgeqrfBufferSize(la.solver, n, n, g.ptr, n); err != nil {
 				return err
 			}
-			lm, err = cuda.DormqrBufferSize(la.solver, side, trans, n, n, n, g.ptr, n, tau, c.ptr, n)
-			return err
+			return apply(0, 0, func(m, cols, k int, a, t, cp uintptr) error {
+				lm, err = cuda.DormqrBufferSize(la.solver, side, trans, m, cols, k, a, n, t, cp, n)
+				return err
+			})
 		}); err != nil {
 			return fail(err)
 		}
@@ -254,7 +274,16 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 			if err := cuda.Dgeqrf(la.solver, n, n, g.ptr, n, tau, work.ptr, lwork, info); err != nil {
 				return err
 			}
-			return cuda.Dormqr(la.solver, side, trans, n, n, n, g.ptr, n, tau, c.ptr, n, work.ptr, lwork, info)
+			for k0 := (n - 1) / chunk * chunk; k0 >= 0; k0 -= chunk {
+				for off := 0; off < n; off += chunk {
+					if err := apply(k0, off, func(m, cols, k int, a, t, cp uintptr) error {
+						return cuda.Dormqr(la.solver, side, trans, m, cols, k, a, n, t, cp, n, work.ptr, lwork, info)
+					}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
 		})
 		if err == nil {
 			err = d.Sync()

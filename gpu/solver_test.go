@@ -517,32 +517,47 @@ func TestSolverFP16Scales(t *testing.T) {
 func TestSolverRandsvd(t *testing.T) {
 	e := engineGPU(t)
 	const n = 64
+	defer func(c int) { randsvdChunk = c }(randsvdChunk)
 	for _, oneSmall := range []bool{false, true} {
 		spec := experiment.MatrixSpec{Kind: "randsvd", Kappa: 1e6, Mode: experiment.Geometric}
 		if oneSmall {
 			spec.Mode = experiment.OneSmall
 		}
-		s, err := e.GenerateRandsvd(spec.Sigmas(n), 9)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := make([]float64, n*n)
-		if err := e.d.Download(a, s.a); err != nil {
-			t.Fatal(err)
-		}
-		s.Free()
-		var svd mat.SVD
-		if !svd.Factorize(mat.NewDense(n, n, a), mat.SVDNone) {
-			t.Fatal("SVD failed")
-		}
-		sv := svd.Values(nil)
-		want2 := 1e-6 * math.Pow(1e6, 1.0/(n-1)) // σ_{n−1} geometric
-		if oneSmall {
-			want2 = 1
-		}
-		for _, c := range []struct{ got, want float64 }{{sv[0], 1}, {sv[n-1], 1e-6}, {sv[n-2], want2}} {
-			if math.Abs(c.got-c.want) > 1e-9*c.want {
-				t.Errorf("oneSmall=%v: singular value %.15g, want %.15g", oneSmall, c.got, c.want)
+		var whole []float64
+		// dormqr's blocks: 24 leaves a last one of 16; the same Q either way.
+		for _, chunk := range []int{8192, 24} {
+			randsvdChunk = chunk
+			s, err := e.GenerateRandsvd(spec.Sigmas(n), 9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := make([]float64, n*n)
+			if err := e.d.Download(a, s.a); err != nil {
+				t.Fatal(err)
+			}
+			s.Free()
+			if whole == nil {
+				whole = a
+			} else {
+				for i := range a {
+					if math.Abs(a[i]-whole[i]) > 1e-13 {
+						t.Fatalf("oneSmall=%v: entry %d is %v applied in blocks of %d, %v in one", oneSmall, i, a[i], chunk, whole[i])
+					}
+				}
+			}
+			var svd mat.SVD
+			if !svd.Factorize(mat.NewDense(n, n, a), mat.SVDNone) {
+				t.Fatal("SVD failed")
+			}
+			sv := svd.Values(nil)
+			want2 := 1e-6 * math.Pow(1e6, 1.0/(n-1)) // σ_{n−1} geometric
+			if oneSmall {
+				want2 = 1
+			}
+			for _, c := range []struct{ got, want float64 }{{sv[0], 1}, {sv[n-1], 1e-6}, {sv[n-2], want2}} {
+				if math.Abs(c.got-c.want) > 1e-9*c.want {
+					t.Errorf("oneSmall=%v, blocks of %d: singular value %.15g, want %.15g", oneSmall, chunk, c.got, c.want)
+				}
 			}
 		}
 	}
