@@ -80,12 +80,15 @@ func solveFigures(rows []solvePlotRow) (times, iterations plotting.Figure) {
 	}
 	byKappa := len(sizes) == 1 && len(kinds) > 1
 	kappa := map[string]float64{}
+	mode := ""
 	for _, k := range kinds {
 		spec, err := experiment.ParseMatrix(k)
-		if err != nil || spec.Kind != "randsvd" {
+		// One mode only: at one κ the modes are different matrices.
+		if err != nil || spec.Kind != "randsvd" || (mode != "" && spec.Mode != mode) {
 			byKappa = false
 			break
 		}
+		mode = spec.Mode
 		kappa[k] = spec.Kappa
 		if spec.Kappa == 0 {
 			kappa[k] = experiment.DefaultKappa
@@ -94,7 +97,7 @@ func solveFigures(rows []solvePlotRow) (times, iterations plotting.Figure) {
 	panels := kinds
 	xLabel := "n"
 	if byKappa {
-		panels = []string{fmt.Sprintf("randsvd, n = %d", sizes[0])}
+		panels = []string{fmt.Sprintf("randsvd, %s singular values, n = %d", mode, sizes[0])}
 		xLabel = "κ (2-norm condition number)"
 	}
 	// Speed-up over getrf+getrs of the same system, where the table has it.

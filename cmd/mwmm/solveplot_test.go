@@ -23,8 +23,8 @@ func TestSolveFigures(t *testing.T) {
 		{8192, "randsvd:kappa=1e8", "mwmm fp64", 0.05, 0, 0, "ok"},
 	}
 	times, its := solveFigures(rows)
-	if len(times.Panels) != 1 || !strings.Contains(times.XLabel, "κ") {
-		t.Fatalf("one n and randsvd kinds: %d panels against %q, want one against κ", len(times.Panels), times.XLabel)
+	if len(times.Panels) != 1 || !strings.Contains(times.XLabel, "κ") || !strings.Contains(times.Panels[0].Title, "geometric") {
+		t.Fatalf("one n and randsvd kinds: %d panels against %q, want one against κ naming the mode", len(times.Panels), times.XLabel)
 	}
 	want := map[string][2][]float64{ // series → speed-ups, iterations at κ = 1e2, 1e8
 		"cuSOLVER getrf+getrs": {{1, 1}, nil},
@@ -57,6 +57,12 @@ func TestSolveFigures(t *testing.T) {
 	}
 	if len(names) != 2 { // getrf+getrs and fp64 factors have no iterations
 		t.Errorf("iteration series %v, want DHgesv and tc32-fp16", names)
+	}
+
+	// Two modes at one κ are different matrices: one panel each, not one line.
+	times, _ = solveFigures(append(rows, solvePlotRow{8192, "randsvd:kappa=1e8,mode=one-small", "mwmm tc32-fp16", 0.03, 2, 3, "ok"}))
+	if times.XLabel != "n" || len(times.Panels) != 3 {
+		t.Errorf("two modes: %d panels against %q, want one per kind against n", len(times.Panels), times.XLabel)
 	}
 
 	times, _ = solveFigures(append(rows, solvePlotRow{16384, "centered", "mwmm tc32-fp16", 0.1, 2, 3, "ok"}))
