@@ -138,7 +138,8 @@
 // and a product, off the critical path. Factors.Pivoting says what was
 // done. Factors and
 // System are what package solve's refinement needs (solve.Factorization,
-// solve.Operator), so GMRES-IR runs with A and the factors on the device:
+// solve.Operator), so GMRES-IR runs with A and the factors on the device,
+// and Factors keeps GMRES's basis there too (solve.KrylovFactorization):
 //
 //	sys, _ := e.GenerateSystem(8192, "centered", 1)
 //	f, _ := gpu.ParseLUForm("double-fp16-fabsum")
