@@ -76,7 +76,10 @@ solution in fp64 until the normwise backward error
 ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) is at most --tol (default √n·2^-53, LAPACK
 dsgesv's criterion). --refine gmres (GMRES-IR) solves each correction
 by GMRES on the system preconditioned by the factors, which converges
-while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy); --refine
+while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy) given
+enough GMRES iterations (--max-inner): where many singular values lie
+below the factors' error, as with randsvd's geometric ones, that takes
+hundreds or more; --refine
 ir solves it with the factors alone (κ(A)·u_f < 1), one solve and one
 product a step where GMRES takes a pair more per iteration; --refine auto
 (the default) refines classically while each step cuts the backward
