@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // A KrylovBasis holds GMRES's orthonormal basis v₀, v₁, … of the Krylov
@@ -88,9 +89,10 @@ func newBasis(a Operator, fa Factorization, v0 []float64, size int) (KrylovBasis
 // by GMRES without restarts, in fp64: Arnoldi on the factorization's
 // basis (newBasis), the least-squares problem by Givens rotations. It
 // stops when the preconditioned residual is ≤ tol·‖z‖₂, after maxIt
-// iterations, or at a breakdown (the Krylov space holds the solution). It
-// returns d, the iterations and the final relative residual.
-func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, tol float64, maxIt int) (_ []float64, _ int, _ float64, err error) {
+// iterations, or at a breakdown (the Krylov space holds the solution); past
+// the deadline (when not zero) it fails as a gmresFailure. It returns d,
+// the iterations and the final relative residual.
+func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, tol float64, maxIt int, deadline time.Time, budget time.Duration) (_ []float64, _ int, _ float64, err error) {
 	beta := norm2(z)
 	d := make([]float64, n)
 	if beta == 0 {
@@ -137,6 +139,9 @@ func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64
 		}
 		if res <= tol || hn == 0 {
 			break
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return nil, k, res, gmresFailure(fmt.Sprintf("%s after %d GMRES iterations of this step", budgetSpent(budget), k))
 		}
 	}
 	// Undo the rotations' triangular system: R·y = g.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mwmm/mwmm/lu"
 	"github.com/mwmm/mwmm/solve"
@@ -141,5 +143,49 @@ func TestKrylovFactorization(t *testing.T) {
 	failing := &cgs2Factors{Factors: fa, pair: op, fail: boom}
 	if _, _, err := solve.RefineOperator(ctx, op, b, failing, opt); !errors.Is(err, boom) {
 		t.Errorf("a basis that cannot be made: %v, want %v", err, boom)
+	}
+}
+
+// slowFactors take a while to solve, as large factors on a GPU do.
+type slowFactors struct {
+	solve.Factorization
+	pause time.Duration
+}
+
+func (s slowFactors) Solve(x []float64) error {
+	time.Sleep(s.pause)
+	return s.Factorization.Solve(x)
+}
+
+// A time budget ends refinement as not converged, with its best iterate
+// and the reason, whether it runs out inside GMRES or between steps; the
+// same solve without one converges.
+func TestTimeBudget(t *testing.T) {
+	ctx := context.Background()
+	const n = 120
+	a, b := system(5, n)
+	fa, err := lu.Factor(ctx, form(t, "fp16", ""), n, a, lu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := slowFactors{fa, 2 * time.Millisecond}
+	_, free, err := solve.Refine(ctx, n, a, b, slow, solve.Options{Refine: solve.GMRES})
+	if err != nil || free.GMRES < 8 {
+		t.Fatalf("no budget: %v, %d GMRES iterations (want at least 8 to cut short)", err, free.GMRES)
+	}
+	for _, c := range []struct {
+		opt  solve.Options
+		want string
+	}{
+		{solve.Options{Refine: solve.GMRES, TimeBudget: 10 * time.Millisecond}, "GMRES iterations of this step"},
+		{solve.Options{Refine: solve.IR, TimeBudget: time.Nanosecond}, "spent"},
+	} {
+		x, rep, err := solve.Refine(ctx, n, a, b, slow, c.opt)
+		if !errors.Is(err, solve.ErrNotConverged) || !strings.Contains(rep.Stop, "time budget") || !strings.Contains(rep.Stop, c.want) {
+			t.Errorf("%v budget %v: %v, stop %q; want not converged, %q", c.opt.Refine, c.opt.TimeBudget, err, rep.Stop, c.want)
+		}
+		if x == nil || math.Abs(solve.BackwardError(n, a, x, b)-rep.BackwardError) > 1e-6*rep.BackwardError || rep.GMRES >= free.GMRES {
+			t.Errorf("%v budget %v: best iterate %v with backward error %.3g reported; %d GMRES iterations against %d", c.opt.Refine, c.opt.TimeBudget, x != nil, rep.BackwardError, rep.GMRES, free.GMRES)
+		}
 	}
 }

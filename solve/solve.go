@@ -105,6 +105,11 @@ type Options struct {
 	// 0 means min(n, 300).
 	MaxInner int
 	Residual Residual
+	// TimeBudget, when positive, ends refinement as not converged (with
+	// its best iterate) once it has run that long, checked after each
+	// step and each GMRES iteration: a caller with a faster way left (a
+	// more accurate factorization) stops paying for slow convergence.
+	TimeBudget time.Duration
 	// Step, when set, is called after each backward error is measured.
 	Step func(s Step)
 }
@@ -157,6 +162,10 @@ type Report struct {
 	BackwardError float64 `json:"backward_error"`
 	// Stop says why refinement stopped.
 	Stop string `json:"stop"`
+}
+
+func budgetSpent(budget time.Duration) string {
+	return fmt.Sprintf("the time budget of %.3g s spent", budget.Seconds())
 }
 
 // ErrNotConverged is wrapped by the error of a solve whose backward error
@@ -248,6 +257,10 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	var inner int
 	var innerRes float64
 	useGMRES := opt.Refine == GMRES
+	var deadline time.Time
+	if opt.TimeBudget > 0 {
+		deadline = start.Add(opt.TimeBudget)
+	}
 	for it := 0; ; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
@@ -273,6 +286,8 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 			rep.Stop = "no refinement asked for"
 		case it == opt.MaxIter:
 			rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
+		case !deadline.IsZero() && time.Now().After(deadline):
+			rep.Stop = budgetSpent(opt.TimeBudget)
 		}
 		switched := false
 		if opt.Refine == Auto && !useGMRES && it > 0 && rep.Stop == "" {
@@ -304,7 +319,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 		inner, innerRes = 0, 0
 		if useGMRES {
 			var err error
-			d, inner, innerRes, err = gmres(ctx, n, op, fa, d, opt.GMRESTol, opt.MaxInner)
+			d, inner, innerRes, err = gmres(ctx, n, op, fa, d, opt.GMRESTol, opt.MaxInner, deadline, opt.TimeBudget)
 			var failed gmresFailure
 			if errors.As(err, &failed) {
 				rep.GMRES += inner

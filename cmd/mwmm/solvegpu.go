@@ -33,7 +33,8 @@ n = 8192 on an H100). --factor is one of
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
 or auto (the default): the fastest on an H100 for A's size and kind,
-then the next if refinement does not converge (the report says so):
+then the next if refinement does not converge or takes longer than the
+factorization did (the report says so):
 below n = 16384 fp64; from 16384 on a diagonally dominant A tc32-fp16,
 double-fp16-fabsum, fp64; otherwise fp64 below 32768 and
 double-fp16-fabsum, then fp64 from 32768. With --bench, auto is timed as
@@ -112,8 +113,9 @@ type factored struct {
 // does not converge), it factors again with partial pivoting and the
 // pivoting line says why. A factorization error comes back as ferr, a
 // refinement that does not converge as serr (solve.ErrNotConverged),
-// with x its best iterate.
-func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LUForm, sopt solve.Options, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, ferr, serr error) {
+// with x its best iterate. With budgeted, refinement may take as long as
+// the factorization did and no longer (solve.Options.TimeBudget).
+func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LUForm, sopt solve.Options, budgeted bool, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, ferr, serr error) {
 	why := ""
 	start := time.Now()
 	for {
@@ -128,6 +130,9 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 		fd = factored{form: fa.Form, pivoting: fa.Pivoting, nb: fa.NB, duration: fa.Duration, phases: fa.Phases}
 		if why != "" {
 			fd.pivoting = "partial, as the butterfly transform failed: " + why
+		}
+		if budgeted {
+			sopt.TimeBudget = fa.Duration
 		}
 		var op solve.Operator = sys
 		var f solve.Factorization = fa
@@ -149,13 +154,16 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 // solveEscalating solves with each form in turn until refinement
 // converges (--factor auto's forms): a failed factorization or a
 // refinement that does not converge moves on to the next, and tried
-// says why. fd.elapsed covers every attempt.
+// says why. Every form but the last may refine for as long as it took to
+// factor: refinement that slow has lost the form its lead, and a stalling
+// one would otherwise run its steps to the end (seconds at n = 32768).
+// fd.elapsed covers every attempt.
 func solveEscalating(ctx context.Context, sys *gpu.System, b []float64, forms []gpu.LUForm, sopt solve.Options, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, form gpu.LUForm, tried []string, ferr, serr error) {
 	var elapsed time.Duration
 	for i := range forms {
 		form = forms[i]
 		start := time.Now()
-		x, rep, fd, ferr, serr = factorRefine(ctx, sys, b, form, sopt, wrap)
+		x, rep, fd, ferr, serr = factorRefine(ctx, sys, b, form, sopt, i < len(forms)-1, wrap)
 		if ferr != nil {
 			elapsed += time.Since(start)
 			if i == len(forms)-1 {
