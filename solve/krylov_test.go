@@ -101,12 +101,7 @@ func TestKrylovFactorization(t *testing.T) {
 	ctx := context.Background()
 	const n = 120
 	a, b := system(5, n)
-	cm := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			cm[i+j*n] = a[i*n+j]
-		}
-	}
+	cm := columnMajor(n, a)
 	fa, err := lu.Factor(ctx, form(t, "tc32", "v100"), n, a, lu.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -206,6 +206,17 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// columnMajor copies the row-major n×n a column by column.
+func columnMajor(n int, a []float64) []float64 {
+	cm := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			cm[i+j*n] = a[i*n+j]
+		}
+	}
+	return cm
+}
+
 // colMajor is A kept column-major behind the Operator interface, as a GPU
 // system keeps it: refinement must reach it only through MulVec.
 type colMajor struct {
@@ -245,12 +256,7 @@ func (c *colMajor) MulVec(x, y []float64) error {
 func TestRefineOperator(t *testing.T) {
 	const n = 120
 	a, b := system(5, n)
-	cm := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			cm[i+j*n] = a[i*n+j]
-		}
-	}
+	cm := columnMajor(n, a)
 	fa, err := lu.Factor(context.Background(), form(t, "tc32", "v100"), n, a, lu.Options{})
 	if err != nil {
 		t.Fatal(err)
