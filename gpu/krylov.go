@@ -154,22 +154,10 @@ func (fa *Factors) Solve(x []float64) error {
 	if err != nil {
 		return err
 	}
-	v, err := e.d.Alloc(16 * n)
-	if err != nil {
-		return err
-	}
-	defer v.Free()
-	if err := e.d.Upload(v, x); err != nil {
-		return err
-	}
-	q := &launchQueue{d: e.d}
-	if err := pc.enqueue(q, la, v, v.view(8*n)); err != nil {
-		return err
-	}
-	if err := q.flush(); err != nil {
-		return err
-	}
-	return e.d.Download(x, v.view(8*n))
+	// x, then M⁻¹·x after it.
+	return e.onVector(x, x, 2*n, n, func(q *launchQueue, v *Buffer) error {
+		return pc.enqueue(q, la, v, v.view(8*n))
+	})
 }
 
 // deviceBasis is GMRES's Krylov basis on the device (solve.KrylovBasis):

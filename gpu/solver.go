@@ -435,15 +435,19 @@ func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
 		return err
 	}
 	// x, then y = A·x after it.
-	return e.onVector(x, y, 2*n, n, func(v uintptr) error {
-		return cuda.Dgemv(la.blas, cuda.OpN, n, n, 1, a.ptr, n, v, 0, v+uintptr(8*n))
+	return e.onVector(x, y, 2*n, n, func(q *launchQueue, v *Buffer) error {
+		q.do(func() error {
+			return cuda.Dgemv(la.blas, cuda.OpN, n, n, 1, a.ptr, n, v.ptr, 0, v.ptr+uintptr(8*n))
+		})
+		return nil
 	})
 }
 
-// onVector copies x to a device vector of size float64s, runs f on the
-// device's thread with its address, and copies len(y) float64s from
-// element from on back into y: every host-vector operation of refinement.
-func (e *Engine) onVector(x, y []float64, size, from int, f func(v uintptr) error) error {
+// onVector copies x to a device vector of size float64s, queues f's work
+// on it and runs it in one trip to the device's thread, and copies len(y)
+// float64s from element from on back into y: every host-vector operation
+// of refinement.
+func (e *Engine) onVector(x, y []float64, size, from int, f func(q *launchQueue, v *Buffer) error) error {
 	v, err := e.d.Alloc(8 * size)
 	if err != nil {
 		return err
@@ -452,7 +456,11 @@ func (e *Engine) onVector(x, y []float64, size, from int, f func(v uintptr) erro
 	if err := e.d.Upload(v, x); err != nil {
 		return err
 	}
-	if err := e.d.call(func() error { return f(v.ptr) }); err != nil {
+	q := &launchQueue{d: e.d}
+	if err := f(q, v); err != nil {
+		return err
+	}
+	if err := q.flush(); err != nil {
 		return err
 	}
 	return e.d.Download(y, v.view(8*from))
