@@ -130,11 +130,7 @@ type operands struct {
 }
 
 func (o *operands) free() {
-	for _, b := range []*Buffer{o.a, o.b, o.a64, o.b64, o.c32, o.c64} {
-		if b != nil {
-			b.Free()
-		}
-	}
+	freeAll(o.a, o.b, o.a64, o.b64, o.c32, o.c64)
 	for _, w := range [][]*Buffer{o.a16, o.b16, o.abf, o.bbf} {
 		wordBuffers(w).free()
 	}

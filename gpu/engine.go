@@ -179,13 +179,7 @@ func allFinite(x []float64) bool {
 // wordBuffers holds the words of one matrix on the device.
 type wordBuffers []*Buffer
 
-func (w wordBuffers) free() {
-	for _, b := range w {
-		if b != nil {
-			b.Free()
-		}
-	}
-}
+func (w wordBuffers) free() { freeAll(w...) }
 
 func (w wordBuffers) ptr(i int) uintptr {
 	if i < len(w) {

@@ -92,13 +92,9 @@ func bufferOf(d *Device, x any) (*Buffer, error) {
 }
 
 func (pc *preconditioner) free() error {
-	var errs []error
-	for _, b := range append([]*Buffer{pc.perm}, append(pc.pairs[:], append(pc.r[:], pc.s[:]...)...)...) {
-		if b != nil {
-			errs = append(errs, b.Free())
-		}
-	}
-	return errors.Join(errs...)
+	bufs := append([]*Buffer{pc.perm}, pc.pairs[:]...)
+	bufs = append(append(bufs, pc.r[:]...), pc.s[:]...)
+	return freeAll(bufs...)
 }
 
 // enqueue queues dst = M⁻¹·src (src and dst distinct n-vectors).
@@ -289,12 +285,4 @@ func (b *deviceBasis) Combine(y, x []float64) error {
 	return d.Download(x, b.tmp)
 }
 
-func (b *deviceBasis) Free() error {
-	var errs []error
-	for _, buf := range []*Buffer{b.v, b.coef, b.tmp} {
-		if buf != nil {
-			errs = append(errs, buf.Free())
-		}
-	}
-	return errors.Join(errs...)
-}
+func (b *deviceBasis) Free() error { return freeAll(b.v, b.coef, b.tmp) }

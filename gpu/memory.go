@@ -45,6 +45,15 @@ func (b *Buffer) Free() error {
 	return b.freeErr
 }
 
+// freeAll frees each buffer (Free takes nil ones too) and joins the errors.
+func freeAll(bufs ...*Buffer) error {
+	var errs []error
+	for _, b := range bufs {
+		errs = append(errs, b.Free())
+	}
+	return errors.Join(errs...)
+}
+
 // Alloc allocates bytes of device memory, aligned to at least 256 bytes.
 // The contents are undefined: see Memset32.
 func (d *Device) Alloc(bytes int) (*Buffer, error) {

@@ -69,11 +69,7 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module) (*panelLU, error) {
 }
 
 func (pl *panelLU) free() {
-	for _, b := range []*Buffer{pl.records, pl.moves} {
-		if b != nil {
-			b.Free()
-		}
-	}
+	freeAll(pl.records, pl.moves)
 }
 
 // leafShape picks a leaf's grid and width for rows×w: about 256 rows a
@@ -98,13 +94,7 @@ func (pl *panelLU) leafShape(rows, w, blocks int) (grid, width int) {
 func (pl *panelLU) factor(st *Stream, a uintptr, lda, m, nb int, ipiv uintptr, blocks int) error {
 	d := pl.e.d
 	q := &launchQueue{d: d}
-	q.do(func() error {
-		h, err := st.handle(d)
-		if err != nil {
-			return err
-		}
-		return cuda.CublasSetStream(pl.la.blas, h)
-	})
+	q.do(func() error { return pl.la.blasOn(d, st) })
 	if err := pl.rec(q, st, a, lda, m, nb, 0, nb, ipiv, max(blocks, 1)); err != nil {
 		return err
 	}

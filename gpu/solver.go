@@ -54,6 +54,24 @@ func (e *Engine) linalg() (*linalg, error) {
 	return la, nil
 }
 
+// blasOn and solverOn send the cuBLAS or cuSOLVER handle's later work to
+// st (nil: the default stream); on the device's thread.
+func (la *linalg) blasOn(d *Device, st *Stream) error {
+	h, err := st.handle(d)
+	if err != nil {
+		return err
+	}
+	return cuda.CublasSetStream(la.blas, h)
+}
+
+func (la *linalg) solverOn(d *Device, st *Stream) error {
+	h, err := st.handle(d)
+	if err != nil {
+		return err
+	}
+	return cuda.CusolverSetStream(la.solver, h)
+}
+
 // SolverVersions returns the versions of cuBLAS (e.g. 130100) and
 // cuSOLVER (major, minor, patch) that the solver would use, or an error
 // wrapping ErrNoCusolver.
@@ -848,13 +866,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		return err
 	}
 	var invL, tmpU, invU, tmpL *Buffer
-	defer func() {
-		for _, b := range []*Buffer{invL, tmpU, invU, tmpL} {
-			if b != nil {
-				b.Free()
-			}
-		}
-	}()
+	defer func() { freeAll(invL, tmpU, invU, tmpL) }()
 	jbMax := min(nb, n)
 	if invL, err = d.Alloc(4 * jbMax * jbMax); err != nil {
 		return err
@@ -926,11 +938,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			fill, diag = cuda.FillUpper, cuda.DiagNonUnit
 		}
 		return d.call(func() error {
-			h, err := st.handle(d)
-			if err != nil {
-				return err
-			}
-			if err := cuda.CublasSetStream(la.blas, h); err != nil {
+			if err := la.blasOn(d, st); err != nil {
 				return err
 			}
 			return cuda.Strsm(la.blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, w.ptr+uintptr(at(j, j)), n, inv.ptr, jb)
@@ -940,11 +948,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// piv 0: without pivoting.
 	getrfOn := func(st *Stream, j, m, jb int, piv uintptr) error {
 		return d.call(func() error {
-			h, err := st.handle(d)
-			if err != nil {
-				return err
-			}
-			if err := cuda.CusolverSetStream(la.solver, h); err != nil {
+			if err := la.solverOn(d, st); err != nil {
 				return err
 			}
 			return cuda.Getrf(la.solver, false, m, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
@@ -1027,11 +1031,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return err
 			}
 			return d.call(func() error {
-				h, err := main.handle(d)
-				if err != nil {
-					return err
-				}
-				if err := cuda.CublasSetStream(la.blas, h); err != nil {
+				if err := la.blasOn(d, main); err != nil {
 					return err
 				}
 				if err := cuda.CublasSetSMCountTarget(la.blas, sms); err != nil {

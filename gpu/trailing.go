@@ -139,11 +139,7 @@ func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int
 }
 
 func (t *ltTrailing) free() {
-	for _, b := range []*Buffer{t.l, t.u, t.scaleSlots} {
-		if b != nil {
-			b.Free()
-		}
-	}
+	freeAll(t.l, t.u, t.scaleSlots)
 }
 
 // columns is the grid of a kernel whose blocks take columns: one each, up
