@@ -45,18 +45,28 @@ func TestExperimentRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "narrow2.csv"))
+	recs := readCSV(t, filepath.Join(dir, "narrow2.csv"))
+	if len(recs) != 57 || strings.Join(recs[0], ",") != "input,series,n,normwise_error" {
+		t.Fatalf("CSV: %d records, header %v", len(recs), recs[0])
+	}
+	if errOut != "" {
+		t.Errorf("stderr is not a terminal, yet got %q", errOut)
+	}
+}
+
+// readCSV reads the whole CSV file at path, or fails the test.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(recs) != 57 || strings.Join(recs[0], ",") != "input,series,n,normwise_error" {
-		t.Fatalf("CSV: %v, %d records, header %v", err, len(recs), recs[0])
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %v, %d records", path, err, len(recs))
 	}
-	if errOut != "" {
-		t.Errorf("stderr is not a terminal, yet got %q", errOut)
-	}
+	return recs
 }
 
 func TestExperimentErrors(t *testing.T) {

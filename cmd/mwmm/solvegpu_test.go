@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -164,15 +162,7 @@ func TestSolveGPUBenchGMRESOnDevice(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	f, err := os.Open(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, table)
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
