@@ -3,7 +3,6 @@ package gpu
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -187,116 +186,46 @@ func gaussSolve(n int, a, b []float64) bool {
 	return true
 }
 
-// The preconditioner's M after the gather: P·M·x = (P·M·Pᵀ)·(P·x), the
-// levels of P·M·Pᵀ being gatheredLevel's.
-func TestGatheredLevels(t *testing.T) {
-	for _, n := range []int{1, 2, 7, 37, 64} {
-		rng := rand.New(rand.NewPCG(uint64(n), 3))
-		perm := make([]int32, n)
-		for i, p := range rng.Perm(n) {
-			perm[i] = int32(p)
-		}
-		bf := newButterfly(n, 9)
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = rng.Float64() - 0.5
-		}
-		mixed := slices.Clone(x)
-		bf.mix(mixed)
-		gathered := &butterfly{n: n}
-		for l := range butterflyDepth {
-			gathered.pairs[l], gathered.r[l] = gatheredLevel(perm, bf.pairs[l], bf.r[l])
-		}
-		px := make([]float64, n)
-		for k, i := range perm {
-			px[k] = x[i]
-		}
-		gathered.mix(px)
-		for k, i := range perm {
-			if px[k] != mixed[i] {
-				t.Fatalf("n=%d: (P·M·x)[%d] = %v after the gather, %v before", n, k, px[k], mixed[i])
-			}
-		}
-	}
-}
-
 // Why PivotAuto keeps the transform to the fp64 form: elimination
 // without pivoting of a random matrix grows its entries by orders of
 // magnitude even after it (go test ./gpu -run ButterflyGrowth -v logs
 // the growth factors docs/perf/solve-h100.md cites).
 func TestButterflyGrowth(t *testing.T) {
 	for _, n := range []int{256, 1024} {
-		a := randomColumnMajor(n)
+		rng := rand.New(rand.NewPCG(1, 2))
+		a := make([]float64, n*n)
+		for i := range a {
+			a[i] = rng.Float64() - 0.5
+		}
 		newButterfly(n, butterflySeed).transform(a)
-		growth, maxL := eliminateLocally(a, n, 1)
+		maxA := 0.0
+		for _, v := range a {
+			maxA = max(maxA, math.Abs(v))
+		}
+		maxU, maxL := 0.0, 0.0
+		for k := 0; k < n; k++ {
+			p := a[k+k*n]
+			for i := k + 1; i < n; i++ {
+				a[i+k*n] /= p
+				maxL = max(maxL, math.Abs(a[i+k*n]))
+			}
+			lk := a[k*n : k*n+n]
+			for j := k + 1; j < n; j++ {
+				u, col := a[k+j*n], a[j*n:j*n+n]
+				for i := k + 1; i < n; i++ {
+					col[i] -= lk[i] * u
+				}
+			}
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i <= j; i++ {
+				maxU = max(maxU, math.Abs(a[i+j*n]))
+			}
+		}
+		growth := maxU / maxA
 		t.Logf("n = %d: growth factor %.3g, largest multiplier %.3g", n, growth, maxL)
 		if growth < 100 {
 			t.Errorf("n = %d: growth %.3g: the transform made elimination without pivoting stable here, and PivotAuto could give it to the fp32 forms", n, growth)
 		}
 	}
-}
-
-// Local pivoting's growth on a random matrix is far above partial
-// pivoting's, and the butterfly transform before it brings it down: why
-// PivotButterflyLocal exists (go test ./gpu -run LocalPivotingGrowth -v).
-func TestLocalPivotingGrowth(t *testing.T) {
-	const n, nb = 2048, 128
-	a := randomColumnMajor(n)
-	partial, _ := eliminateLocally(slices.Clone(a), n, n)
-	local, _ := eliminateLocally(slices.Clone(a), n, nb)
-	newButterfly(n, butterflySeed).transform(a)
-	transformed, maxL := eliminateLocally(a, n, nb)
-	t.Logf("n = %d, nb = %d: growth factor %.3g partial, %.3g local, %.3g local after the transform (largest multiplier %.3g)", n, nb, partial, local, transformed, maxL)
-	if !(partial < 200 && local > 10*partial && transformed < local/4) {
-		t.Errorf("growth %.3g partial, %.3g local, %.3g local after the transform: want local > 10× partial and the transform to cut it 4-fold", partial, local, transformed)
-	}
-}
-
-// randomColumnMajor is an n×n matrix with entries uniform in [−½, ½).
-func randomColumnMajor(n int) []float64 {
-	rng := rand.New(rand.NewPCG(1, 2))
-	a := make([]float64, n*n)
-	for i := range a {
-		a[i] = rng.Float64() - 0.5
-	}
-	return a
-}
-
-// eliminateLocally runs Gaussian elimination in fp64 on the column-major
-// a, each pivot the largest candidate among the rows of its window of
-// the diagonal (window 1: no pivoting, n: partial pivoting, nb: local
-// pivoting), and returns the growth factor max|u_ij| / max|a_ij| and the
-// largest multiplier.
-func eliminateLocally(a []float64, n, window int) (growth, maxL float64) {
-	maxA := 0.0
-	for _, v := range a {
-		maxA = max(maxA, math.Abs(v))
-	}
-	maxU := 0.0
-	for k := 0; k < n; k++ {
-		p := k
-		for i := k + 1; i < min((k/window+1)*window, n); i++ {
-			if math.Abs(a[i+k*n]) > math.Abs(a[p+k*n]) {
-				p = i
-			}
-		}
-		for j := 0; j < n && p != k; j++ {
-			a[k+j*n], a[p+j*n] = a[p+j*n], a[k+j*n]
-		}
-		pivot := a[k+k*n]
-		maxU = max(maxU, math.Abs(pivot))
-		lk := a[k*n : k*n+n]
-		for i := k + 1; i < n; i++ {
-			lk[i] /= pivot
-			maxL = max(maxL, math.Abs(lk[i]))
-		}
-		for j := k + 1; j < n; j++ {
-			u, col := a[k+j*n], a[j*n:j*n+n]
-			maxU = max(maxU, math.Abs(u))
-			for i := k + 1; i < n; i++ {
-				col[i] -= lk[i] * u
-			}
-		}
-	}
-	return maxU / maxA, maxL
 }

@@ -9,22 +9,17 @@ import (
 	"github.com/mwmm/mwmm/solve"
 )
 
-// A preconditioner applies M⁻¹ = Nᵀ·Û⁻¹L̂⁻¹·P·M (M, N the butterflies of
-// PivotButterfly and PivotButterflyLocal, else the identity) to a vector
-// on the device: the interchanges as one gather, the butterflies' levels,
-// and cuBLAS dtrsv on the fp64 factors. Factors.Solve and GMRES's device
-// basis both use it.
+// A preconditioner applies M⁻¹ = Nᵀ·Û⁻¹L̂⁻¹·M·P (M, N the butterflies of
+// PivotButterfly, else the identity) to a vector on the device: the
+// interchanges as one gather, the butterflies' levels, and cuBLAS dtrsv
+// on the fp64 factors. Factors.Solve and GMRES's device basis both use it.
 type preconditioner struct {
-	fa   *Factors
-	perm *Buffer // (P·x)[i] = x[perm[i]]
-	// M's levels run after the gather, on P's indices: P·M = (P·M·Pᵀ)·P,
-	// and level l of P·M·Pᵀ pairs the rows P moved index i and its
-	// partner to (gatheredPairs), with their diagonal (r).
-	gatheredPairs [butterflyDepth]*Buffer
-	pairs         [butterflyDepth]*Buffer // Nᵀ's levels
-	r, s          [butterflyDepth]*Buffer // M's and N's diagonals per level
-	permute       *Function
-	level         *Function
+	fa      *Factors
+	perm    *Buffer // (P·x)[i] = x[perm[i]]
+	pairs   [butterflyDepth]*Buffer
+	r, s    [butterflyDepth]*Buffer // M's and N's diagonals per level
+	permute *Function
+	level   *Function
 }
 
 // precond makes the factors' preconditioner on first use.
@@ -48,46 +43,22 @@ func (fa *Factors) precond() (*preconditioner, error) {
 	if err := d.Download(ipiv, fa.ipiv); err != nil {
 		return nil, err
 	}
-	perm := gatherOf(ipiv)
-	if pc.perm, err = bufferOf(d, perm); err != nil {
+	if pc.perm, err = bufferOf(d, gatherOf(ipiv)); err != nil {
 		return nil, err
 	}
 	if bf := fa.bf; bf != nil {
 		for l := range butterflyDepth {
-			pairs, r := gatheredLevel(perm, bf.pairs[l], bf.r[l])
-			var err1, err2, err3, err4 error
-			pc.gatheredPairs[l], err1 = bufferOf(d, pairs)
-			pc.pairs[l], err2 = bufferOf(d, bf.pairs[l])
-			pc.r[l], err3 = bufferOf(d, r)
-			pc.s[l], err4 = bufferOf(d, bf.s[l])
-			if err := errors.Join(err1, err2, err3, err4); err != nil {
+			var err1, err2, err3 error
+			pc.pairs[l], err1 = bufferOf(d, bf.pairs[l])
+			pc.r[l], err2 = bufferOf(d, bf.r[l])
+			pc.s[l], err3 = bufferOf(d, bf.s[l])
+			if err := errors.Join(err1, err2, err3); err != nil {
 				return nil, errors.Join(err, pc.free())
 			}
 		}
 	}
 	fa.pc = pc
 	return pc, nil
-}
-
-// gatheredLevel moves a butterfly level's pairs and diagonal d to the
-// indices the gather perm puts them at: after it, index i is at k with
-// perm[k] = i.
-func gatheredLevel(perm, pairs []int32, d []float64) ([]int32, []float64) {
-	at := make([]int32, len(perm))
-	for k, i := range perm {
-		at[i] = int32(k)
-	}
-	moved, md := make([]int32, len(pairs)), make([]float64, len(d))
-	for k, i := range pairs {
-		moved[k] = -1
-		if i >= 0 {
-			moved[k] = at[i]
-		}
-	}
-	for i, v := range d {
-		md[at[i]] = v
-	}
-	return moved, md
 }
 
 // gatherOf composes LAPACK's sequential interchanges (1-based ipiv: swap
@@ -121,7 +92,7 @@ func bufferOf(d *Device, x any) (*Buffer, error) {
 }
 
 func (pc *preconditioner) free() error {
-	bufs := append(append([]*Buffer{pc.perm}, pc.pairs[:]...), pc.gatheredPairs[:]...)
+	bufs := append([]*Buffer{pc.perm}, pc.pairs[:]...)
 	bufs = append(append(bufs, pc.r[:]...), pc.s[:]...)
 	return freeAll(bufs...)
 }
@@ -135,17 +106,17 @@ func (pc *preconditioner) enqueue(q *launchQueue, la *linalg, src, dst *Buffer) 
 	if err := q.launch(pc.permute, grid(n), block, 0, nil, src, dst, pc.perm, int64(n)); err != nil {
 		return err
 	}
-	levels := func(transposed int32, pairs, diag [butterflyDepth]*Buffer, order ...int) error {
+	levels := func(transposed int32, diag [butterflyDepth]*Buffer, order ...int) error {
 		for _, l := range order {
 			count := len(fa.bf.pairs[l]) / 2
-			if err := q.launch(pc.level, grid(count), block, 0, nil, dst, pairs[l], int32(count), diag[l], transposed); err != nil {
+			if err := q.launch(pc.level, grid(count), block, 0, nil, dst, pc.pairs[l], int32(count), diag[l], transposed); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if fa.bf != nil {
-		if err := levels(0, pc.gatheredPairs, pc.r, 0, 1); err != nil { // P·M·x: level 1, then level 2
+		if err := levels(0, pc.r, 0, 1); err != nil { // M·x: level 1, then level 2
 			return err
 		}
 	}
@@ -159,7 +130,7 @@ func (pc *preconditioner) enqueue(q *launchQueue, la *linalg, src, dst *Buffer) 
 		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, dst.ptr)
 	})
 	if fa.bf != nil {
-		return levels(1, pc.pairs, pc.s, 1, 0) // Nᵀ·z: level 2, then level 1
+		return levels(1, pc.s, 1, 0) // Nᵀ·z: level 2, then level 1
 	}
 	return nil
 }

@@ -545,54 +545,19 @@ const (
 	// still precondition A; refinement against A says when a matrix
 	// defeats the transform.
 	PivotButterfly
-	// PivotLocal picks each pivot as partial pivoting does, but among the
-	// rows of the panel's diagonal block only: a panel is sgetrf's LU of
-	// that nb×nb block, with interchanges, and L₂₁ = A₂₁·U₁₁⁻¹, as
-	// without pivoting. The panels leave the critical path and the
-	// interchanges stay within a window of nb rows. The multipliers below
-	// the block are not bounded by 1, so the growth is larger than partial
-	// pivoting's (on random matrices about 10^2–10^4, which fp32 factors
-	// keep to about 4 digits: refinement needs a few more steps); blocked
-	// forms only. Refinement against A says when a matrix defeats it.
-	PivotLocal
-	// PivotButterflyLocal is PivotLocal after PivotButterfly's transform,
-	// which cuts local pivoting's growth on random matrices 10- to 70-fold
-	// (TestLocalPivotingGrowth).
-	PivotButterflyLocal
 )
 
-// ErrSpeculativePivoting is wrapped by Factor's error when factors whose
-// pivots were picked speculatively (Factors.Speculative: the butterfly
-// transform, local pivoting) have a zero or non-finite pivot.
-var ErrSpeculativePivoting = errors.New("pivots picked speculatively")
+// ErrButterflyFailed is wrapped by Factor's error when the factors of
+// PivotButterfly's transformed matrix have a zero or non-finite pivot.
+var ErrButterflyFailed = errors.New("without pivoting, after a random butterfly transform")
 
 // ButterflyPivoting is Factors.Pivoting after PivotButterfly's transform.
 const ButterflyPivoting = "none, after a random butterfly transform"
 
-// LocalPivoting and ButterflyLocalPivoting are Factors.Pivoting after
-// PivotLocal and PivotButterflyLocal.
-const (
-	LocalPivoting          = "local: within each panel's diagonal block"
-	ButterflyLocalPivoting = "local, after a random butterfly transform"
-)
-
-// Speculative says whether the pivots were picked by a rule that is fast
-// but not stable on every matrix (the butterfly transform, local
-// pivoting), so that refinement against A has to vouch for the factors,
-// and factors with partial pivoting may be the answer when it does not.
-func (fa *Factors) Speculative() bool {
-	switch fa.Pivoting {
-	case ButterflyPivoting, LocalPivoting, ButterflyLocalPivoting:
-		return true
-	}
-	return false
-}
-
 // Pivotings names the Pivoting values, as ParsePivoting reads them.
-var Pivotings = []string{"auto", "partial", "none", "butterfly", "local", "butterfly-local"}
+var Pivotings = []string{"auto", "partial", "none", "butterfly"}
 
-// ParsePivoting reads auto, partial, none, butterfly, local or
-// butterfly-local.
+// ParsePivoting reads auto, partial, none or butterfly.
 func ParsePivoting(name string) (Pivoting, error) {
 	if i := slices.Index(Pivotings, name); i >= 0 {
 		return Pivoting(i), nil
@@ -704,15 +669,6 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	case PivotButterfly:
 		fa.bf = newButterfly(n, butterflySeed)
 		piv, fa.Pivoting = 0, ButterflyPivoting
-	case PivotLocal, PivotButterflyLocal:
-		if !f.Blocked() {
-			return fail(fmt.Errorf("gpu: local pivoting needs a blocked form (tc32-*, multiword): %s is cuSOLVER's getrf, which pivots partially or not at all", f.Name))
-		}
-		fa.Pivoting = LocalPivoting
-		if f.Pivoting == PivotButterflyLocal {
-			fa.bf = newButterfly(n, butterflySeed)
-			fa.Pivoting = ButterflyLocalPivoting
-		}
 	case PivotAuto:
 		rows, cols, err := s.dominance(mod)
 		if err != nil {
@@ -779,7 +735,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			if fa.NB > 4096 {
 				return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
 			}
-			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, fa.Pivoting == LocalPivoting || fa.Pivoting == ButterflyLocalPivoting, ph)
+			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
 		}
 		if err != nil {
 			return fail(err)
@@ -796,8 +752,8 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	}
 	fa.Duration = time.Since(start)
 	if err := fa.check(mod); err != nil {
-		if fa.Speculative() {
-			err = fmt.Errorf("%w (pivoting %s, %w; with partial pivoting it may factor)", err, fa.Pivoting, ErrSpeculativePivoting)
+		if fa.bf != nil {
+			err = fmt.Errorf("%w (%w; with partial pivoting it may factor)", err, ErrButterflyFailed)
 		} else if piv == 0 {
 			err = fmt.Errorf("%w (without pivoting; with partial pivoting it may factor)", err)
 		}
@@ -877,7 +833,7 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 // strsm): a short sequential part, then a product-like one, where partial
 // pivoting's pivot search runs down every row of the panel, column by
 // column; ipiv is left as it is.
-func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, pivots, local bool, ph *Phases) error {
+func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, pivots bool, ph *Phases) error {
 	d := e.d
 	// One work space for every panel: the first is the largest.
 	work, err := e.getrfWork(la, false, n, min(nb, n), w.ptr, n)
@@ -1003,21 +959,6 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		// A zero pivot shows in U's diagonal (Factors.check), so the info
 		// word is not read: no wait per panel.
 		err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
-			if local {
-				// The diagonal block's LU, with interchanges within it, and
-				// L₂₁ = A₂₁·U₁₁⁻¹ by strsm: U₁₁ is not dominant here, and a
-				// product with its inverse would lose cond(U₁₁) digits.
-				if err := getrfOn(st, j, jb, jb, ipiv.ptr+uintptr(4*j)); err != nil || n-j-jb == 0 {
-					return err
-				}
-				return d.call(func() error {
-					if err := la.blasOn(d, st); err != nil {
-						return err
-					}
-					return cuda.Strsm(la.blas, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n-j-jb, jb, 1,
-						w.ptr+uintptr(at(j, j)), n, w.ptr+uintptr(at(j+jb, j)), n)
-				})
-			}
 			if !pivots {
 				// The diagonal block's LU, U₁₁⁻¹, and L₂₁ = A₂₁·U₁₁⁻¹.
 				below := n - j - jb

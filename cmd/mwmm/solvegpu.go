@@ -108,10 +108,10 @@ type factored struct {
 }
 
 // factorRefine factors A in the form and refines x from b, through wrap's
-// timing wrappers when it is not nil. When PivotAuto picked the pivots
-// speculatively (the butterfly transform, local pivoting) and that fails
-// (a zero or non-finite pivot, or refinement that does not converge), it
-// factors again with partial pivoting and the pivoting line says why. A factorization error comes back as ferr, a
+// timing wrappers when it is not nil. When PivotAuto took the butterfly
+// transform and it fails (a zero or non-finite pivot, or refinement that
+// does not converge), it factors again with partial pivoting and the
+// pivoting line says why. A factorization error comes back as ferr, a
 // refinement that does not converge as serr (solve.ErrNotConverged),
 // with x its best iterate. With budgeted, refinement may take as long as
 // the factorization did and no longer (solve.Options.TimeBudget).
@@ -121,7 +121,7 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 	for {
 		fa, err := sys.Factor(form)
 		if err != nil {
-			if form.Pivoting == gpu.PivotAuto && errors.Is(err, gpu.ErrSpeculativePivoting) {
+			if form.Pivoting == gpu.PivotAuto && errors.Is(err, gpu.ErrButterflyFailed) {
 				why, form.Pivoting = err.Error(), gpu.PivotPartial
 				continue
 			}
@@ -129,7 +129,7 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 		}
 		fd = factored{form: fa.Form, pivoting: fa.Pivoting, nb: fa.NB, duration: fa.Duration, phases: fa.Phases}
 		if why != "" {
-			fd.pivoting = "partial, as speculative pivoting failed: " + why
+			fd.pivoting = "partial, as the butterfly transform failed: " + why
 		}
 		if budgeted {
 			sopt.TimeBudget = fa.Duration
@@ -142,8 +142,8 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 		x, rep, serr = solve.RefineOperator(ctx, op, b, f, sopt)
 		fd.elapsed = time.Since(start)
 		fa.Free()
-		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == gpu.PivotAuto && fa.Speculative() {
-			why, form.Pivoting = fmt.Sprintf("%s: refinement %s, backward error %.3g", fa.Pivoting, rep.Stop, rep.BackwardError), gpu.PivotPartial
+		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == gpu.PivotAuto && fa.Pivoting == gpu.ButterflyPivoting {
+			why, form.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", rep.Stop, rep.BackwardError), gpu.PivotPartial
 			continue
 		}
 		rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
@@ -515,12 +515,8 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		switch {
 		case r.pivoting == gpu.ButterflyPivoting:
 			status += " (butterfly, no pivoting)"
-		case r.pivoting == gpu.LocalPivoting:
-			status += " (local pivoting)"
-		case r.pivoting == gpu.ButterflyLocalPivoting:
-			status += " (butterfly, local pivoting)"
-		case strings.HasPrefix(r.pivoting, "partial, as"):
-			status += " (speculative pivoting failed: partial pivoting)"
+		case strings.Contains(r.pivoting, "butterfly"):
+			status += " (butterfly failed: partial pivoting)"
 		case strings.HasPrefix(r.pivoting, "none"):
 			status += " (no pivoting)"
 		}
