@@ -210,3 +210,75 @@ func BenchmarkKrylovExpand(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTriangularSolves times the factors' two triangular solves from
+// fp64 factors (dtrsv, what Solve runs) and from fp32 ones (strsv).
+func BenchmarkTriangularSolves(b *testing.B) {
+	if err := Available(); err != nil {
+		b.Skipf("no GPU: %v", err)
+	}
+	e, err := SharedEngine(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	la, err := e.linalg()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{8192, 32768} {
+		s, err := e.GenerateSystem(n, "diagdom", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, _ := ParseLUForm("tc32-fp16")
+		fa, err := s.Factor(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lu32, err := e.d.Alloc(4 * n * n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, err := e.d.Alloc(8 * n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.d.Upload(x, make([]float64, n)); err != nil {
+			b.Fatal(err)
+		}
+		if err := launch(mod, "f64_to_f32", fa.lu, lu32, int64(n)*int64(n)); err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			trsv func(h uintptr, uplo, trans, diag, n int, a uintptr, lda int, x uintptr) error
+			lu   *Buffer
+		}{{"dtrsv", cuda.Dtrsv, fa.lu}, {"strsv", cuda.Strsv, lu32}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
+				for b.Loop() {
+					if err := e.d.call(func() error {
+						if err := cuda.CublasSetStream(la.blas, 0); err != nil {
+							return err
+						}
+						if err := c.trsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, c.lu.ptr, n, x.ptr); err != nil {
+							return err
+						}
+						return c.trsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, c.lu.ptr, n, x.ptr)
+					}); err != nil {
+						b.Fatal(err)
+					}
+					if err := e.d.Sync(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		freeAll(lu32, x)
+		fa.Free()
+		s.Free()
+	}
+}

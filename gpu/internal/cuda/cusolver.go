@@ -40,6 +40,7 @@ var blas struct {
 	cublasSgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) result
 	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
 	cublasDtrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
+	cublasStrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
 	cublasDnrm2      func(h uintptr, n int32, x uintptr, incx int32, result *float64) result
 	cublasDscal      func(h uintptr, n int32, alpha *float64, x uintptr, incx int32) result
 }
@@ -100,6 +101,7 @@ func loadCusolver() error {
 		fn(&b.cublasSgemm, "cublasSgemm_v2", "cublasSgemm"),
 		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
 		fn(&b.cublasDtrsv, "cublasDtrsv_v2", "cublasDtrsv"),
+		fn(&b.cublasStrsv, "cublasStrsv_v2", "cublasStrsv"),
 		fn(&b.cublasDnrm2, "cublasDnrm2_v2", "cublasDnrm2"),
 		fn(&b.cublasDscal, "cublasDscal_v2", "cublasDscal"),
 	}); err != nil {
@@ -211,6 +213,11 @@ func Dgemv(h uintptr, trans, m, n int, alpha float64, a uintptr, lda int, x uint
 // Dtrsv solves op(A)·x = b in place of x, A n×n triangular, column-major.
 func Dtrsv(h uintptr, uplo, trans, diag, n int, a uintptr, lda int, x uintptr) error {
 	return ltCheck("cublasDtrsv_v2", blas.cublasDtrsv(h, int32(uplo), int32(trans), int32(diag), int32(n), a, int32(lda), x, 1))
+}
+
+// Strsv is Dtrsv in fp32.
+func Strsv(h uintptr, uplo, trans, diag, n int, a uintptr, lda int, x uintptr) error {
+	return ltCheck("cublasStrsv_v2", blas.cublasStrsv(h, int32(uplo), int32(trans), int32(diag), int32(n), a, int32(lda), x, 1))
 }
 
 // Dnrm2 returns ‖x‖₂ of the n-vector at x; it waits for the result (the
