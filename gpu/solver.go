@@ -497,7 +497,7 @@ type LUForm struct {
 	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
 	// accumulation: F16, BF16, or F32 holding TF32 values.
 	Words DataType
-	NB    int // the block size of the blocked LU; 0: 1024
+	NB    int // the block size of the blocked LU; 0: DefaultNB's
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
 	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
@@ -730,7 +730,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		} else {
 			fa.NB = f.NB
 			if fa.NB == 0 {
-				fa.NB = 1024
+				fa.NB = DefaultNB(f, n, piv != 0)
 			}
 			if fa.NB > 4096 {
 				return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
@@ -760,6 +760,18 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		return fail(err)
 	}
 	return fa, nil
+}
+
+// DefaultNB is the blocked LU's block size for the form at order n, with
+// or without pivoting: 1024, or 1536 for the fused kernel's forms with
+// pivoting from n = 32768, where the wider panels' updates run faster and
+// the factorization took 0.384–0.388 s against 0.410–0.448 s on an H100
+// (double-fp16-fabsum, uniform in (−0.5, 0.5); docs/perf/solve-h100.md).
+func DefaultNB(f LUForm, n int, pivots bool) int {
+	if f.Plan != nil && pivots && n >= 32768 {
+		return 1536
+	}
+	return 1024
 }
 
 // timed runs f and, when ph is not nil, waits for the GPU and adds the

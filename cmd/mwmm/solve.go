@@ -146,7 +146,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 		fs.StringVar(&o.perm, "perm", "", "write the row permutation (row i of P·A is row perm[i] of A, 0-based) to this `.npy` file")
 		return fs, o
 	}
-	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024)", lu.DefaultNB))
+	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, or 1536 for a multiword form that pivots from n = 32768)", lu.DefaultNB))
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")

@@ -39,7 +39,8 @@ below n = 16384 fp64; from 16384 on a diagonally dominant A tc32-fp16,
 double-fp16-fabsum, fp64; otherwise fp64 below 32768 and
 double-fp16-fabsum, then fp64 from 32768. With --bench, auto is timed as
 a solve runs it (its dominance pass included), and its status says which
-form answered. --nb is the panel width (default 1024);
+form answered. --nb is the panel width (default 1024; 1536 for the
+multiword forms when they pivot, from n = 32768, where it is faster);
 --panel recursive factors the panels with our own kernel instead of
 sgetrf (slower on an H100; kept to compare). L's row interchanges are
 applied once, at the end. --pivot auto (the default) leaves pivoting
@@ -202,11 +203,11 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if res != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
-	nb := 1024
+	nb := 0 // gpu.DefaultNB's
 	if set["nb"] {
 		nb = o.nb
 	}
-	if nb < 1 {
+	if set["nb"] && nb < 1 {
 		return usagef("--nb %d: the block size must be at least 1", nb)
 	}
 	panels := strings.Split(o.panel, ",")
@@ -333,7 +334,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if len(tried) > 0 && serr == nil {
 		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), rep.Factor)
 	}
-	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form), Pivoting: fd.pivoting, Report: rep, Escalated: tried}
+	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form, fd.nb), Pivoting: fd.pivoting, Report: rep, Escalated: tried}
 	if serr == nil && o.x != "" {
 		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
 			return err
@@ -354,7 +355,8 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	return serr
 }
 
-func gpuUpdateName(f gpu.LUForm) string {
+// gpuUpdateName says how the form factors, with block size nb.
+func gpuUpdateName(f gpu.LUForm, nb int) string {
 	switch {
 	case f.Getrf64:
 		return "cuSOLVER dgetrf (fp64)"
@@ -362,9 +364,9 @@ func gpuUpdateName(f gpu.LUForm) string {
 		return "cuSOLVER sgetrf (fp32)"
 	}
 	if f.Plan == nil {
-		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", f.NB, f.WordName())
+		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", nb, f.WordName())
 	}
-	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", f.NB, f.Plan.Name)
+	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", nb, f.Plan.Name)
 }
 
 // gpuSystem puts the A of in on the device: copied, or drawn there.

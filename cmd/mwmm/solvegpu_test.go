@@ -92,8 +92,7 @@ func TestGPUUpdateName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.NB = 1024
-		if got := gpuUpdateName(f); !strings.Contains(got, want) {
+		if got := gpuUpdateName(f, 1024); !strings.Contains(got, want) {
 			t.Errorf("%s: %q, want it to say %q", name, got, want)
 		}
 	}
