@@ -214,21 +214,7 @@ func BenchmarkKrylovExpand(b *testing.B) {
 // BenchmarkTriangularSolves times the factors' two triangular solves from
 // fp64 factors (dtrsv, what Solve runs) and from fp32 ones (strsv).
 func BenchmarkTriangularSolves(b *testing.B) {
-	if err := Available(); err != nil {
-		b.Skipf("no GPU: %v", err)
-	}
-	e, err := SharedEngine(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	la, err := e.linalg()
-	if err != nil {
-		b.Fatal(err)
-	}
-	mod, err := e.d.Module("lu")
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, la, mod := solverBench(b)
 	for _, n := range []int{8192, 32768} {
 		s, err := e.GenerateSystem(n, "diagdom", 1)
 		if err != nil {

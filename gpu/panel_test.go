@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// BenchmarkSolverLeaf times the recursive panel on m×w panels of random
-// binary32 values, for several rows per leaf block (so grid sizes).
-// ./gpu.test -test.run '^$' -test.bench SolverLeaf
-func BenchmarkSolverLeaf(b *testing.B) {
+// solverBench is the shared engine, its cuBLAS and cuSOLVER handles and
+// the lu module for a solver benchmark; it skips without a GPU.
+func solverBench(b *testing.B) (*Engine, *linalg, *Module) {
+	b.Helper()
 	if err := Available(); err != nil {
 		b.Skipf("no GPU: %v", err)
 	}
@@ -24,6 +24,14 @@ func BenchmarkSolverLeaf(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return e, la, mod
+}
+
+// BenchmarkSolverLeaf times the recursive panel on m×w panels of random
+// binary32 values, for several rows per leaf block (so grid sizes).
+// ./gpu.test -test.run '^$' -test.bench SolverLeaf
+func BenchmarkSolverLeaf(b *testing.B) {
+	e, la, mod := solverBench(b)
 	fill, err := mod.Function("fill_uniform")
 	if err != nil {
 		b.Fatal(err)
