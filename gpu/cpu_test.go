@@ -389,3 +389,29 @@ func TestJointOrderSupport(t *testing.T) {
 		}
 	}
 }
+
+// The wider block is for the fused kernel's forms with pivoting at large
+// n only, as measured (docs/perf/solve-h100.md, "Block size").
+func TestDefaultNB(t *testing.T) {
+	for _, c := range []struct {
+		form   string
+		n      int
+		pivots bool
+		want   int
+	}{
+		{"double-fp16-fabsum", 32768, true, 1536},
+		{"double-fp16-fabsum", 40000, true, 1536},
+		{"double-fp16-fabsum", 32768, false, 1024},
+		{"double-fp16-fabsum", 16384, true, 1024},
+		{"tc32-fp16", 32768, true, 1024},
+		{"tc32-bf16", 32768, false, 1024},
+	} {
+		f, err := ParseLUForm(c.form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DefaultNB(f, c.n, c.pivots); got != c.want {
+			t.Errorf("%s, n = %d, pivoting %v: block size %d, want %d", c.form, c.n, c.pivots, got, c.want)
+		}
+	}
+}
