@@ -842,7 +842,7 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 // cores (a trailing: f.Plan on the fused kernel, or f.Words on cuBLASLt).
 // ipiv gets the global pivots. Without pivots, a panel is sgetrf's LU of
 // its diagonal block, without pivoting, and L₂₁ = A₂₁·U₁₁⁻¹ (cuBLAS
-// strsm): a short sequential part, then a product-like one, where partial
+// strmm with U₁₁'s inverse): a short sequential part, then a product-like one, where partial
 // pivoting's pivot search runs down every row of the panel, column by
 // column; ipiv is left as it is.
 func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, pivots bool, ph *Phases) error {

@@ -97,6 +97,16 @@ func autoForms(n int, dominant bool) []string {
 	return []string{"double-fp16-fabsum", "fp64"}
 }
 
+// autoFormsFor is --factor auto's forms for sys, built by build: one
+// pass over A on the device decides whether it is diagonally dominant.
+func autoFormsFor(sys *gpu.System, build func([]string) ([]gpu.LUForm, error)) ([]gpu.LUForm, error) {
+	dominant, err := sys.DiagonallyDominant()
+	if err != nil {
+		return nil, err
+	}
+	return build(autoForms(sys.N(), dominant))
+}
+
 // factored is what a solve reports of its factorization.
 type factored struct {
 	form, pivoting string
@@ -315,11 +325,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	}
 	defer sys.Free()
 	if o.factor == "auto" {
-		dominant, err := sys.DiagonallyDominant()
-		if err != nil {
-			return err
-		}
-		if forms, err = buildForms(autoForms(sys.N(), dominant)); err != nil {
+		if forms, err = autoFormsFor(sys, buildForms); err != nil {
 			return err
 		}
 	}
@@ -557,11 +563,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				if f.Name != "auto" {
 					return []gpu.LUForm{f}, nil
 				}
-				dominant, err := sys.DiagonallyDominant()
-				if err != nil {
-					return nil, err
-				}
-				return build(autoForms(n, dominant))
+				return autoFormsFor(sys, build)
 			}
 			// Every method once, untimed, on this system: the kernels its
 			// shapes and its pivoting pick are loaded, and every time is a
