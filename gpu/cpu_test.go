@@ -264,30 +264,30 @@ func TestMatmulSpecNormalized(t *testing.T) {
 }
 
 func TestTypesStrings(t *testing.T) {
-	for ty, want := range map[DataType]string{F32: "f32", F64: "f64", F16: "f16", BF16: "bf16", E4M3: "e4m3", E5M2: "e5m2", 0: "DataType(0)"} {
+	for ty, want := range map[DataType]string{F32: "f32", F64: "f64", F16: "f16", BF16: "bf16", E4M3: "e4m3", E5M2: "e5m2", I8: "i8", I32: "i32", 0: "DataType(0)"} {
 		if ty.String() != want {
 			t.Errorf("%d.String() = %q, want %q", int(ty), ty.String(), want)
 		}
 	}
-	for ty, want := range map[DataType]int{F32: 4, F64: 8, F16: 2, BF16: 2, E4M3: 1, E5M2: 1, 99: 0} {
+	for ty, want := range map[DataType]int{F32: 4, F64: 8, F16: 2, BF16: 2, E4M3: 1, E5M2: 1, I8: 1, I32: 4, 99: 0} {
 		if ty.Size() != want {
 			t.Errorf("%v.Size() = %d, want %d", ty, ty.Size(), want)
 		}
 	}
 	// The cuBLAS enum values (cublas_api.h, library_types.h).
 	for c, want := range map[ComputeType]int32{Compute32F: 68, Compute32FPedantic: 69, Compute32FFast16F: 74,
-		Compute32FFast16BF: 75, Compute32FFastTF32: 77, Compute64F: 70} {
+		Compute32FFast16BF: 75, Compute32FFastTF32: 77, Compute64F: 70, Compute32I: 72} {
 		if computeTypes[c].cuda != want {
 			t.Errorf("%v = %d, want %d", c, computeTypes[c].cuda, want)
 		}
 	}
-	for ty, want := range map[DataType]int32{F32: 0, F64: 1, F16: 2, BF16: 14, E4M3: 28, E5M2: 29} {
+	for ty, want := range map[DataType]int32{F32: 0, F64: 1, F16: 2, BF16: 14, E4M3: 28, E5M2: 29, I8: 3, I32: 10} {
 		if dataTypes[ty].cuda != want {
 			t.Errorf("%v = %d, want %d", ty, dataTypes[ty].cuda, want)
 		}
 	}
-	if Compute64F.scaleType() != 1 || Compute32FFastTF32.scaleType() != 0 {
-		t.Error("scale types: want CUDA_R_64F for 64F, CUDA_R_32F otherwise")
+	if Compute64F.scaleType() != 1 || Compute32FFastTF32.scaleType() != 0 || Compute32I.scaleType() != 10 {
+		t.Error("scale types: want CUDA_R_64F for 64F, CUDA_R_32I for 32I, CUDA_R_32F otherwise")
 	}
 }
 

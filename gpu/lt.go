@@ -19,6 +19,8 @@ const (
 	BF16                     // bf16 (Go: uint16 bits)
 	E4M3                     // OCP fp8 e4m3 (Go: uint8 bits)
 	E5M2                     // OCP fp8 e5m2 (Go: uint8 bits)
+	I8                       // int8, with Compute32I
+	I32                      // int32, with Compute32I
 )
 
 var dataTypes = [...]struct {
@@ -32,9 +34,11 @@ var dataTypes = [...]struct {
 	BF16: {"bf16", 2, cuda.R16BF},
 	E4M3: {"e4m3", 1, cuda.R8FE4M3},
 	E5M2: {"e5m2", 1, cuda.R8FE5M2},
+	I8:   {"i8", 1, cuda.R8I},
+	I32:  {"i32", 4, cuda.R32I},
 }
 
-func (t DataType) valid() bool { return t >= F32 && t <= E5M2 }
+func (t DataType) valid() bool { return t >= F32 && t <= I32 }
 
 func (t DataType) String() string {
 	if !t.valid() {
@@ -69,6 +73,9 @@ const (
 	Compute32FFast16BF
 	// Compute64F is fp64 throughout: DGEMM.
 	Compute64F
+	// Compute32I multiplies int8 and accumulates in int32, exactly (the
+	// int8 tensor cores); alpha and beta are int32.
+	Compute32I
 )
 
 var computeTypes = [...]struct {
@@ -81,9 +88,10 @@ var computeTypes = [...]struct {
 	Compute32FFast16F:  {"32F_FAST_16F", cuda.Compute32FFast16F},
 	Compute32FFast16BF: {"32F_FAST_16BF", cuda.Compute32FFast16BF},
 	Compute64F:         {"64F", cuda.Compute64F},
+	Compute32I:         {"32I", cuda.Compute32I},
 }
 
-func (c ComputeType) valid() bool { return c >= Compute32F && c <= Compute64F }
+func (c ComputeType) valid() bool { return c >= Compute32F && c <= Compute32I }
 
 func (c ComputeType) String() string {
 	if !c.valid() {
@@ -93,10 +101,14 @@ func (c ComputeType) String() string {
 }
 
 // scaleType is the cudaDataType_t of alpha and beta: fp64 for fp64
-// compute, fp32 for the 32-bit compute types.
+// compute, int32 for int32 compute, fp32 for the other 32-bit compute
+// types.
 func (c ComputeType) scaleType() int32 {
-	if c == Compute64F {
+	switch c {
+	case Compute64F:
 		return cuda.R64F
+	case Compute32I:
+		return cuda.R32I
 	}
 	return cuda.R32F
 }
@@ -122,8 +134,9 @@ type MatmulSpec struct {
 	LdA, LdB, LdC, LdD         int
 	TypeA, TypeB, TypeC, TypeD DataType
 	Compute                    ComputeType
-	// Alpha and Beta are passed as float32 for the 32-bit compute types
-	// (so rounded to fp32), as float64 for Compute64F.
+	// Alpha and Beta are passed as float32 for the 32-bit floating-point
+	// compute types (so rounded to fp32), as float64 for Compute64F, and
+	// as int32 (truncated) for Compute32I.
 	Alpha, Beta float64
 	Workspace   *Buffer // scratch memory for faster algorithms; nil: none
 	Stream      *Stream // nil: the default stream
@@ -454,6 +467,10 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 				alpha, beta = s.scales.ptr, s.scales.ptr+uintptr(s.Compute.scaleSize())
 			case s.Compute == Compute64F:
 				ab := &[2]float64{s.Alpha, s.Beta}
+				pin.Pin(ab)
+				alpha, beta = uintptr(unsafe.Pointer(&ab[0])), uintptr(unsafe.Pointer(&ab[1]))
+			case s.Compute == Compute32I:
+				ab := &[2]int32{int32(s.Alpha), int32(s.Beta)}
 				pin.Pin(ab)
 				alpha, beta = uintptr(unsafe.Pointer(&ab[0])), uintptr(unsafe.Pointer(&ab[1]))
 			default:

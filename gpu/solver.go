@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -497,7 +499,11 @@ type LUForm struct {
 	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
 	// accumulation: F16, BF16, or F32 holding TF32 values.
 	Words DataType
-	NB    int // the block size of the blocked LU; 0: DefaultNB's
+	// OzakiDigits, for the Ozaki forms (ozaki-int8xS), is S: the LU is
+	// held in fp64 and its updates run on the int8 tensor cores, each
+	// row of L₂₁ and column of U₁₂ cut into S 7-bit digits (ozakiLU).
+	OzakiDigits int
+	NB          int // the block size of the blocked LU; 0: DefaultNB's
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
 	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
@@ -565,14 +571,27 @@ func ParsePivoting(name string) (Pivoting, error) {
 	return 0, fmt.Errorf("gpu: no pivoting %q: %v", name, Pivotings)
 }
 
-// LUForms lists the names ParseLUForm takes besides multiword variants.
-var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32"}
+// LUForms lists the names ParseLUForm takes besides multiword variants
+// and Ozaki forms with other digit counts.
+var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32", "ozaki-int8x5"}
+
+// ozakiPrefix begins the Ozaki forms' names: ozaki-int8x5 has 5 digits.
+const ozakiPrefix = "ozaki-int8x"
 
 // ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
 // tensor cores, fp32 accumulation and storage), tc32-bf16, tc32-tf32,
-// or a multiword variant with FABsum (double-fp16-fabsum ...). Every
-// blocked form's updates run on the fused kernel.
+// a multiword variant with FABsum (double-fp16-fabsum ...), whose updates
+// run on the fused kernel, or ozaki-int8xS (fp64 storage, updates from S
+// int8 digits, S = 2 … 7).
 func ParseLUForm(name string) (LUForm, error) {
+	if digits, ok := strings.CutPrefix(name, ozakiPrefix); ok {
+		s, err := strconv.Atoi(digits)
+		if err != nil || s < OzakiMinDigits || s > OzakiMaxDigits {
+			return LUForm{}, fmt.Errorf("gpu: factorization %q: the Ozaki forms are %s%d to %s%d (the digits per row of L₂₁ and column of U₁₂)",
+				name, ozakiPrefix, OzakiMinDigits, ozakiPrefix, OzakiMaxDigits)
+		}
+		return LUForm{Name: name, OzakiDigits: s}, nil
+	}
 	switch name {
 	case "fp64":
 		return LUForm{Name: name, Getrf64: true}, nil
@@ -693,7 +712,29 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			return fail(err)
 		}
 	}
-	if f.Getrf64 {
+	if f.OzakiDigits > 0 {
+		if fa.bf != nil {
+			err = s.transform(mod, fa.bf, lu, nil)
+		} else {
+			err = d.Copy(lu, s.a)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		fa.NB = f.NB
+		if fa.NB == 0 {
+			fa.NB = DefaultNB(f, n, piv != 0)
+		}
+		if fa.NB > 4096 {
+			return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
+		}
+		if f.Profile {
+			fa.Phases = new(Phases)
+		}
+		if err := s.e.ozakiLU(la, mod, f.OzakiDigits, fa.NB, n, lu, ipiv, piv != 0, fa.Phases); err != nil {
+			return fail(err)
+		}
+	} else if f.Getrf64 {
 		if fa.bf != nil {
 			err = s.transform(mod, fa.bf, lu, nil)
 		} else {

@@ -32,6 +32,13 @@ n = 8192 on an H100). --factor is one of
                storage: the TC32 form
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
+  ozaki-int8xS the blocked LU held in fp64 (panels: cuSOLVER's dgetrf;
+               U12: cuBLAS dtrsm) with updates on the int8 tensor cores:
+               each row of L21 and column of U12 scaled by a power of two
+               and cut into S = 2 … 7 signed 7-bit digits, their products
+               exact in int32 (one cuBLASLt product per level of digits,
+               S in all), added in fp64: about 7·S bits, beyond fp32's 24
+               from S = 4, for ill-conditioned A
 or auto (the default): the fastest on an H100 for A's size and kind,
 then the next if refinement does not converge or takes longer than the
 factorization did (the report says so):
@@ -368,6 +375,8 @@ func gpuUpdateName(f gpu.LUForm, nb int) string {
 		return "cuSOLVER dgetrf (fp64)"
 	case f.Getrf32:
 		return "cuSOLVER sgetrf (fp32)"
+	case f.OzakiDigits > 0:
+		return fmt.Sprintf("blocked LU in fp64, nb %d, updates on the int8 tensor cores (Ozaki scheme, %d digits)", nb, f.OzakiDigits)
 	}
 	if f.Plan == nil {
 		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", nb, f.WordName())

@@ -17,6 +17,8 @@ const (
 	R32F    = 0  // CUDA_R_32F
 	R64F    = 1  // CUDA_R_64F
 	R16F    = 2  // CUDA_R_16F
+	R8I     = 3  // CUDA_R_8I
+	R32I    = 10 // CUDA_R_32I
 	R16BF   = 14 // CUDA_R_16BF
 	R8FE4M3 = 28 // CUDA_R_8F_E4M3
 	R8FE5M2 = 29 // CUDA_R_8F_E5M2
@@ -27,6 +29,7 @@ const (
 	Compute32F         = 68 // CUBLAS_COMPUTE_32F
 	Compute32FPedantic = 69 // CUBLAS_COMPUTE_32F_PEDANTIC
 	Compute64F         = 70 // CUBLAS_COMPUTE_64F
+	Compute32I         = 72 // CUBLAS_COMPUTE_32I
 	Compute32FFast16F  = 74 // CUBLAS_COMPUTE_32F_FAST_16F
 	Compute32FFast16BF = 75 // CUBLAS_COMPUTE_32F_FAST_16BF
 	Compute32FFastTF32 = 77 // CUBLAS_COMPUTE_32F_FAST_TF32
