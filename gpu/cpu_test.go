@@ -405,6 +405,8 @@ func TestDefaultNB(t *testing.T) {
 		{"double-fp16-fabsum", 16384, true, 1024},
 		{"tc32-fp16", 32768, true, 1024},
 		{"tc32-bf16", 32768, false, 1024},
+		{"ozaki-int8x5", 8192, true, 2048},
+		{"ozaki-int8x4", 32768, false, 2048},
 	} {
 		f, err := ParseLUForm(c.form)
 		if err != nil {

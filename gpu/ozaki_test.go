@@ -209,3 +209,18 @@ func TestOzakiUpdateGPU(t *testing.T) {
 		}
 	}
 }
+
+func TestParseOzakiForm(t *testing.T) {
+	for s := OzakiMinDigits; s <= OzakiMaxDigits; s++ {
+		name := ozakiPrefix + string(rune('0'+s))
+		f, err := ParseLUForm(name)
+		if err != nil || f.OzakiDigits != s || !f.Blocked() || f.Name != name {
+			t.Errorf("%s: %+v, %v", name, f, err)
+		}
+	}
+	for _, name := range []string{"ozaki-int8x1", "ozaki-int8x8", "ozaki-int8x", "ozaki-int8xa", "ozaki-int8x-3"} {
+		if _, err := ParseLUForm(name); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

@@ -731,7 +731,8 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		if f.Profile {
 			fa.Phases = new(Phases)
 		}
-		if err := s.e.ozakiLU(la, mod, f.OzakiDigits, fa.NB, n, lu, ipiv, piv != 0, fa.Phases); err != nil {
+		// The working matrix is the factors' fp64 buffer itself.
+		if err := s.e.blockedLU(la, mod, f, fa.NB, n, lu, ipiv, piv != 0, fa.Phases); err != nil {
 			return fail(err)
 		}
 	} else if f.Getrf64 {
@@ -804,12 +805,18 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 }
 
 // DefaultNB is the blocked LU's block size for the form at order n, with
-// or without pivoting: 1024, or 1536 for the fused kernel's forms with
+// or without pivoting: 1024; 1536 for the fused kernel's forms with
 // pivoting from n = 32768, where the wider panels' updates run faster and
 // the factorization took 0.384–0.388 s against 0.410–0.448 s on an H100
-// (double-fp16-fabsum, uniform in (−0.5, 0.5); docs/perf/solve-h100.md).
+// (double-fp16-fabsum, uniform in (−0.5, 0.5)); 2048 for the Ozaki forms,
+// whose updates pass through memory once per level whatever their depth:
+// 0.135–0.160 s against 0.153–0.185 s with 1024 at n = 16384
+// (docs/perf/solve-h100.md).
 func DefaultNB(f LUForm, n int, pivots bool) int {
-	if f.Plan != nil && pivots && n >= 32768 {
+	switch {
+	case f.OzakiDigits > 0:
+		return 2048
+	case f.Plan != nil && pivots && n >= 32768:
 		return 1536
 	}
 	return 1024
@@ -876,28 +883,62 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 	return e.d.Alloc((size*max(lwork, 1)+255)&^255 + 256)
 }
 
-// blockedLU factors the column-major fp32 w in place, right-looking:
-// each panel of nb columns by cuSOLVER's sgetrf (or the recursive panel),
-// its interchanges applied to the columns on both sides, U's block row by
-// a triangular solve, and the trailing update A₂₂ −= L₂₁·U₁₂ on the tensor
-// cores (a trailing: f.Plan on the fused kernel, or f.Words on cuBLASLt).
-// ipiv gets the global pivots. Without pivots, a panel is sgetrf's LU of
-// its diagonal block, without pivoting, and L₂₁ = A₂₁·U₁₁⁻¹ (cuBLAS
-// strmm with U₁₁'s inverse): a short sequential part, then a product-like one, where partial
-// pivoting's pivot search runs down every row of the panel, column by
-// column; ipiv is left as it is.
+// trsm and trmm are cuBLAS's, with alpha 1, in fp64 (double) or fp32.
+func trsm(h uintptr, double bool, side, uplo, trans, diag, m, n int, a uintptr, lda int, b uintptr, ldb int) error {
+	if double {
+		return cuda.Dtrsm(h, side, uplo, trans, diag, m, n, 1, a, lda, b, ldb)
+	}
+	return cuda.Strsm(h, side, uplo, trans, diag, m, n, 1, a, lda, b, ldb)
+}
+
+func trmm(h uintptr, double bool, side, uplo, trans, diag, m, n int, a uintptr, lda int, b uintptr, ldb int, c uintptr, ldc int) error {
+	if double {
+		return cuda.Dtrmm(h, side, uplo, trans, diag, m, n, 1, a, lda, b, ldb, c, ldc)
+	}
+	return cuda.Strmm(h, side, uplo, trans, diag, m, n, 1, a, lda, b, ldb, c, ldc)
+}
+
+// blockedLU factors the column-major w in place (fp32, or fp64 for the
+// Ozaki forms), right-looking: each panel of nb columns by cuSOLVER's
+// getrf (or the recursive panel), its interchanges applied to the
+// columns on both sides, U's block row by a triangular solve, and the
+// trailing update A₂₂ −= L₂₁·U₁₂ on the tensor cores (a trailing: f.Plan
+// on the fused kernel, f.Words on cuBLASLt, or the Ozaki scheme's int8
+// digits). ipiv gets the global pivots. Without pivots, a panel is
+// getrf's LU of its diagonal block, without pivoting, and L₂₁ = A₂₁·U₁₁⁻¹
+// (cuBLAS trmm with U₁₁'s inverse): a short sequential part, then a
+// product-like one, where partial pivoting's pivot search runs down every
+// row of the panel, column by column; ipiv is left as it is.
 func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, pivots bool, ph *Phases) error {
 	d := e.d
+	// The Ozaki forms' working matrix is fp64, the others' fp32.
+	double := f.OzakiDigits > 0
+	es, suffix := 4, "_f32"
+	if double {
+		es, suffix = 8, "_f64"
+	}
+	if double && f.RecursivePanels {
+		return fmt.Errorf("gpu: %s: the recursive panel is fp32 only", f.Name)
+	}
 	// One work space for every panel: the first is the largest.
-	work, err := e.getrfWork(la, false, n, min(nb, n), w.ptr, n)
+	work, err := e.getrfWork(la, double, n, min(nb, n), w.ptr, n)
 	if err != nil {
 		return err
 	}
 	defer work.Free()
 	info := work.ptr + uintptr(work.n-256)
-	permuteRows, err := mod.Function("permute_rows")
+	permuteName := "permute_rows"
+	if double {
+		permuteName += suffix
+	}
+	permuteRows, err := mod.Function(permuteName)
 	if err != nil {
 		return err
+	}
+	if 2*es*min(nb, n) > 48<<10 {
+		if err := permuteRows.SetMaxDynamicShared(2 * es * min(nb, n)); err != nil {
+			return err
+		}
 	}
 	// The panel's pivots come here, and its composed interchanges go back
 	// as (destination, source) row pairs: at most 2·nb of them.
@@ -910,28 +951,28 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// products with the inverse of the diagonal block (cuBLAS strmm, out of
 	// place from a copy): cuBLAS strsm ran at about 13 TFLOP/s on these
 	// shapes. invL and tmpU serve this stream, invU and tmpL the panel's.
-	copyBlock, err := mod.Function("copy_f32")
+	copyBlock, err := mod.Function("copy" + suffix)
 	if err != nil {
 		return err
 	}
-	eye, err := mod.Function("eye_f32")
+	eye, err := mod.Function("eye" + suffix)
 	if err != nil {
 		return err
 	}
 	var invL, tmpU, invU, tmpL *Buffer
 	defer func() { freeAll(invL, tmpU, invU, tmpL) }()
 	jbMax := min(nb, n)
-	if invL, err = d.Alloc(4 * jbMax * jbMax); err != nil {
+	if invL, err = d.Alloc(es * jbMax * jbMax); err != nil {
 		return err
 	}
-	if tmpU, err = d.Alloc(4 * jbMax * max(n-jbMax, 1)); err != nil {
+	if tmpU, err = d.Alloc(es * jbMax * max(n-jbMax, 1)); err != nil {
 		return err
 	}
 	if !pivots {
-		if invU, err = d.Alloc(4 * jbMax * jbMax); err != nil {
+		if invU, err = d.Alloc(es * jbMax * jbMax); err != nil {
 			return err
 		}
-		if tmpL, err = d.Alloc(4 * jbMax * max(n-jbMax, 1)); err != nil {
+		if tmpL, err = d.Alloc(es * jbMax * max(n-jbMax, 1)); err != nil {
 			return err
 		}
 	}
@@ -941,7 +982,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if err != nil {
 		return err
 	}
-	at := func(i, j int) int { return 4 * (i + j*n) }
+	at := func(i, j int) int { return es * (i + j*n) }
 	// Look-ahead: the columns of the next panel are updated first, and
 	// that panel is factored on a second stream while the rest of the
 	// update runs (the panels' time is latency, the update's is tensor
@@ -966,7 +1007,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		return errors.Join(cuda.CusolverSetStream(la.solver, 0), cuda.CublasSetStream(la.blas, 0))
 	})
 	var tr trailing = &fusedTrailing{e: e, f: f, w: w, n: n}
-	if f.Plan == nil {
+	switch {
+	case double:
+		if tr, err = e.newOzakiTrailing(f.OzakiDigits, w, n, jbMax); err != nil {
+			return err
+		}
+	case f.Plan == nil:
 		if tr, err = e.newLtTrailing(mod, f.Words, w, n, min(nb, n)); err != nil {
 			return err
 		}
@@ -994,7 +1040,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			if err := la.blasOn(d, st); err != nil {
 				return err
 			}
-			return cuda.Strsm(la.blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, w.ptr+uintptr(at(j, j)), n, inv.ptr, jb)
+			return trsm(la.blas, double, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, w.ptr+uintptr(at(j, j)), n, inv.ptr, jb)
 		})
 	}
 	// getrfOn runs cuSOLVER's sgetrf on the m×jb block at (j, j) on st;
@@ -1004,7 +1050,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			if err := la.solverOn(d, st); err != nil {
 				return err
 			}
-			return cuda.Getrf(la.solver, false, m, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
+			return cuda.Getrf(la.solver, double, m, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
 		})
 	}
 	panel := func(j int, st *Stream) error {
@@ -1028,7 +1074,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 					return err
 				}
 				return d.call(func() error {
-					return cuda.Strmm(la.blas, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, below, jb, 1,
+					return trmm(la.blas, double, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, below, jb,
 						invU.ptr, jb, tmpL.ptr, below, w.ptr+uintptr(at(j+jb, j)), n)
 				})
 			}
@@ -1049,7 +1095,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// L's interchanges wait for the end (gatherL) when a column fits in
 	// shared memory and the rows to gather (about n²/2nb) in 256 MB: each
 	// step's moves are kept here.
-	deferL := pivots && 4*n <= d.sharedOptin-1024 && (n/nb+1)*n/2 <= deferredRows
+	deferL := pivots && (double || 4*n <= d.sharedOptin-1024) && (n/nb+1)*n/2 <= deferredRows
 	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
 	np := 0           // the step's interchanges: pairs holds np destinations, then np sources
@@ -1065,7 +1111,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			blocks = min(blocks, 4*sms)
 		}
 		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
-			return permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), main,
+			return permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(es*np), main,
 				w.view(at(0, c0)), int64(n), int32(cols), pairs, pairs.view(4*np), int32(np))
 		})
 	}
@@ -1090,7 +1136,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				if err := cuda.CublasSetSMCountTarget(la.blas, sms); err != nil {
 					return err
 				}
-				return errors.Join(cuda.Strmm(la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, cols, 1,
+				return errors.Join(trmm(la.blas, double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, cols,
 					invL.ptr, jb, tmpU.ptr, jb, w.ptr+uintptr(at(j, c0)), n),
 					cuda.CublasSetSMCountTarget(la.blas, 0))
 			})
@@ -1208,7 +1254,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	if deferL {
 		if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
-			return e.gatherL(mod, w, n, nb, composeLater(stepMoves, nb, n), main)
+			return e.gatherL(mod, w, es, n, nb, composeLater(stepMoves, nb, n), main)
 		}); err != nil {
 			return err
 		}
@@ -1258,10 +1304,12 @@ func composeLater(steps [][]int32, nb, n int) [][]int32 {
 	return src
 }
 
-// gatherL applies composeLater's rows to L's column blocks: one block of
-// gather_rows per column, the column's rows in shared memory, read and
-// written whole (coalesced), instead of scattered rows at every step.
-func (e *Engine) gatherL(mod *Module, w *Buffer, n, nb int, src [][]int32, st *Stream) error {
+// gatherL applies composeLater's rows to L's column blocks of the working
+// matrix w (entries of es bytes): one block of gather_rows per column,
+// the column's rows in shared memory (in global memory, in cache, for
+// fp64), read and written whole (coalesced), instead of scattered rows at
+// every step.
+func (e *Engine) gatherL(mod *Module, w *Buffer, es, n, nb int, src [][]int32, st *Stream) error {
 	var all []int32
 	for _, s := range src {
 		all = append(all, s...)
@@ -1269,7 +1317,11 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, n, nb int, src [][]int32, st *S
 	if len(all) == 0 {
 		return nil
 	}
-	gather, err := mod.Function("gather_rows")
+	name := "gather_rows"
+	if es == 8 {
+		name += "_f64"
+	}
+	gather, err := mod.Function(name)
 	if err != nil {
 		return err
 	}
@@ -1281,7 +1333,13 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, n, nb int, src [][]int32, st *S
 	if err := e.d.Upload(buf, all); err != nil {
 		return err
 	}
-	if err := gather.SetMaxDynamicShared(4 * n); err != nil {
+	var held *Buffer
+	if es == 8 {
+		if held, err = e.d.Alloc(8 * nb * n); err != nil {
+			return err
+		}
+		defer held.Free()
+	} else if err := gather.SetMaxDynamicShared(4 * n); err != nil {
 		return err
 	}
 	off := 0
@@ -1290,8 +1348,12 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, n, nb int, src [][]int32, st *S
 			continue
 		}
 		r0 := (k + 1) * nb
-		if err := gather.Launch([3]uint32{uint32(nb), 1, 1}, [3]uint32{1024, 1, 1}, uint32(4*len(s)), st,
-			w.view(4*k*nb*n), int64(n), int32(nb), int32(r0), int32(len(s)), buf.view(4*off)); err != nil {
+		args := []any{w.view(es * k * nb * n), int64(n), int32(nb), int32(r0), int32(len(s)), buf.view(4 * off)}
+		shared := uint32(4 * len(s))
+		if held != nil {
+			args, shared = append(args, held), 0
+		}
+		if err := gather.Launch([3]uint32{uint32(nb), 1, 1}, [3]uint32{1024, 1, 1}, shared, st, args...); err != nil {
 			return err
 		}
 		off += len(s)

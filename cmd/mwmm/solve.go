@@ -135,7 +135,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.IntVar(&o.size, "size", 0, "order `N` of a random A when --a is not given (default 256)")
 	fs.StringVar(&o.matrix, "matrix", "centered", "the random A: `KIND[:key=value,...]`, e.g. randsvd:kappa=1e8,mode=one-small")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random A (and b)")
-	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant; with --engine gpu also auto, its default there")
+	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant; with --engine gpu also ozaki-int8xS (S = 2…7; fp64 factors, updates from int8 digits) and auto, its default there")
 	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")
 	fs.StringVar(&o.input, "input", "fp16", "the unit's input `FORMAT` for tc16 and tc32")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
@@ -146,7 +146,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 		fs.StringVar(&o.perm, "perm", "", "write the row permutation (row i of P·A is row perm[i] of A, 0-based) to this `.npy` file")
 		return fs, o
 	}
-	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, or 1536 for a multiword form that pivots from n = 32768)", lu.DefaultNB))
+	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, 1536 for a multiword form that pivots from n = 32768, 2048 for ozaki-int8xS)", lu.DefaultNB))
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
@@ -194,6 +194,9 @@ func cpuEngine(fs *flag.FlagSet, o *systemOptions) error {
 func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []float64, what string, form lu.Form, err error) {
 	form, err = lu.ParseForm(o.factor, o.unit, o.input)
 	if err != nil {
+		if strings.HasPrefix(o.factor, "ozaki-") {
+			err = fmt.Errorf("%w; %s is a GPU factorization: --engine gpu", err, o.factor)
+		}
 		return 0, nil, nil, "", form, usage(err)
 	}
 	if o.nb < 1 {

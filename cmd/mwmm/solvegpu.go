@@ -47,7 +47,8 @@ double-fp16-fabsum, fp64; otherwise fp64 below 32768 and
 double-fp16-fabsum, then fp64 from 32768. With --bench, auto is timed as
 a solve runs it (its dominance pass included), and its status says which
 form answered. --nb is the panel width (default 1024; 1536 for the
-multiword forms when they pivot, from n = 32768, where it is faster);
+multiword forms when they pivot, from n = 32768, and 2048 for the Ozaki
+forms, where it is faster);
 --panel recursive factors the panels with our own kernel instead of
 sgetrf (slower on an H100; kept to compare). L's row interchanges are
 applied once, at the end. --pivot auto (the default) leaves pivoting

@@ -32,6 +32,24 @@ extern "C" __global__ void copy_f32(const float* x, long long ldx, float* y, lon
     }
 }
 
+// copy_f64 is copy_f32 in fp64 (the Ozaki forms' working matrix).
+extern "C" __global__ void copy_f64(const double* x, long long ldx, double* y, long long ldy, int m, int n) {
+    long long total = (long long)m * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % m, j = e / m;
+        y[i + j * ldy] = x[i + j * ldx];
+    }
+}
+
+// eye_f64 is eye_f32 in fp64.
+extern "C" __global__ void eye_f64(double* a, long long lda, int n) {
+    long long total = (long long)n * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % n, j = e / n;
+        a[i + j * lda] = i == j ? 1.0 : 0.0;
+    }
+}
+
 // eye_f32 sets the n×n block a (ld lda) to the identity.
 extern "C" __global__ void eye_f32(float* a, long long lda, int n) {
     long long total = (long long)n * n;
@@ -262,6 +280,22 @@ extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const
         __syncthreads();
         for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
             col[dst[t]] = vals[t];
+        }
+        __syncthreads();
+    }
+}
+
+// permute_rows_f64 is permute_rows for fp64 columns.
+extern "C" __global__ void permute_rows_f64(double* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
+    extern __shared__ double vals64[];
+    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
+        double* col = a + (long long)c * ld;
+        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
+            vals64[t] = col[src[t]];
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
+            col[dst[t]] = vals64[t];
         }
         __syncthreads();
     }
@@ -659,6 +693,25 @@ extern "C" __global__ void gather_rows(float* a, long long ld, int ncols, int r0
         __syncthreads();
         for (int i = threadIdx.x; i < rows; i += blockDim.x) {
             col[i] = held[src[i] - r0];
+        }
+        __syncthreads();
+    }
+}
+
+// gather_rows_f64 is gather_rows for fp64 columns, whose rows may not fit
+// in shared memory: each block gathers its column into its own rows of
+// held (gridDim.x × rows in global memory, in cache), then copies them
+// back.
+extern "C" __global__ void gather_rows_f64(double* a, long long ld, int ncols, int r0, int rows, const int* src, double* held) {
+    double* mine = held + (long long)blockIdx.x * rows;
+    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
+        double* col = a + (long long)c * ld;
+        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+            mine[i] = col[src[i]];
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+            col[r0 + i] = mine[i];
         }
         __syncthreads();
     }

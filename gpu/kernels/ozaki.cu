@@ -126,19 +126,3 @@ extern "C" __global__ void ozaki_combine(double* c, long long ldc, int m, int n,
         *cij -= ldexp(sum, ei + fj - 14);
     }
 }
-
-// permute_rows_f64 is lu.cu's permute_rows for fp64 columns.
-extern "C" __global__ void permute_rows_f64(double* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    extern __shared__ double vals64[];
-    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        double* col = a + (long long)c * ld;
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
-            vals64[t] = col[src[t]];
-        }
-        __syncthreads();
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
-            col[dst[t]] = vals64[t];
-        }
-        __syncthreads();
-    }
-}

@@ -38,6 +38,7 @@ var blas struct {
 	cublasStrsm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32) result
 	cublasStrmm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, c uintptr, ldc int32) result
 	cublasDtrsm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32) result
+	cublasDtrmm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, c uintptr, ldc int32) result
 	cublasSgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) result
 	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
 	cublasDtrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
@@ -100,6 +101,7 @@ func loadCusolver() error {
 		fn(&b.cublasStrsm, "cublasStrsm_v2", "cublasStrsm"),
 		fn(&b.cublasStrmm, "cublasStrmm_v2"),
 		fn(&b.cublasDtrsm, "cublasDtrsm_v2", "cublasDtrsm"),
+		fn(&b.cublasDtrmm, "cublasDtrmm_v2"),
 		fn(&b.cublasSgemm, "cublasSgemm_v2", "cublasSgemm"),
 		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
 		fn(&b.cublasDtrsv, "cublasDtrsv_v2", "cublasDtrsv"),
@@ -203,6 +205,12 @@ func Dtrsm(h uintptr, side, uplo, trans, diag, m, n int, alpha float64, a uintpt
 // right) for triangular A, column-major, out of place.
 func Strmm(h uintptr, side, uplo, trans, diag, m, n int, alpha float32, a uintptr, lda int, b uintptr, ldb int, c uintptr, ldc int) error {
 	return ltCheck("cublasStrmm_v2", blas.cublasStrmm(h, int32(side), int32(uplo), int32(trans), int32(diag),
+		int32(m), int32(n), &alpha, a, int32(lda), b, int32(ldb), c, int32(ldc)))
+}
+
+// Dtrmm is Strmm in fp64.
+func Dtrmm(h uintptr, side, uplo, trans, diag, m, n int, alpha float64, a uintptr, lda int, b uintptr, ldb int, c uintptr, ldc int) error {
+	return ltCheck("cublasDtrmm_v2", blas.cublasDtrmm(h, int32(side), int32(uplo), int32(trans), int32(diag),
 		int32(m), int32(n), &alpha, a, int32(lda), b, int32(ldb), c, int32(ldc)))
 }
 
