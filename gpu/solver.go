@@ -810,7 +810,8 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 // the factorization took 0.384–0.388 s against 0.410–0.448 s on an H100
 // (double-fp16-fabsum, uniform in (−0.5, 0.5)); 2048 for the Ozaki forms,
 // whose updates pass through memory once per level whatever their depth:
-// 0.135–0.160 s against 0.153–0.185 s with 1024 at n = 16384
+// with the default look-ahead, factorizations of 0.044 s and 0.138 s
+// against 0.049 s and 0.153 s with 1024 at n = 8192 and 16384
 // (docs/perf/solve-h100.md).
 func DefaultNB(f LUForm, n int, pivots bool) int {
 	switch {
