@@ -130,7 +130,10 @@
 // LU whose panels are cuSOLVER's sgetrf (or, with RecursivePanels, our
 // recursive panel) and whose trailing updates run on the tensor cores:
 // TC32 forms on cuBLASLt from copies of L₂₁ and U₁₂ rounded to fp16,
-// bf16 or TF32 by our kernel, multiword forms on the fused FABsum kernel.
+// bf16 or TF32 by our kernel, multiword forms on the fused FABsum kernel,
+// and the Ozaki forms (ozaki-int8x5 ...), held in fp64, on the int8 tensor
+// cores: L₂₁'s rows and U₁₂'s columns cut into 7-bit digits whose
+// products cuBLASLt sums exactly in int32, for factors beyond fp32.
 // The next panel is factored on a second stream beside the update, and
 // L's row interchanges are applied once, at the end. With LUForm.Pivoting
 // at PivotAuto (the zero value) a strictly diagonally dominant A is
