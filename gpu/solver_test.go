@@ -96,7 +96,7 @@ func TestSolverLUForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			if f.OzakiDigits > 0 {
-				if bnd := ozakiLUBound(f.OzakiDigits, n, a, got); !(got.Normwise <= bnd) {
+				if bnd := ozakiLUBound(f.OzakiDigits, h, a, got); !(got.Normwise <= bnd) {
 					t.Errorf("n=%d %s: normwise error %.3g above the bound %.3g", n, name, got.Normwise, bnd)
 				}
 			} else {
@@ -120,22 +120,26 @@ func TestSolverLUForms(t *testing.T) {
 	}
 }
 
-// ozakiLUBound bounds ‖P·A − L̂Û‖∞/‖A‖∞ for an Ozaki form's factors
-// with partial pivoting: every update adds to an entry at most
-// ozakiBound·2^(e_i+f_j) ≤ ozakiBound·4·max|L|·max|U|, with |L| ≤ 1 and
-// max|U| = growth·max|A|, and the updates' depths add up to n; the fp64
-// arithmetic adds γ_n·‖|L̂||Û|‖∞.
-func ozakiLUBound(digits, n int, a []float64, e lu.Errors) float64 {
-	maxA, normA := 0.0, 0.0
+// ozakiLUBound bounds ‖P·A − L̂Û‖∞/‖A‖∞ for an Ozaki form's factors h of
+// a: every update adds to an entry at most ozakiBound·2^(e_i+f_j) ≤
+// ozakiBound·4·max|L|·max|U|, and the updates' depths add up to n; the
+// fp64 arithmetic adds γ_n·‖|L̂||Û|‖∞.
+func ozakiLUBound(digits int, h *lu.Factors, a []float64, e lu.Errors) float64 {
+	n := h.N
+	maxL, maxU, normA := 0.0, 0.0, 0.0
 	for i := range n {
 		row := 0.0
 		for j := range n {
-			maxA = math.Max(maxA, math.Abs(a[i+j*n]))
 			row += math.Abs(a[i+j*n])
+			if v := math.Abs(h.LU[i*n+j]); j < i {
+				maxL = math.Max(maxL, v)
+			} else {
+				maxU = math.Max(maxU, v)
+			}
 		}
 		normA = math.Max(normA, row)
 	}
-	perEntry := ozakiBound(digits, n) * 4 * e.Growth * maxA
+	perEntry := ozakiBound(digits, n) * 4 * math.Max(maxL, 1) * maxU
 	return float64(n)*perEntry/normA + 2*float64(n)*0x1p-53*e.LUNorm
 }
 
@@ -153,7 +157,7 @@ func TestSolverPivotsAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Free()
-	for _, name := range []string{"fp64", "tc32-fp16", "double-fp16-fabsum"} {
+	for _, name := range []string{"fp64", "tc32-fp16", "double-fp16-fabsum", "ozaki-int8x5"} {
 		f, _ := ParseLUForm(name)
 		f.Pivoting = PivotPartial
 		fa, err := s.Factor(f)
@@ -172,7 +176,7 @@ func TestSolverPivotsAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sing.Free()
-	for _, name := range []string{"fp64", "fp32", "tc32-fp16"} {
+	for _, name := range []string{"fp64", "fp32", "tc32-fp16", "ozaki-int8x5"} {
 		f, _ := ParseLUForm(name)
 		f.Pivoting = PivotPartial
 		_, err := sing.Factor(f)
@@ -187,12 +191,19 @@ func TestSolverPivotsAndErrors(t *testing.T) {
 	}
 }
 
-// Many solves of different sizes leave no device memory behind; a system
+// Many solves of different sizes, with the fused kernel's and the Ozaki
+// forms' scratch, leave no device memory behind; a system
 // beyond the device's memory is a clear error.
 func TestSolverNoLeaks(t *testing.T) {
 	e := engineGPU(t)
-	f, _ := ParseLUForm("double-fp16-fabsum")
-	run := func(n int) {
+	fabsum, _ := ParseLUForm("double-fp16-fabsum")
+	ozaki, _ := ParseLUForm("ozaki-int8x5")
+	calls := 0
+	run := func(n int) { // the two forms by turns
+		f := fabsum
+		if calls++; calls%2 == 0 {
+			f = ozaki
+		}
 		s, err := e.GenerateSystem(n, "centered", uint64(n))
 		if err != nil {
 			t.Fatal(err)
@@ -209,7 +220,8 @@ func TestSolverNoLeaks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run(256) // compiles the kernels and makes the handles
+	run(256) // compiles the kernels and makes the handles, for both forms
+	run(257)
 	before, err := e.d.FreeMemory()
 	if err != nil {
 		t.Fatal(err)
@@ -758,7 +770,7 @@ func TestSolverPivoting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"tc32-fp16", "double-fp16-fabsum", "fp32", "fp64"} {
+		for _, name := range []string{"tc32-fp16", "double-fp16-fabsum", "fp32", "fp64", "ozaki-int8x5"} {
 			f, err := ParseLUForm(name)
 			if err != nil {
 				t.Fatal(err)
@@ -794,12 +806,18 @@ func TestSolverPivoting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bnd, err := cpuForm(t, name).Bound(n, nb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !(got.Componentwise <= bnd.Total) {
-				t.Errorf("%s, %s: componentwise error %.3g above the bound %.3g", name, c.want, got.Componentwise, bnd.Total)
+			if f.OzakiDigits > 0 {
+				if bnd := ozakiLUBound(f.OzakiDigits, h, c.a, got); !(got.Normwise <= bnd) {
+					t.Errorf("%s, %s: normwise error %.3g above the bound %.3g", name, c.want, got.Normwise, bnd)
+				}
+			} else {
+				bnd, err := cpuForm(t, name).Bound(n, nb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !(got.Componentwise <= bnd.Total) {
+					t.Errorf("%s, %s: componentwise error %.3g above the bound %.3g", name, c.want, got.Componentwise, bnd.Total)
+				}
 			}
 			x, rep, err := solve.RefineOperator(context.Background(), s, b, fa, solve.Options{Refine: solve.GMRES})
 			if err != nil {
@@ -824,7 +842,7 @@ func TestSolverPivoting(t *testing.T) {
 	for i := range bb {
 		bb[i] = float64(i%5) - 2
 	}
-	for _, name := range []string{"tc32-fp16", "tc32-bf16", "double-fp16-fabsum", "fp32"} {
+	for _, name := range []string{"tc32-fp16", "tc32-bf16", "double-fp16-fabsum", "fp32", "ozaki-int8x5"} {
 		f, _ := ParseLUForm(name)
 		f.NB = bigNB
 		fa, err := s.Factor(f)

@@ -87,6 +87,7 @@ func TestGPUUpdateName(t *testing.T) {
 		"tc32-tf32":          "cuBLASLt (TF32 words",
 		"double-fp16-fabsum": "fused kernel (double-fp16-fabsum)",
 		"fp64":               "cuSOLVER dgetrf (fp64)",
+		"ozaki-int8x6":       "blocked LU in fp64, nb 1024, updates on the int8 tensor cores (Ozaki scheme, 6 digits)",
 	} {
 		f, err := gpu.ParseLUForm(name)
 		if err != nil {
@@ -113,14 +114,21 @@ func TestSolveGPUPivoting(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want it to say %q", kind, code, out, errOut, want)
 		}
 	}
-	code, out, _ := mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--nb", "64", "--matrix", "diagdom", "--pivot", "partial")
+	// An ill-conditioned A that fp32-accurate factors leave to hundreds of
+	// GMRES iterations: 7 digits of int8 words converge in a few.
+	code, out, errOut := mwmm(t, "", "solve", "--engine", "gpu", "--size", "1000", "--matrix", "randsvd:kappa=1e10",
+		"--factor", "ozaki-int8x7", "--refine", "gmres")
+	if code != 0 || !strings.Contains(out, "Ozaki scheme, 7 digits") || !regexp.MustCompile(`converged: .*; [0-2] steps?, [0-5] GMRES`).MatchString(out) {
+		t.Errorf("ozaki-int8x7, κ = 1e10: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--nb", "64", "--matrix", "diagdom", "--pivot", "partial")
 	if code != 0 || !strings.Contains(out, "pivoting  partial") {
 		t.Errorf("--pivot partial: exit %d, stdout %q", code, out)
 	}
 	// --factor auto below n = 16384: fp64 after the butterfly transform on
 	// a random A; on the reversal permutation, which the transform cannot
 	// mix, partial pivoting, saying why.
-	code, out, errOut := mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--matrix", "centered")
+	code, out, errOut = mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--matrix", "centered")
 	if code != 0 || !strings.Contains(out, "pivoting  "+gpu.ButterflyPivoting) || !strings.Contains(out, "dgetrf") {
 		t.Errorf("auto on centered: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
