@@ -712,30 +712,18 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			return fail(err)
 		}
 	}
-	if f.OzakiDigits > 0 {
-		if fa.bf != nil {
-			err = s.transform(mod, fa.bf, lu, nil)
-		} else {
-			err = d.Copy(lu, s.a)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		fa.NB = f.NB
-		if fa.NB == 0 {
+	// blockSize sets fa.NB: f.NB, or DefaultNB's.
+	blockSize := func() error {
+		if fa.NB = f.NB; fa.NB == 0 {
 			fa.NB = DefaultNB(f, n, piv != 0)
 		}
 		if fa.NB > 4096 {
-			return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
+			return fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB)
 		}
-		if f.Profile {
-			fa.Phases = new(Phases)
-		}
-		// The working matrix is the factors' fp64 buffer itself.
-		if err := s.e.blockedLU(la, mod, f, fa.NB, n, lu, ipiv, piv != 0, fa.Phases); err != nil {
-			return fail(err)
-		}
-	} else if f.Getrf64 {
+		return nil
+	}
+	if f.Getrf64 || f.OzakiDigits > 0 {
+		// fp64 factors, from A in place in lu.
 		if fa.bf != nil {
 			err = s.transform(mod, fa.bf, lu, nil)
 		} else {
@@ -744,7 +732,15 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		if err != nil {
 			return fail(err)
 		}
-		if err := s.e.getrf(la, true, n, n, lu.ptr, n, piv); err != nil {
+		if f.Getrf64 {
+			err = s.e.getrf(la, true, n, n, lu.ptr, n, piv)
+		} else if err = blockSize(); err == nil {
+			if f.Profile {
+				fa.Phases = new(Phases)
+			}
+			err = s.e.blockedLU(la, mod, f, fa.NB, n, lu, ipiv, piv != 0, fa.Phases)
+		}
+		if err != nil {
 			return fail(err)
 		}
 	} else {
@@ -769,14 +765,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			err = timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
 				return s.e.getrf(la, false, n, n, w.ptr, n, piv)
 			})
-		} else {
-			fa.NB = f.NB
-			if fa.NB == 0 {
-				fa.NB = DefaultNB(f, n, piv != 0)
-			}
-			if fa.NB > 4096 {
-				return fail(fmt.Errorf("gpu: block size %d: at most 4096 (the interchanges of a panel pass through shared memory)", fa.NB))
-			}
+		} else if err = blockSize(); err == nil {
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
 		}
 		if err != nil {

@@ -23,41 +23,38 @@ extern "C" __global__ void sub_f32(float* c, long long ldc, const float* t, long
     }
 }
 
-// copy_f32 copies the m×n column-major block x (ld ldx) to y (ld ldy).
+// copy_f32 copies the m×n column-major block x (ld ldx) to y (ld ldy);
+// copy_f64 likewise in fp64 (the Ozaki forms' working matrix).
+template <typename T>
+__device__ void copy_block(const T* x, long long ldx, T* y, long long ldy, int m, int n) {
+    long long total = (long long)m * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % m, j = e / m;
+        y[i + j * ldy] = x[i + j * ldx];
+    }
+}
+
 extern "C" __global__ void copy_f32(const float* x, long long ldx, float* y, long long ldy, int m, int n) {
-    long long total = (long long)m * n;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        long long i = e % m, j = e / m;
-        y[i + j * ldy] = x[i + j * ldx];
-    }
+    copy_block(x, ldx, y, ldy, m, n);
 }
 
-// copy_f64 is copy_f32 in fp64 (the Ozaki forms' working matrix).
 extern "C" __global__ void copy_f64(const double* x, long long ldx, double* y, long long ldy, int m, int n) {
-    long long total = (long long)m * n;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        long long i = e % m, j = e / m;
-        y[i + j * ldy] = x[i + j * ldx];
-    }
+    copy_block(x, ldx, y, ldy, m, n);
 }
 
-// eye_f64 is eye_f32 in fp64.
-extern "C" __global__ void eye_f64(double* a, long long lda, int n) {
+// eye_f32 and eye_f64 set the n×n block a (ld lda) to the identity.
+template <typename T>
+__device__ void eye_block(T* a, long long lda, int n) {
     long long total = (long long)n * n;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
         long long i = e % n, j = e / n;
-        a[i + j * lda] = i == j ? 1.0 : 0.0;
+        a[i + j * lda] = i == j ? T(1) : T(0);
     }
 }
 
-// eye_f32 sets the n×n block a (ld lda) to the identity.
-extern "C" __global__ void eye_f32(float* a, long long lda, int n) {
-    long long total = (long long)n * n;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        long long i = e % n, j = e / n;
-        a[i + j * lda] = i == j ? 1.0f : 0.0f;
-    }
-}
+extern "C" __global__ void eye_f32(float* a, long long lda, int n) { eye_block(a, lda, n); }
+
+extern "C" __global__ void eye_f64(double* a, long long lda, int n) { eye_block(a, lda, n); }
 
 extern "C" __global__ void f64_to_f32(const double* x, float* y, long long n) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -270,10 +267,12 @@ extern "C" __global__ void diag_check(const double* lu, long long ld, int n, int
 // src[t] to row dst[t] for t < npairs: a permutation of those rows (the
 // composed interchanges of a panel, worked out on the host). One block per
 // column; all reads land in shared memory before any write.
-extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    extern __shared__ float vals[];
+template <typename T>
+__device__ void permute_rows_in(T* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
+    extern __shared__ __align__(16) unsigned char permute_held[];
+    T* vals = (T*)permute_held;
     for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        float* col = a + (long long)c * ld;
+        T* col = a + (long long)c * ld;
         for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
             vals[t] = col[src[t]];
         }
@@ -285,20 +284,13 @@ extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const
     }
 }
 
-// permute_rows_f64 is permute_rows for fp64 columns.
+extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
+    permute_rows_in(a, ld, ncols, dst, src, npairs);
+}
+
+// permute_rows_f64 is permute_rows for fp64 columns (the Ozaki forms).
 extern "C" __global__ void permute_rows_f64(double* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    extern __shared__ double vals64[];
-    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        double* col = a + (long long)c * ld;
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
-            vals64[t] = col[src[t]];
-        }
-        __syncthreads();
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
-            col[dst[t]] = vals64[t];
-        }
-        __syncthreads();
-    }
+    permute_rows_in(a, ld, ncols, dst, src, npairs);
 }
 
 // set_diag sets a_ii = d[i] for i < n.
