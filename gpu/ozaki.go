@@ -23,15 +23,15 @@ const (
 // entry of A·B is below K·(S+3)·2^(−7S)·2^(e_i+f_j), where 2^e_i bounds
 // row i of A and 2^f_j column j of B (ozakiBound).
 type ozakiUpdate struct {
-	e                                            *Engine
-	rowExp, colExp, splitRows, splitCols, combin *Function
-	digits, maxM, maxN, maxK                     int
-	m, k                                         int                        // A's shape, from cutA
-	a8, b8                                       *Buffer                    // the digits of A (k-major, S·kp × m) and of B (S·kp × n)
-	ea, fb                                       *Buffer                    // int32 exponents of A's rows and B's columns
-	lv                                           *Buffer                    // the levels' int32 products, S of them, chunk columns each
-	chunk                                        int                        // the columns of C a round of products covers
-	algos                                        [2][]*cuda.HeuristicResult // all multiprocessors, fewer
+	e                                             *Engine
+	rowExp, colExp, splitRows, splitCols, combine *Function
+	digits, maxM, maxN, maxK                      int
+	m, k                                          int                        // A's shape, from cutA
+	a8, b8                                        *Buffer                    // the digits of A (k-major, S·kp × m) and of B (S·kp × n)
+	ea, fb                                        *Buffer                    // int32 exponents of A's rows and B's columns
+	lv                                            *Buffer                    // the levels' int32 products, S of them, chunk columns each
+	chunk                                         int                        // the columns of C a round of products covers
+	algos                                         [2][]*cuda.HeuristicResult // all multiprocessors, fewer
 }
 
 // ozakiLevelBytes bounds the memory of the level products: C's columns go
@@ -62,7 +62,7 @@ func (e *Engine) newOzakiUpdate(digits, maxM, maxN, maxK int) (*ozakiUpdate, err
 		fn   **Function
 		name string
 	}{{&u.rowExp, "ozaki_row_exp"}, {&u.colExp, "ozaki_col_exp"}, {&u.splitRows, "ozaki_split_rows"},
-		{&u.splitCols, "ozaki_split_cols"}, {&u.combin, "ozaki_combine"}} {
+		{&u.splitCols, "ozaki_split_cols"}, {&u.combine, "ozaki_combine"}} {
 		if *f.fn, err = mod.Function(f.name); err != nil {
 			return nil, err
 		}
@@ -161,7 +161,7 @@ func (u *ozakiUpdate) subAB(st *Stream, n int, b *Buffer, ldb int, c *Buffer, ld
 				algos[d] = &used
 			}
 		}
-		if err := u.combin.Launch(grid(m*cols), block, 0, st, c.view(8*c0*ldc), int64(ldc), int32(m), int32(cols),
+		if err := u.combine.Launch(grid(m*cols), block, 0, st, c.view(8*c0*ldc), int64(ldc), int32(m), int32(cols),
 			u.lv, int64(ldl), int64(stride), int32(s), u.ea, u.fb.view(4*c0)); err != nil {
 			return err
 		}
@@ -202,10 +202,10 @@ func (t *ozakiTrailing) update(c0, cols int, st *Stream, sms int) error {
 
 func (t *ozakiTrailing) free() { t.u.free() }
 
-// ozakiBound is the bound on |(A·B)_ij − the Ozaki product's| over
-// 2^(e_i+f_j), before C's rounding: k products, each of digits the
-// truncation of both factors (2·2^(−7S)) and the levels left out (below
-// (S+1)·2^(−7S)).
+// ozakiBound bounds |(A·B)_ij − the Ozaki product's| over 2^(e_i+f_j),
+// before C's rounding: k products, each off by at most 2·2^(−7S) for the
+// truncation of both factors to S digits and by less than (S+1)·2^(−7S)
+// for the levels left out.
 func ozakiBound(digits, k int) float64 {
 	return float64(k) * float64(digits+3) * math.Ldexp(1, -7*digits)
 }

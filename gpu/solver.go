@@ -501,7 +501,7 @@ type LUForm struct {
 	Words DataType
 	// OzakiDigits, for the Ozaki forms (ozaki-int8xS), is S: the LU is
 	// held in fp64 and its updates run on the int8 tensor cores, each
-	// row of L₂₁ and column of U₁₂ cut into S 7-bit digits (ozakiLU).
+	// row of L₂₁ and column of U₁₂ cut into S 7-bit digits (ozakiTrailing).
 	OzakiDigits int
 	NB          int // the block size of the blocked LU; 0: DefaultNB's
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for

@@ -5,9 +5,10 @@ import (
 )
 
 // A trailing computes one blocked-LU step's trailing updates
-// A₂₂ −= L₂₁·U₁₂ on the binary32 working matrix: prepare once the step's
-// L₂₁ and U₁₂ are final, then update any range of the trailing columns
-// (the look-ahead updates the next panel's columns first).
+// A₂₂ −= L₂₁·U₁₂ on the working matrix (binary32, or binary64 for the
+// Ozaki forms): prepare once the step's L₂₁ and U₁₂ are final, then
+// update any range of the trailing columns (the look-ahead updates the
+// next panel's columns first).
 type trailing interface {
 	prepare(j, jb int, st *Stream) error
 	update(c0, cols int, st *Stream, sms int) error
