@@ -377,8 +377,7 @@ func (e *Engine) gemm(p *multiword.Plan, m, n, k int, a []float64, lda int, b []
 func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	up := func(x int) int { return (x + 15) / 16 * 16 }
-	mp, np, kp := up(m), up(n), up(k)
+	mp, np, kp := roundUp(m, 16), roundUp(n, 16), roundUp(k, 16)
 	f := p.Low
 	a8, bt8 := make([]uint8, mp*kp), make([]uint8, np*kp)
 	for i := 0; i < m; i++ {

@@ -873,6 +873,15 @@ func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int
 	return e.d.Alloc((size*max(lwork, 1)+255)&^255 + 256)
 }
 
+// inPrecision names the fp64 variant (name_f64) of an fp32 kernel for a
+// working matrix of es-byte entries.
+func inPrecision(name string, es int) string {
+	if es == 8 {
+		return name + "_f64"
+	}
+	return name
+}
+
 // trsm and trmm are cuBLAS's, with alpha 1, in fp64 (double) or fp32.
 func trsm(h uintptr, double bool, side, uplo, trans, diag, m, n int, a uintptr, lda int, b uintptr, ldb int) error {
 	if double {
@@ -917,11 +926,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	defer work.Free()
 	info := work.ptr + uintptr(work.n-256)
-	permuteName := "permute_rows"
-	if double {
-		permuteName += suffix
-	}
-	permuteRows, err := mod.Function(permuteName)
+	permuteRows, err := mod.Function(inPrecision("permute_rows", es))
 	if err != nil {
 		return err
 	}
@@ -1307,11 +1312,7 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, es, n, nb int, src [][]int32, s
 	if len(all) == 0 {
 		return nil
 	}
-	name := "gather_rows"
-	if es == 8 {
-		name += "_f64"
-	}
-	gather, err := mod.Function(name)
+	gather, err := mod.Function(inPrecision("gather_rows", es))
 	if err != nil {
 		return err
 	}

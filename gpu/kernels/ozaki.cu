@@ -24,13 +24,15 @@ __device__ int ozaki_exponent(double mx) {
     return e;
 }
 
+// ozaki_max is max(mx, v) for v ≥ 0 that keeps a NaN once it has met one.
+__device__ double ozaki_max(double mx, double v) { return (v > mx || isnan(v)) ? v : mx; }
+
 // ozaki_row_exp sets e[i] for each of the m rows of the m×k column-major a.
 extern "C" __global__ void ozaki_row_exp(const double* a, long long lda, int m, int k, int* e) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
         double mx = 0;
         for (int j = 0; j < k; j++) {
-            double v = fabs(a[i + j * lda]);
-            mx = (v > mx || isnan(v)) ? v : mx;  // a NaN stays
+            mx = ozaki_max(mx, fabs(a[i + j * lda]));
         }
         e[i] = ozaki_exponent(mx);
     }
@@ -44,12 +46,10 @@ extern "C" __global__ void ozaki_col_exp(const double* b, long long ldb, int k, 
         const double* col = b + (long long)j * ldb;
         double mx = 0;
         for (int i = lane; i < k; i += 32) {
-            double v = fabs(col[i]);
-            mx = (v > mx || isnan(v)) ? v : mx;
+            mx = ozaki_max(mx, fabs(col[i]));
         }
         for (int off = 16; off > 0; off /= 2) {
-            double o = __shfl_down_sync(0xffffffff, mx, off);
-            mx = (o > mx || isnan(o)) ? o : mx;
+            mx = ozaki_max(mx, __shfl_down_sync(0xffffffff, mx, off));
         }
         if (lane == 0) {
             f[j] = ozaki_exponent(mx);
