@@ -6,55 +6,61 @@ import (
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
-// leafMax is the widest leaf (LEAF_MAX in lu.cu); a leaf block's record
-// for the others is leafRecord words (LEAF_RECORD).
+// leafMax is the widest leaf (LEAF_MAX in lu.cu); a leaf's grid has at
+// most leafBlocks blocks, and each half of the leaves' records is
+// leafWords 64-bit words (LEAF_GMAX, LEAF_WORDS).
 const (
 	leafMax    = 32
-	leafRecord = 4 + 2*leafMax
+	leafBlocks = 132
+	leafWords  = leafBlocks*(2+leafMax) + leafMax
 )
 
-// leafRows is the rows a leaf's block takes before the grid grows.
-var leafRows = 256
+// leafKind is a compiled leaf (panel_leaf_RxT): rows a thread, threads a
+// block.
+type leafKind struct{ rows, threads int }
 
-// leafShared is panel_leaf's dynamic shared memory for rows×w on grid
-// blocks: its rows, the pivot row and the row it displaces, and every
-// block's candidate.
-func leafShared(rows, grid, w int) int {
-	return 4 * (((rows+grid-1)/grid+2)*w + grid*(w+2))
-}
+// leafKinds hold 256, 512 and 1024 rows a block. Of the ways to hold 512
+// and 1024 rows these were the faster on an H100 (2×256 and 2×512 took
+// 4–9% longer a column, docs/perf/solve-h100.md).
+var leafKinds = []leafKind{{1, 256}, {1, 512}, {4, 256}}
+
+// leafRows forces the rows a leaf's block takes (256, 512 or 1024; 0: the
+// fewest whose grid fits the blocks the panel may have).
+var leafRows = 0
 
 // panelLU factors a blocked LU's panels (tall column blocks in binary32)
 // with partial pivoting, recursively: the left half, its interchanges and
 // a triangular solve and sgemm for the right half, then the right half.
 // The recursion ends in leaves of at most 32 columns, each one kernel
-// (panel_leaf) that spreads the leaf's rows over the grid's shared
-// memory; a column costs one exchange of candidate rows between the
-// blocks, through L2, which is also the grid's only barrier.
+// (panel_leaf_RxT) that holds the leaf's rows in the grid's registers; a
+// column costs one exchange of candidate rows between the blocks, through
+// L2, which is also the grid's only barrier.
 type panelLU struct {
-	e              *Engine
-	la             *linalg
-	leaf, swaps    *Function
-	records, moves *Buffer
-	seq            uint32 // the records' sequence number when the next leaf starts
-	shared         int    // dynamic shared memory a block may have
-	sms            int
+	e       *Engine
+	la      *linalg
+	leaf    []*Function // as leafKinds
+	swaps   *Function
+	records *Buffer
+	moves   *Buffer
+	seq     uint32 // the records' sequence number when the next leaf starts
+	sms     int
 }
 
 func (e *Engine) newPanelLU(la *linalg, mod *Module) (*panelLU, error) {
 	d := e.d
 	pl := &panelLU{e: e, la: la, sms: d.Multiprocessors()}
-	var err error
-	if pl.leaf, err = mod.Function("panel_leaf"); err != nil {
-		return nil, err
+	for _, k := range leafKinds {
+		f, err := mod.Function(fmt.Sprintf("panel_leaf_%dx%d", k.rows, k.threads))
+		if err != nil {
+			return nil, err
+		}
+		pl.leaf = append(pl.leaf, f)
 	}
+	var err error
 	if pl.swaps, err = mod.Function("leaf_swaps"); err != nil {
 		return nil, err
 	}
-	pl.shared = d.sharedOptin - 2048 // less the kernel's static shared memory
-	if err := pl.leaf.SetMaxDynamicShared(pl.shared); err != nil {
-		return nil, err
-	}
-	if pl.records, err = d.Alloc(4 * 2 * pl.sms * leafRecord); err != nil {
+	if pl.records, err = d.Alloc(8 * 2 * leafWords); err != nil {
 		return nil, err
 	}
 	if pl.moves, err = d.Alloc(4 * (1 + 4*leafMax)); err != nil {
@@ -72,20 +78,32 @@ func (pl *panelLU) free() {
 	freeAll(pl.records, pl.moves)
 }
 
-// leafShape picks a leaf's grid and width for rows×w: about 256 rows a
-// block, at most blocks blocks (more only when the rows do not fit in
-// shared memory otherwise), and narrower than w when even the whole GPU's
-// shared memory cannot hold rows×w.
-func (pl *panelLU) leafShape(rows, w, blocks int) (grid, width int) {
-	fits := func(g, w int) bool { return leafShared(rows, g, w) <= pl.shared }
-	grid = min(max((rows+leafRows-1)/leafRows, 1), blocks, rows)
-	for !fits(grid, w) && grid < min(pl.sms, rows) {
-		grid = min(grid*2, pl.sms, rows)
+// maxPanelRows is the tallest panel the leaves take on a GPU with sms
+// multiprocessors: a block of 1024 rows on each.
+func maxPanelRows(sms int) int {
+	return min(sms, leafBlocks) * 1024
+}
+
+// leafShape picks a leaf's kind (an index into leafKinds) and grid for
+// rows rows: the fewest rows a block whose grid fits in blocks, else 1024
+// on a larger grid (at most a block a multiprocessor).
+func (pl *panelLU) leafShape(rows, blocks int) (kind, grid int, err error) {
+	per := 1024
+	for _, p := range []int{256, 512} {
+		if leafRows == p || leafRows == 0 && (rows+p-1)/p <= blocks {
+			per = p
+			break
+		}
 	}
-	for w > 1 && !fits(grid, w) {
-		w /= 2
+	if grid = (rows + per - 1) / per; grid > min(pl.sms, leafBlocks) {
+		return 0, 0, fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d", maxPanelRows(pl.sms), rows)
 	}
-	return grid, w
+	for kind = range leafKinds {
+		if leafKinds[kind].rows*leafKinds[kind].threads == per {
+			break
+		}
+	}
+	return kind, grid, nil
 }
 
 // factor queues the LU of the m×nb panel at a (ld lda) on st: pivots
@@ -106,9 +124,12 @@ func (pl *panelLU) factor(st *Stream, a uintptr, lda, m, nb int, ipiv uintptr, b
 func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w int, ipiv uintptr, blocks int) error {
 	at := func(i, j int) uintptr { return a + uintptr(4*(i+j*lda)) }
 	rows := m - c0
-	grid, width := pl.leafShape(rows, min(w, leafMax), blocks)
-	if w <= width {
-		if err := q.launch(pl.leaf, [3]uint32{uint32(grid), 1, 1}, [3]uint32{512, 1, 1}, uint32(leafShared(rows, grid, w)), st,
+	if w <= leafMax {
+		k, grid, err := pl.leafShape(rows, blocks)
+		if err != nil {
+			return err
+		}
+		if err := q.launch(pl.leaf[k], [3]uint32{uint32(grid), 1, 1}, [3]uint32{uint32(leafKinds[k].threads), 1, 1}, 0, st,
 			at(c0, c0), int64(lda), int32(rows), int32(w), int32(c0), ipiv+uintptr(4*c0), pl.moves, pl.records, pl.seq); err != nil {
 			return err
 		}
@@ -119,7 +140,7 @@ func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w 
 		}
 		return nil
 	}
-	w1 := min(max((w/2+width-1)/width*width, width), w-1)
+	w1 := min(max((w/2+leafMax-1)/leafMax*leafMax, leafMax), w-1)
 	if err := pl.rec(q, st, a, lda, m, nb, c0, w1, ipiv, blocks); err != nil {
 		return err
 	}

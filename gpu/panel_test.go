@@ -2,6 +2,10 @@ package gpu
 
 import (
 	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -55,7 +59,7 @@ func BenchmarkSolverLeaf(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, rows := range []int{0, 128, 256, 512, 1024} { // 0: cuSOLVER's sgetrf
+		for _, rows := range []int{0, 256, 512, 1024} { // 0: cuSOLVER's sgetrf
 			leafRows = rows
 			name := fmt.Sprintf("m=%d/w=%d/rows=%d", m, w, rows)
 			if rows == 0 {
@@ -99,4 +103,130 @@ func BenchmarkSolverLeaf(b *testing.B) {
 		a.Free()
 		ipiv.Free()
 	}
+}
+
+// A leaf (a panel of at most 32 columns, one kernel) factors as partial
+// pivoting in binary32 must, bit for bit: pivots the largest magnitude,
+// the lowest row on ties (as isamax), multipliers rounded quotients, and
+// each update one fused multiply-add, all checked against math/big. Entries
+// are multiples of 1/4 so that columns have ties; one column is zero
+// (a zero pivot: no elimination), one holds a NaN (never a pivot). Shapes
+// take one to several blocks of every kind (256, 512 and 1024 rows a block).
+func TestSolverPanelLeaf(t *testing.T) {
+	e := engineGPU(t)
+	la, err := e.linalg()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := e.d.Module("lu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := e.newPanelLU(la, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.free()
+	defer func(r int) { leafRows = r }(leafRows)
+	rng := rand.New(rand.NewPCG(7, 26))
+	for _, c := range []struct{ m, w, blocks int }{{1, 1, 32}, {17, 17, 32}, {300, 32, 32}, {3000, 20, 32}, {9000, 32, 8}, {20000, 7, 132}} {
+		a := make([]float32, c.m*c.w) // column-major
+		for i := range a {
+			a[i] = float32(rng.IntN(17)-8) / 4
+		}
+		if c.w > 5 {
+			for i := 0; i < c.m; i++ {
+				a[i+5*c.m] = 0
+			}
+			a[c.m-1+(c.w-1)*c.m] = float32(math.NaN())
+		}
+		wantLU, wantPiv := leafReference(a, c.m, c.w)
+		for _, rows := range []int{0, 256, 512, 1024} {
+			leafRows = rows
+			buf, err := e.d.Alloc(4 * len(a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ipiv, err := e.d.Alloc(4 * c.w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.d.Upload(buf, a); err != nil {
+				t.Fatal(err)
+			}
+			err = pl.factor(nil, buf.ptr, c.m, c.m, c.w, ipiv.ptr, c.blocks)
+			lu, piv := make([]float32, len(a)), make([]int32, c.w)
+			if err == nil {
+				err = e.d.Download(lu, buf)
+			}
+			if err == nil {
+				err = e.d.Download(piv, ipiv)
+			}
+			buf.Free()
+			ipiv.Free()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range piv {
+				if piv[j] != wantPiv[j] {
+					t.Fatalf("%+v, %d rows a block pivot %d is row %d, want %d", c, leafRows, j, piv[j], wantPiv[j])
+				}
+			}
+			for i := range lu {
+				if math.Float32bits(lu[i]) != math.Float32bits(wantLU[i]) && !(lu[i] != lu[i] && wantLU[i] != wantLU[i]) {
+					t.Fatalf("%+v, %d rows a block entry (%d, %d) is %g, want %g", c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
+				}
+			}
+		}
+	}
+	if _, _, err := pl.leafShape(maxPanelRows(pl.sms)+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("a panel too tall for the leaves: %v", err)
+	}
+}
+
+// leafReference is partial pivoting on the column-major m×w a in binary32,
+// each operation rounded once (math/big): l = a/p, a − l·u by one fused
+// multiply-add. A zero pivot eliminates nothing; NaNs are never pivots,
+// and a column without a candidate keeps its diagonal row. Pivots are
+// 1-based, as LAPACK's.
+func leafReference(a []float32, m, w int) ([]float32, []int32) {
+	lu := append([]float32(nil), a...)
+	piv := make([]int32, w)
+	round := func(x *big.Float) float32 { f, _ := x.Float32(); return f }
+	exact := func(x float32) *big.Float { return new(big.Float).SetPrec(200).SetFloat64(float64(x)) }
+	for j := 0; j < w; j++ {
+		p, best := j, float32(-1)
+		for i := j; i < m; i++ {
+			if v := float32(math.Abs(float64(lu[i+j*m]))); v > best {
+				p, best = i, v
+			}
+		}
+		piv[j] = int32(p + 1)
+		for c := 0; c < w; c++ {
+			lu[j+c*m], lu[p+c*m] = lu[p+c*m], lu[j+c*m]
+		}
+		d := lu[j+j*m]
+		if d == 0 {
+			continue
+		}
+		for i := j + 1; i < m; i++ {
+			var l float32
+			if math.IsNaN(float64(d)) || math.IsNaN(float64(lu[i+j*m])) || math.IsInf(float64(d), 0) {
+				l = lu[i+j*m] / d // IEEE: NaN or a signed zero, as the GPU's
+			} else {
+				l = round(new(big.Float).SetPrec(200).Quo(exact(lu[i+j*m]), exact(d)))
+			}
+			lu[i+j*m] = l
+			for c := j + 1; c < w; c++ {
+				x, u := lu[i+c*m], lu[j+c*m]
+				if math.IsNaN(float64(x)) || math.IsNaN(float64(u)) || math.IsNaN(float64(l)) || math.IsInf(float64(x), 0) || math.IsInf(float64(u), 0) || math.IsInf(float64(l), 0) {
+					lu[i+c*m] = x - l*u
+					continue
+				}
+				prod := new(big.Float).SetPrec(200).Mul(exact(l), exact(u))
+				lu[i+c*m] = round(prod.Sub(exact(x), prod))
+			}
+		}
+	}
+	return lu, piv
 }

@@ -511,13 +511,53 @@ type LUForm struct {
 	// the next panel, factored meanwhile on a second stream: 0 means 32,
 	// negative turns the look-ahead off.
 	LookaheadSMs int
-	// RecursivePanels factors the panels with our recursive panel (leaf
-	// kernel, strsm and sgemm) instead of cuSOLVER's sgetrf, which is
-	// faster on an H100 (docs/perf/solve-h100.md).
-	RecursivePanels bool
+	// Panels is how the blocked LU factors its panels when it pivots:
+	// PanelsAuto (the zero value) takes our recursive panel where it was
+	// faster than cuSOLVER's getrf on an H100, from n = 16384 on for the
+	// fp32 working forms.
+	Panels Panels
 	// Pivoting is how the factorization picks its pivots (PivotAuto:
 	// none when A is strictly diagonally dominant, else partial).
 	Pivoting Pivoting
+}
+
+// Panels says how a blocked LU with partial pivoting factors its panels.
+type Panels int
+
+const (
+	PanelsAuto      Panels = iota // PanelsRecursive from n = RecursivePanelsFrom on for the fp32 working forms, else PanelsGetrf
+	PanelsGetrf                   // cuSOLVER's getrf down the panel (sgetrf; dgetrf for the Ozaki forms)
+	PanelsRecursive               // our recursive panel (fp32 working forms, at most maxPanelRows rows)
+)
+
+// PanelKinds names the Panels values, as ParsePanels reads them.
+var PanelKinds = []string{"auto", "sgetrf", "recursive"}
+
+// ParsePanels reads auto, sgetrf or recursive.
+func ParsePanels(name string) (Panels, error) {
+	if i := slices.Index(PanelKinds, name); i >= 0 {
+		return Panels(i), nil
+	}
+	return 0, fmt.Errorf("gpu: no panel kind %q: %v", name, PanelKinds)
+}
+
+// RecursivePanelsFrom is the smallest order at which PanelsAuto takes the
+// recursive panel: at n = 8192 both panels gave the same factorization
+// times, at 16384 and 32768 the recursive one 6–11% shorter
+// (docs/perf/solve-h100.md).
+const RecursivePanelsFrom = 16384
+
+// recursivePanels says whether the blocked LU of order n in the form
+// factors its pivoted panels with panelLU, on a GPU of sms
+// multiprocessors.
+func (f LUForm) recursivePanels(n, sms int) bool {
+	switch f.Panels {
+	case PanelsRecursive:
+		return true
+	case PanelsAuto:
+		return f.OzakiDigits == 0 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms)
+	}
+	return false
 }
 
 // Pivoting says how an LU picks its pivots.
@@ -628,9 +668,10 @@ type Factors struct {
 	pc       *preconditioner // Solve's device side, made on first use
 	Form     string
 	NB       int
-	// Pivoting is how the pivots were picked: "partial", or "none" and
-	// why (PivotAuto found A diagonally dominant, PivotNone, or after
-	// PivotButterfly's transform).
+	// Pivoting is how the pivots were picked: "partial" ("partial,
+	// recursive panels" with our panel), or "none" and why (PivotAuto
+	// found A diagonally dominant, PivotNone, or after PivotButterfly's
+	// transform).
 	Pivoting string
 	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
 	// Phases splits the blocked LU's time (with LUForm.Profile): the
@@ -766,6 +807,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 				return s.e.getrf(la, false, n, n, w.ptr, n, piv)
 			})
 		} else if err = blockSize(); err == nil {
+			if piv != 0 && f.recursivePanels(n, d.Multiprocessors()) {
+				fa.Pivoting += ", recursive panels"
+			}
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
 		}
 		if err != nil {
@@ -916,8 +960,11 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if double {
 		es, suffix = 8, "_f64"
 	}
-	if double && f.RecursivePanels {
+	if double && f.Panels == PanelsRecursive {
 		return fmt.Errorf("gpu: %s: the recursive panel is fp32 only", f.Name)
+	}
+	if most := maxPanelRows(d.Multiprocessors()); f.Panels == PanelsRecursive && n > most {
+		return fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d: use cuSOLVER's (--panel sgetrf)", most, n)
 	}
 	// One work space for every panel: the first is the largest.
 	work, err := e.getrfWork(la, double, n, min(nb, n), w.ptr, n)
@@ -1014,7 +1061,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	}
 	defer tr.free()
 	var pl *panelLU
-	if f.RecursivePanels {
+	if pivots && f.recursivePanels(n, d.Multiprocessors()) {
 		if pl, err = e.newPanelLU(la, mod); err != nil {
 			return err
 		}

@@ -78,8 +78,9 @@ func TestSolverLUForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.NB, f.RecursivePanels, f.Pivoting = 64, v.recursive, PivotPartial
+			f.NB, f.Panels, f.Pivoting = 64, PanelsGetrf, PivotPartial
 			if v.recursive {
+				f.Panels = PanelsRecursive
 				name += "+recursive"
 			}
 			fa, err := s.Factor(f)
@@ -652,7 +653,10 @@ func TestSolverPanel(t *testing.T) {
 		eagerL        bool // L's interchanges at every step
 	}{{256, 0, true, false}, {96, -1, true, false}, {1000, 0, true, false}, {256, 0, false, false}, {96, 0, false, true}} {
 		f, _ := ParseLUForm("double-fp16-fabsum")
-		f.NB, f.LookaheadSMs, f.RecursivePanels = c.nb, c.lookahead, c.recursive
+		f.NB, f.LookaheadSMs, f.Panels = c.nb, c.lookahead, PanelsGetrf
+		if c.recursive {
+			f.Panels = PanelsRecursive
+		}
 		deferredRows = 1 << 26
 		if c.eagerL {
 			deferredRows = 0
@@ -660,6 +664,9 @@ func TestSolverPanel(t *testing.T) {
 		fa, err := planted.Factor(f)
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
+		}
+		if want := map[bool]string{true: "partial, recursive panels", false: "partial"}[c.recursive]; fa.Pivoting != want {
+			t.Errorf("%+v: pivoting %q, want %q", c, fa.Pivoting, want)
 		}
 		h, err := fa.Host()
 		fa.Free()

@@ -49,8 +49,9 @@ a solve runs it (its dominance pass included), and its status says which
 form answered. --nb is the panel width (default 1024; 1536 for the
 multiword forms when they pivot, from n = 32768, and 2048 for the Ozaki
 forms, where it is faster);
---panel recursive factors the panels with our own kernel instead of
-sgetrf (slower on an H100; kept to compare). L's row interchanges are
+--panel recursive factors the pivoted panels with our own kernels
+instead of cuSOLVER's getrf; auto (the default) does so from n = 16384
+for the forms that factor in fp32, where it is faster on an H100. L's row interchanges are
 applied once, at the end. --pivot auto (the default) leaves pivoting
 out when A is strictly diagonally dominant by rows or by columns (one
 pass over A on the device finds out; the report says so): elimination is
@@ -228,11 +229,13 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if set["nb"] && nb < 1 {
 		return usagef("--nb %d: the block size must be at least 1", nb)
 	}
-	panels := strings.Split(o.panel, ",")
-	for _, kind := range panels {
-		if kind != "recursive" && kind != "sgetrf" {
-			return usagef("--panel %q: recursive or sgetrf", kind)
+	var panels []gpu.Panels
+	for _, name := range strings.Split(o.panel, ",") {
+		p, err := gpu.ParsePanels(strings.TrimSpace(name))
+		if err != nil {
+			return usagef("--panel %q: %s", name, strings.Join(gpu.PanelKinds, ", "))
 		}
+		panels = append(panels, p)
 	}
 	if len(panels) > 1 && o.bench == "" {
 		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
@@ -271,9 +274,9 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 					if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
 						break
 					}
-					f.RecursivePanels = kind == "recursive"
-					if f.RecursivePanels && len(panels) > 1 {
-						f.Name += "+recursive"
+					f.Panels = kind
+					if len(panels) > 1 {
+						f.Name += "+" + gpu.PanelKinds[kind]
 					}
 					forms = append(forms, f)
 				}

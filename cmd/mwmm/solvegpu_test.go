@@ -37,7 +37,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--matrix", "nosuch"}, "nosuch"},
 		{[]string{"solve", "--engine", "gpu", "--bench", "64,x"}, "sizes"},
 		{[]string{"solve", "--engine", "gpu", "--bench", "64", "--matrix", "centered,nosuch"}, "nosuch"},
-		{[]string{"solve", "--engine", "gpu", "--panel", "lapack"}, "recursive or sgetrf"},
+		{[]string{"solve", "--engine", "gpu", "--panel", "lapack"}, "auto, sgetrf, recursive"},
 		{[]string{"solve", "--engine", "gpu", "--panel", "recursive,sgetrf"}, "both with --bench"},
 		{[]string{"solve", "--panel", "sgetrf"}, "--panel sets the GPU"},
 		{[]string{"solve", "--lookahead-sms", "8"}, "--lookahead-sms sets the GPU"},

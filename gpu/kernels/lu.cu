@@ -301,201 +301,207 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
     }
 }
 
-// The panel's leaves: an m×w block (w ≤ LEAF_MAX columns, m up to the
-// whole matrix) factored with partial pivoting by one grid whose blocks
-// each keep a slice of rows in shared memory. For each column every block
-// publishes a record: its best candidate (largest |value| below the
-// diagonal, the lowest row on ties, as isamax), that row, and, from the
-// block that holds it, the diagonal row. A sequence number released last
-// makes the record the barrier: a block waits only for the G records it
-// reads, then every block picks the same pivot and updates its own rows.
-// Records alternate between two halves: a block cannot write a record
-// two columns ahead before every block has read the older one. The grid
-// must fit on the GPU at once.
+// The panel's leaves: an m×w block (w ≤ LEAF_MAX columns, m up to
+// LEAF_GMAX·1024 rows) factored with partial pivoting by one grid whose
+// blocks of T threads hold R rows a thread in registers (rows
+// lo + i·T + t), so a column's elimination and its next candidate need no
+// shared memory. A row's registers rotate by one column a step, so that
+// column j is always r[i][0] and the loop over columns is not unrolled
+// (one copy of the code, which stays in the instruction cache); the
+// finished columns wrap around to the end.
+//
+// The blocks meet once a column through records in global memory: 64-bit
+// words whose high half is the column's sequence number, so a reader
+// checks every word by itself (no fences; a word that is not there yet is
+// loaded again). Each block publishes its candidate for the next column
+// (largest |value| below the diagonal, the lowest row on ties, as isamax:
+// value, row, and the row itself), and the thread holding the next
+// diagonal row publishes that row. Every block polls the G candidates,
+// picks the same pivot, then loads the two rows it needs (the winner's
+// and the diagonal one) and updates its own rows: two round trips through
+// L2 a column. (Loading every record's row at once, one round trip, was
+// slower: the whole grid's loads of the same lines queue.) Records
+// alternate between two halves: a block cannot write a record two columns
+// ahead before every block has read the older one. The grid must fit on
+// the GPU at once.
 #define LEAF_MAX 32
-#define LEAF_THREADS 512
-#define LEAF_RECORD (4 + 2 * LEAF_MAX) // seq, value, row, pad, candidate row, diagonal row
-
-// Polled with relaxed loads (an acquire load at every poll would cost an
-// L1 invalidation each); one fence after the wait orders what follows.
-__device__ __forceinline__ unsigned int load_relaxed(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void store_release(unsigned int* p, unsigned int v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-// Loads from L2, past the SM's own L1: the values come from other blocks.
-__device__ __forceinline__ float load_cg(const float* p) {
-    float v;
-    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
-    return v;
-}
+#define LEAF_GMAX 132
+#define LEAF_RECORD (2 + LEAF_MAX)                      // value, row, candidate row
+#define LEAF_WORDS (LEAF_GMAX * LEAF_RECORD + LEAF_MAX) // a half: G records, the diagonal row
 
 // better orders candidates: larger magnitude, then the lower row.
 __device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
     return v > bv || (v == bv && i < bi);
 }
 
-// block_best reduces each thread's candidate (v, i) over the block; every
-// thread gets the result.
-__device__ void block_best(float& v, int& i) {
-    __shared__ float wv[LEAF_THREADS / 32];
-    __shared__ int wi[LEAF_THREADS / 32];
-    const int t = threadIdx.x, nw = blockDim.x >> 5;
+__device__ __forceinline__ void put_word(unsigned long long* p, unsigned int payload, unsigned int seq) {
+    const unsigned long long v = ((unsigned long long)seq << 32) | payload;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long get_word(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// await_word loads p until its sequence number is seq and returns the
+// payload; await_pair does so for p[0] and p[1], both loads in flight.
+__device__ __forceinline__ unsigned int await_word(const unsigned long long* p, unsigned int seq) {
+    unsigned long long v = get_word(p);
+    while ((unsigned int)(v >> 32) != seq) {
+        v = get_word(p);
+    }
+    return (unsigned int)v;
+}
+
+__device__ __forceinline__ void await_pair(const unsigned long long* p, unsigned int seq, unsigned int& a, unsigned int& b) {
+    unsigned long long x = get_word(p), y = get_word(p + 1);
+    while ((unsigned int)(x >> 32) != seq || (unsigned int)(y >> 32) != seq) {
+        x = get_word(p);
+        y = get_word(p + 1);
+    }
+    a = (unsigned int)x;
+    b = (unsigned int)y;
+}
+
+// leaf_candidate reduces each thread's best row (bv, bi) of the next
+// column over the block and publishes the block's record to records'
+// half; the thread that holds row c (the next diagonal) publishes it.
+template <int R, int T>
+__device__ __forceinline__ void leaf_candidate(const float (&r)[R][LEAF_MAX], int lo, int c, float bv, int bi, int half,
+                                               unsigned int seq, unsigned long long* records, float (&cv)[2][T / 32],
+                                               int (&ci)[2][T / 32]) {
+    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
     for (int o = 16; o > 0; o >>= 1) {
-        float ov = __shfl_down_sync(0xffffffffu, v, o);
-        int oi = __shfl_down_sync(0xffffffffu, i, o);
-        if (better(ov, oi, v, i)) {
-            v = ov;
-            i = oi;
+        float ov = __shfl_down_sync(0xffffffffu, bv, o);
+        int oi = __shfl_down_sync(0xffffffffu, bi, o);
+        if (better(ov, oi, bv, bi)) {
+            bv = ov;
+            bi = oi;
         }
     }
-    __syncthreads(); // wv, wi free from the last call
-    if ((t & 31) == 0) {
-        wv[t >> 5] = v;
-        wi[t >> 5] = i;
+    if (lane == 0) {
+        cv[half][warp] = bv;
+        ci[half][warp] = bi;
     }
     __syncthreads();
-    v = -1.0f;
-    i = 0x7fffffff;
-    for (int q = 0; q < nw; q++) {
-        if (better(wv[q], wi[q], v, i)) {
-            v = wv[q];
-            i = wi[q];
+    bv = -1.0f;
+    bi = 0x7fffffff;
+#pragma unroll
+    for (int q = 0; q < T / 32; q++) {
+        if (better(cv[half][q], ci[half][q], bv, bi)) {
+            bv = cv[half][q];
+            bi = ci[half][q];
+        }
+    }
+    unsigned long long* rec = records + (long long)half * LEAF_WORDS;
+    unsigned long long* mine = rec + b * LEAF_RECORD;
+    if (bi == 0x7fffffff && t == 0) { // no candidate here: an empty record
+        for (int k = 0; k < LEAF_MAX; k++) {
+            put_word(mine + 2 + k, 0u, seq);
+        }
+        put_word(mine, __float_as_uint(bv), seq);
+        put_word(mine + 1, (unsigned int)bi, seq);
+    }
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int g = lo + i * T + t;
+        if (g == bi) {
+#pragma unroll
+            for (int k = 0; k < LEAF_MAX; k++) {
+                put_word(mine + 2 + k, __float_as_uint(r[i][k]), seq);
+            }
+            put_word(mine, __float_as_uint(bv), seq);
+            put_word(mine + 1, (unsigned int)bi, seq);
+        }
+        if (g == c) {
+            unsigned long long* diag = rec + G * LEAF_RECORD;
+#pragma unroll
+            for (int k = 0; k < LEAF_MAX; k++) {
+                put_word(diag + k, __float_as_uint(r[i][k]), seq);
+            }
         }
     }
 }
 
-// leaf_publish writes this block's record for column jn from warp 0.
-__device__ void leaf_publish(const float* sm, int rpb, int lo, int mine, int w, int jn, float bv, int bi, float* rec, unsigned int seq) {
-    const int t = threadIdx.x;
-    if (t >= 32) {
-        return;
-    }
-    if (t == 0) {
-        rec[1] = bv;
-        ((int*)rec)[2] = bi;
-    }
-    for (int c = t; c < w; c += 32) {
-        if (bi != 0x7fffffff) {
-            rec[4 + c] = sm[(bi - lo) + c * rpb];
-        }
-        if (jn >= lo && jn < lo + mine) {
-            rec[4 + LEAF_MAX + c] = sm[(jn - lo) + c * rpb];
-        }
-    }
-    __syncwarp();
-    if (t == 0) {
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        store_release((unsigned int*)rec, seq);
-    }
-}
-
-// panel_leaf factors the m×w column-major block at a (ld lda) in place with
-// partial pivoting: ipiv[j] = r0 + (pivot row) + 1 (LAPACK's 1-based
-// pivots, offset r0), and moves = {count, destinations[2w], sources[2w]}:
-// the rows the leaf's interchanges move, relative to a, for the other
-// columns. records holds 2·G·LEAF_RECORD words whose sequence numbers are
-// all at most seq0; this launch leaves them at seq0 + w. Dynamic shared
-// memory: (ceil(m/G) + 2)·w + G·(w + 2) floats.
-extern "C" __global__ void __launch_bounds__(LEAF_THREADS) panel_leaf(float* a, long long lda, int m, int w, int r0, int* ipiv,
-                                                                     int* moves, float* records, unsigned int seq0) {
-    extern __shared__ float sm[];
-    __shared__ int s_p, s_win;
-    __shared__ int pos[2 * LEAF_MAX], from[2 * LEAF_MAX], npos; // block 0: position → original row
-    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x;
-    const int rpb = (m + G - 1) / G;
-    const int lo = b * rpb, mine = max(0, min(m, lo + rpb) - lo);
-    float* prow = sm + (long long)rpb * w; // the pivot row
-    float* rowj = prow + w;                // the row it displaces
-    float* got = rowj + w;                 // the G records: value, row, candidate row
-    for (int c = 0; c < w; c++) {
-        for (int r = t; r < mine; r += blockDim.x) {
-            sm[r + c * rpb] = a[(long long)(lo + r) + c * lda];
+template <int R, int T>
+__device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, int* moves, unsigned long long* records,
+                     unsigned int seq0) {
+    __shared__ float rows[2][2][LEAF_MAX]; // per half: the pivot row, the diagonal row
+    __shared__ float gv[2][LEAF_GMAX];
+    __shared__ int gi[2][LEAF_GMAX];
+    __shared__ float cv[2][T / 32];
+    __shared__ int ci[2][T / 32];
+    __shared__ int pos[2 * LEAF_MAX], from[2 * LEAF_MAX];
+    const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x, lane = t & 31;
+    const int lo = b * R * T;
+    int npos = 0; // block 0, thread 0: position → original row
+    float r[R][LEAF_MAX];
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int g = lo + i * T + t;
+#pragma unroll
+        for (int c = 0; c < LEAF_MAX; c++) {
+            r[i][c] = g < m && c < w ? a[g + c * lda] : 0.0f;
         }
     }
-    if (t == 0) {
-        npos = 0;
-    }
-    __syncthreads();
-    float bv = -1.0f;
-    int bi = 0x7fffffff;
-    for (int r = t; r < mine; r += blockDim.x) {
-        float v = fabsf(sm[r]);
-        if (v > bv) { // rows ascend per thread: the first of equals stays
-            bv = v;
-            bi = lo + r;
+    {
+        float bv = -1.0f;
+        int bi = 0x7fffffff;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const int g = lo + i * T + t;
+            const float v = fabsf(r[i][0]);
+            if (g < m && v > bv) { // rows ascend per thread: the first of equals stays
+                bv = v;
+                bi = g;
+            }
         }
+        leaf_candidate<R, T>(r, lo, 0, bv, bi, 0, seq0 + 1, records, cv, ci);
     }
-    block_best(bv, bi);
-    leaf_publish(sm, rpb, lo, mine, w, 0, bv, bi, records + b * LEAF_RECORD, seq0 + 1);
+#pragma unroll 1
     for (int j = 0; j < w; j++) {
+        const int half = j & 1;
         const unsigned int seq = seq0 + 1 + j;
-        const float* half = records + (j & 1) * G * LEAF_RECORD;
-        for (int q = t; q < G; q += blockDim.x) {
-            while (load_relaxed((const unsigned int*)(half + q * LEAF_RECORD)) != seq) {
-            }
-        }
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        __syncthreads();
-        for (int x = t; x < G * (w + 2); x += blockDim.x) {
-            int q = x / (w + 2), f = x % (w + 2);
-            got[x] = load_cg(half + q * LEAF_RECORD + (f < 2 ? 1 + f : 2 + f));
-        }
-        const int owner = j / rpb;
-        for (int c = t; c < w; c += blockDim.x) {
-            rowj[c] = load_cg(half + owner * LEAF_RECORD + 4 + LEAF_MAX + c);
+        const unsigned long long* rec = records + (long long)half * LEAF_WORDS;
+        if (t < G) {
+            unsigned int v, i;
+            await_pair(rec + t * LEAF_RECORD, seq, v, i);
+            gv[half][t] = __uint_as_float(v);
+            gi[half][t] = (int)i;
         }
         __syncthreads();
-        if (t < 32) {
-            float v = -1.0f;
-            int i = 0x7fffffff, win = -1;
-            for (int q = t; q < G; q += 32) {
-                float qv = got[q * (w + 2)];
-                int qi = __float_as_int(got[q * (w + 2) + 1]);
-                if (better(qv, qi, v, i)) {
-                    v = qv;
-                    i = qi;
-                    win = q;
-                }
-            }
-            for (int o = 16; o > 0; o >>= 1) {
-                float ov = __shfl_down_sync(0xffffffffu, v, o);
-                int oi = __shfl_down_sync(0xffffffffu, i, o);
-                int ow = __shfl_down_sync(0xffffffffu, win, o);
-                if (better(ov, oi, v, i)) {
-                    v = ov;
-                    i = oi;
-                    win = ow;
-                }
-            }
-            if (t == 0) {
-                if (i == 0x7fffffff) { // a column of NaNs: no interchange
-                    i = j;
-                }
-                s_p = i;
-                s_win = win;
+        // Every warp picks the pivot from the G candidates.
+        float pv = -1.0f;
+        int p = 0x7fffffff, win = -1;
+        for (int q = lane; q < G; q += 32) {
+            if (better(gv[half][q], gi[half][q], pv, p)) {
+                pv = gv[half][q];
+                p = gi[half][q];
+                win = q;
             }
         }
-        __syncthreads();
-        const int p = s_p, win = s_win;
-        for (int c = t; c < w; c += blockDim.x) {
-            prow[c] = p == j ? rowj[c] : got[win * (w + 2) + 2 + c];
-        }
-        __syncthreads();
-        if (p != j && p >= lo && p < lo + mine) {
-            for (int c = t; c < w; c += blockDim.x) {
-                sm[(p - lo) + c * rpb] = rowj[c];
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(0xffffffffu, pv, o);
+            const int oi = __shfl_xor_sync(0xffffffffu, p, o);
+            const int ow = __shfl_xor_sync(0xffffffffu, win, o);
+            if (better(ov, oi, pv, p)) {
+                pv = ov;
+                p = oi;
+                win = ow;
             }
         }
-        if (j >= lo && j < lo + mine) {
-            for (int c = t; c < w; c += blockDim.x) {
-                sm[(j - lo) + c * rpb] = prow[c];
-            }
+        if (p == 0x7fffffff) { // a column of NaNs: no interchange
+            p = j;
+        }
+        // Then the two rows: the diagonal one and the winner's.
+        float* rowj = rows[half][1];
+        float* prow = p == j ? rowj : rows[half][0];
+        if (t < LEAF_MAX) {
+            rowj[t] = __uint_as_float(await_word(rec + G * LEAF_RECORD + t, seq));
+        } else if (t < 2 * LEAF_MAX && p != j) {
+            prow[t - LEAF_MAX] = __uint_as_float(await_word(rec + win * LEAF_RECORD + 2 + (t - LEAF_MAX), seq));
         }
         if (b == 0 && t == 0) {
             ipiv[j] = r0 + p + 1;
@@ -515,42 +521,78 @@ extern "C" __global__ void __launch_bounds__(LEAF_THREADS) panel_leaf(float* a, 
                     pos[ip] = p;
                     from[ip] = p;
                 }
-                int f = from[ij];
+                const int f = from[ij];
                 from[ij] = from[ip];
                 from[ip] = f;
             }
         }
         __syncthreads();
-        // Eliminate below the pivot; column j+1's candidates on the way.
-        const float piv = prow[j];
-        const int jn = j + 1;
-        bv = -1.0f;
-        bi = 0x7fffffff;
-        for (int r = max(jn - lo, 0) + t; r < mine; r += blockDim.x) {
-            if (piv != 0.0f) {
-                float l = sm[r + j * rpb] / piv;
-                sm[r + j * rpb] = l;
-                for (int c = jn; c < w; c++) {
-                    sm[r + c * rpb] = fmaf(-l, prow[c], sm[r + c * rpb]);
+        // Interchange, eliminate below the pivot, rotate; the next
+        // column's candidates.
+        const float piv = prow[0];
+        const int active = w - j; // columns j … w-1 are r[i][0 … active)
+        float l[R];
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const int g = lo + i * T + t;
+            if (g == j || (g == p && p != j)) {
+                const float* src = g == j ? prow : rowj;
+#pragma unroll
+                for (int c = 0; c < LEAF_MAX; c++) {
+                    r[i][c] = src[c];
                 }
             }
-            if (jn < w) {
-                float v = fabsf(sm[r + jn * rpb]);
-                if (v > bv) {
-                    bv = v;
-                    bi = lo + r;
+            l[i] = 0.0f;
+            if (g > j && g < m && piv != 0.0f) {
+                l[i] = r[i][0] / piv;
+                r[i][0] = l[i];
+            }
+        }
+        // Column by column: one entry of the pivot row live at a time.
+#pragma unroll
+        for (int c = 1; c < LEAF_MAX; c++) {
+            if (c < active) {
+                const float u = prow[c];
+#pragma unroll
+                for (int i = 0; i < R; i++) {
+                    const int g = lo + i * T + t;
+                    if (g > j && g < m && piv != 0.0f) {
+                        r[i][c] = fmaf(-l[i], u, r[i][c]);
+                    }
                 }
             }
         }
-        if (jn < w) {
-            block_best(bv, bi); // its barriers also order the updates before the record
-            leaf_publish(sm, rpb, lo, mine, w, jn, bv, bi, records + ((jn & 1) * G + b) * LEAF_RECORD, seq + 1);
+        float bv = -1.0f;
+        int bi = 0x7fffffff;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const int g = lo + i * T + t;
+            const float done = r[i][0];
+#pragma unroll
+            for (int c = 0; c + 1 < LEAF_MAX; c++) {
+                r[i][c] = r[i][c + 1];
+            }
+            r[i][LEAF_MAX - 1] = done;
+            const float v = fabsf(r[i][0]);
+            if (g > j && g < m && v > bv) {
+                bv = v;
+                bi = g;
+            }
+        }
+        if (j + 1 < w) {
+            leaf_candidate<R, T>(r, lo, j + 1, bv, bi, half ^ 1, seq + 1, records, cv, ci);
         }
     }
-    __syncthreads();
-    for (int c = 0; c < w; c++) {
-        for (int r = t; r < mine; r += blockDim.x) {
-            a[(long long)(lo + r) + c * lda] = sm[r + c * rpb];
+    // After w steps r[i][c] is column (c + w) mod LEAF_MAX.
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int g = lo + i * T + t;
+#pragma unroll
+        for (int c = 0; c < LEAF_MAX; c++) {
+            const int col = (c + w) & (LEAF_MAX - 1);
+            if (g < m && col < w) {
+                a[g + col * lda] = r[i][c];
+            }
         }
     }
     if (b == 0 && t == 0) {
@@ -565,6 +607,22 @@ extern "C" __global__ void __launch_bounds__(LEAF_THREADS) panel_leaf(float* a, 
         moves[0] = n;
     }
 }
+
+// panel_leaf_RxT factors the m×w column-major block at a (ld lda) in
+// place with R rows a thread and T threads a block (G ≤ LEAF_GMAX
+// blocks): ipiv[j] = r0 + (pivot row) + 1 (LAPACK's 1-based pivots,
+// offset r0), and moves = {count, destinations[2w], sources[2w]}: the
+// rows the leaf's interchanges move, relative to a, for the other
+// columns. records holds 2·LEAF_WORDS words whose sequence numbers are all
+// at most seq0; this launch leaves them at seq0 + w.
+#define PANEL_LEAF(R, T)                                                                                                          \
+    extern "C" __global__ void __launch_bounds__(T, 1) panel_leaf_##R##x##T(float* a, long long lda, int m, int w, int r0, int* ipiv, \
+                                                                            int* moves, unsigned long long* records, unsigned int seq0) { \
+        leaf<R, T>(a, lda, m, w, r0, ipiv, moves, records, seq0);                                                                   \
+    }
+PANEL_LEAF(1, 256)
+PANEL_LEAF(1, 512)
+PANEL_LEAF(4, 256)
 
 // leaf_swaps applies a leaf's moves (panel_leaf's) to the panel's other
 // columns: ncols columns from a (at the leaf's first row), skipping the w
