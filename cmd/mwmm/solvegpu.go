@@ -274,11 +274,12 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 					if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
 						break
 					}
-					f.Panels = kind
-					if len(panels) > 1 {
-						f.Name += "+" + gpu.PanelKinds[kind]
+					g := f
+					g.Panels = kind
+					if len(panels) > 1 && f.Blocked() {
+						g.Name += "+" + gpu.PanelKinds[kind]
 					}
-					forms = append(forms, f)
+					forms = append(forms, g)
 				}
 			}
 		}

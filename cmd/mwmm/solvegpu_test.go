@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -188,5 +189,39 @@ func TestSolveGPUBenchGMRESOnDevice(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no tc32-bf16 row in %v", recs)
+	}
+}
+
+// --panel sgetrf,recursive times each blocked form both ways, named by
+// its panel, and cuSOLVER's own getrf once; the pivoting column says which
+// panel pivoted.
+func TestSolveGPUBenchPanels(t *testing.T) {
+	if err := gpu.Available(); err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	table := filepath.Join(t.TempDir(), "t.csv")
+	code, out, errOut := mwmm(t, "", "solve", "--engine", "gpu", "--bench", "300", "--nb", "64", "--matrix", "centered",
+		"--factor", "double-fp16-fabsum,fp64", "--pivot", "partial", "--panel", "sgetrf,recursive", "--csv", table)
+	if code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	recs := readCSV(t, table)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	got := map[string]string{}
+	for _, r := range recs[1:] {
+		if m := r[col["method"]]; strings.HasPrefix(m, "mwmm ") {
+			got[strings.TrimPrefix(m, "mwmm ")] = r[col["pivoting"]]
+		}
+	}
+	want := map[string]string{
+		"double-fp16-fabsum+sgetrf":    "partial",
+		"double-fp16-fabsum+recursive": "partial, recursive panels",
+		"fp64":                         "partial",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("methods and pivoting %v, want %v", got, want)
 	}
 }
