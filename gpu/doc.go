@@ -127,8 +127,9 @@
 // A System holds A on the device in binary64 (NewSystem copies one,
 // GenerateSystem and GenerateRandsvd draw one there). System.Factor makes
 // LU factors in an LUForm: cuSOLVER's getrf in fp64 or fp32, or a blocked
-// LU whose panels are cuSOLVER's sgetrf (or, with RecursivePanels, our
-// recursive panel) and whose trailing updates run on the tensor cores:
+// LU whose pivoted panels are cuSOLVER's sgetrf or our recursive panel
+// (LUForm.Panels; PanelsAuto takes ours from n = 16384, where it is
+// faster) and whose trailing updates run on the tensor cores:
 // TC32 forms on cuBLASLt from copies of L₂₁ and U₁₂ rounded to fp16,
 // bf16 or TF32 by our kernel, multiword forms on the fused FABsum kernel,
 // and the Ozaki forms (ozaki-int8x5 ...), held in fp64, on the int8 tensor

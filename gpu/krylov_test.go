@@ -214,7 +214,7 @@ func BenchmarkKrylovExpand(b *testing.B) {
 // BenchmarkTriangularSolves times the factors' two triangular solves from
 // fp64 factors (dtrsv, what Solve runs) and from fp32 ones (strsv).
 func BenchmarkTriangularSolves(b *testing.B) {
-	e, la, mod := solverBench(b)
+	e, la, mod := solverSetup(b)
 	for _, n := range []int{8192, 32768} {
 		s, err := e.GenerateSystem(n, "diagdom", 1)
 		if err != nil {

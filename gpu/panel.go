@@ -19,9 +19,10 @@ const (
 // block.
 type leafKind struct{ rows, threads int }
 
-// leafKinds hold 256, 512 and 1024 rows a block. Of the ways to hold 512
-// and 1024 rows these were the faster on an H100 (2×256 and 2×512 took
-// 4–9% longer a column, docs/perf/solve-h100.md).
+// leafKinds hold 256, 512 and 1024 rows a block. On an H100, 2 rows × 256
+// threads took 6–9% longer a column than 1 × 512, and 2 × 512 (which
+// spills at 128 registers) within 3% of 4 × 256
+// (docs/perf/raw/solve-panel-leaf-kinds-h100.txt).
 var leafKinds = []leafKind{{1, 256}, {1, 512}, {4, 256}}
 
 // leafRows forces the rows a leaf's block takes (256, 512 or 1024; 0: the

@@ -9,24 +9,24 @@ import (
 	"testing"
 )
 
-// solverBench is the shared engine, its cuBLAS and cuSOLVER handles and
-// the lu module for a solver benchmark; it skips without a GPU.
-func solverBench(b *testing.B) (*Engine, *linalg, *Module) {
-	b.Helper()
+// solverSetup is the shared engine, its cuBLAS and cuSOLVER handles and
+// the lu module for a solver test or benchmark; it skips without a GPU.
+func solverSetup(tb testing.TB) (*Engine, *linalg, *Module) {
+	tb.Helper()
 	if err := Available(); err != nil {
-		b.Skipf("no GPU: %v", err)
+		tb.Skipf("no GPU: %v", err)
 	}
 	e, err := SharedEngine(0)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	la, err := e.linalg()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	mod, err := e.d.Module("lu")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return e, la, mod
 }
@@ -35,7 +35,7 @@ func solverBench(b *testing.B) (*Engine, *linalg, *Module) {
 // binary32 values, for several rows per leaf block (so grid sizes).
 // ./gpu.test -test.run '^$' -test.bench SolverLeaf
 func BenchmarkSolverLeaf(b *testing.B) {
-	e, la, mod := solverBench(b)
+	e, la, mod := solverSetup(b)
 	fill, err := mod.Function("fill_uniform")
 	if err != nil {
 		b.Fatal(err)
@@ -113,15 +113,7 @@ func BenchmarkSolverLeaf(b *testing.B) {
 // (a zero pivot: no elimination), one holds a NaN (never a pivot). Shapes
 // take one to several blocks of every kind (256, 512 and 1024 rows a block).
 func TestSolverPanelLeaf(t *testing.T) {
-	e := engineGPU(t)
-	la, err := e.linalg()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := e.d.Module("lu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, la, mod := solverSetup(t)
 	pl, err := e.newPanelLU(la, mod)
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,8 @@ basis stay on the device (classical Gram–Schmidt twice, by cuBLAS dgemv;
 only the Hessenberg coefficients come here, about 1.4 ms an iteration at
 n = 8192 on an H100). --factor is one of
   fp64, fp32   cuSOLVER's getrf in that precision
-  tc32         the blocked LU (panels: cuSOLVER's sgetrf; U12: cuBLAS strmm with L11⁻¹)
+  tc32         the blocked LU (panels: cuSOLVER's sgetrf or ours, --panel;
+               U12: cuBLAS strmm with L11⁻¹)
                with trailing updates on the tensor cores through cuBLASLt:
                L21 and U12 rounded to --input (fp16, U12 scaled by a power
                of two into range; bf16; tf32), fp32 accumulation and

@@ -170,11 +170,7 @@ func TestSolveGPUBenchGMRESOnDevice(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	recs := readCSV(t, table)
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := readTable(t, table)
 	found := false
 	for _, r := range recs[1:] {
 		if r[col["method"]] != "mwmm tc32-bf16" {
@@ -205,11 +201,7 @@ func TestSolveGPUBenchPanels(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	recs := readCSV(t, table)
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := readTable(t, table)
 	got := map[string]string{}
 	for _, r := range recs[1:] {
 		if m := r[col["method"]]; strings.HasPrefix(m, "mwmm ") {
@@ -224,4 +216,16 @@ func TestSolveGPUBenchPanels(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("methods and pivoting %v, want %v", got, want)
 	}
+}
+
+// readTable reads a --csv table: its records (the header first) and each
+// column's index by name.
+func readTable(t *testing.T, path string) ([][]string, map[string]int) {
+	t.Helper()
+	recs := readCSV(t, path)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	return recs, col
 }

@@ -320,10 +320,11 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
 // picks the same pivot, then loads the two rows it needs (the winner's
 // and the diagonal one) and updates its own rows: two round trips through
 // L2 a column. (Loading every record's row at once, one round trip, was
-// slower: the whole grid's loads of the same lines queue.) Records
-// alternate between two halves: a block cannot write a record two columns
-// ahead before every block has read the older one. The grid must fit on
-// the GPU at once.
+// no faster on grids of 8 to 32 blocks and slower on 64 and 128, where
+// the whole grid's loads of the same lines queue.) Records alternate
+// between two halves: a block cannot write a record two columns ahead
+// before every block has read the older one. The grid must fit on the GPU
+// at once.
 #define LEAF_MAX 32
 #define LEAF_GMAX 132
 #define LEAF_RECORD (2 + LEAF_MAX)                      // value, row, candidate row
