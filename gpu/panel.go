@@ -7,39 +7,50 @@ import (
 )
 
 // leafMax is the widest leaf (LEAF_MAX in lu.cu); a leaf's grid has at
-// most leafBlocks blocks, and each half of the leaves' records is
-// leafWords 64-bit words (LEAF_GMAX, LEAF_WORDS).
+// most leafBlocks blocks (LEAF_GMAX).
 const (
 	leafMax    = 32
 	leafBlocks = 132
-	leafWords  = leafBlocks*(2+leafMax) + leafMax
 )
+
+// leafWords is a half of the leaves' records in 64-bit words for values of
+// es bytes (LEAF_WORDS): a word a 32-bit half of a value.
+func leafWords(es int) int {
+	h := es / 4
+	return leafBlocks*(h*(1+leafMax)+1) + h*leafMax
+}
 
 // leafKind is a compiled leaf (panel_leaf_RxT): rows a thread, threads a
 // block.
 type leafKind struct{ rows, threads int }
 
-// leafKinds hold 256, 512 and 1024 rows a block. On an H100, 2 rows × 256
-// threads took 6–9% longer a column than 1 × 512, and 2 × 512 (which
+// leafKinds hold 256, 512 and 1024 rows a block in binary32, 256 and 512
+// in binary64 (a row of 32 doubles is 64 registers). On an H100, 2 rows ×
+// 256 threads took 6–9% longer a column than 1 × 512, and 2 × 512 (which
 // spills at 128 registers) within 3% of 4 × 256
 // (docs/perf/raw/solve-panel-leaf-kinds-h100.txt).
-var leafKinds = []leafKind{{1, 256}, {1, 512}, {4, 256}}
+var leafKinds = map[bool][]leafKind{
+	false: {{1, 256}, {1, 512}, {4, 256}},
+	true:  {{1, 256}, {1, 512}},
+}
 
 // leafRows forces the rows a leaf's block takes (256, 512 or 1024; 0: the
 // fewest whose grid fits the blocks the panel may have).
 var leafRows = 0
 
-// panelLU factors a blocked LU's panels (tall column blocks in binary32)
-// with partial pivoting, recursively: the left half, its interchanges and
-// a triangular solve and sgemm for the right half, then the right half.
-// The recursion ends in leaves of at most 32 columns, each one kernel
-// (panel_leaf_RxT) that holds the leaf's rows in the grid's registers; a
-// column costs one exchange of candidate rows between the blocks, through
-// L2, which is also the grid's only barrier.
+// panelLU factors a blocked LU's panels (tall column blocks in binary32,
+// or binary64 for the Ozaki forms) with partial pivoting, recursively: the
+// left half, its interchanges and a triangular solve and gemm for the
+// right half, then the right half. The recursion ends in leaves of at most
+// 32 columns, each one kernel (panel_leaf_RxT) that holds the leaf's rows
+// in the grid's registers; a column costs one exchange of candidate rows
+// between the blocks, through L2, which is also the grid's only barrier.
 type panelLU struct {
 	e       *Engine
 	la      *linalg
-	leaf    []*Function // as leafKinds
+	double  bool
+	kinds   []leafKind
+	leaf    []*Function // as kinds
 	swaps   *Function
 	records *Buffer
 	moves   *Buffer
@@ -47,21 +58,25 @@ type panelLU struct {
 	sms     int
 }
 
-func (e *Engine) newPanelLU(la *linalg, mod *Module) (*panelLU, error) {
+func (e *Engine) newPanelLU(la *linalg, mod *Module, double bool) (*panelLU, error) {
 	d := e.d
-	pl := &panelLU{e: e, la: la, sms: d.Multiprocessors()}
-	for _, k := range leafKinds {
-		f, err := mod.Function(fmt.Sprintf("panel_leaf_%dx%d", k.rows, k.threads))
+	pl := &panelLU{e: e, la: la, double: double, kinds: leafKinds[double], sms: d.Multiprocessors()}
+	prefix, swaps := "panel_leaf_", "leaf_swaps"
+	if double {
+		prefix, swaps = "panel_leaf_f64_", "leaf_swaps_f64"
+	}
+	for _, k := range pl.kinds {
+		f, err := mod.Function(fmt.Sprintf("%s%dx%d", prefix, k.rows, k.threads))
 		if err != nil {
 			return nil, err
 		}
 		pl.leaf = append(pl.leaf, f)
 	}
 	var err error
-	if pl.swaps, err = mod.Function("leaf_swaps"); err != nil {
+	if pl.swaps, err = mod.Function(swaps); err != nil {
 		return nil, err
 	}
-	if pl.records, err = d.Alloc(8 * 2 * leafWords); err != nil {
+	if pl.records, err = d.Alloc(8 * 2 * leafWords(pl.es())); err != nil {
 		return nil, err
 	}
 	if pl.moves, err = d.Alloc(4 * (1 + 4*leafMax)); err != nil {
@@ -79,28 +94,43 @@ func (pl *panelLU) free() {
 	freeAll(pl.records, pl.moves)
 }
 
-// maxPanelRows is the tallest panel the leaves take on a GPU with sms
-// multiprocessors: a block of 1024 rows on each.
-func maxPanelRows(sms int) int {
-	return min(sms, leafBlocks) * 1024
+// es is the panel's element size in bytes.
+func (pl *panelLU) es() int {
+	if pl.double {
+		return 8
+	}
+	return 4
 }
 
-// leafShape picks a leaf's kind (an index into leafKinds) and grid for
-// rows rows: the fewest rows a block whose grid fits in blocks, else 1024
+// maxBlockRows is the most rows a leaf's block holds: 1024 in binary32,
+// 512 in binary64.
+func maxBlockRows(double bool) int {
+	k := leafKinds[double][len(leafKinds[double])-1]
+	return k.rows * k.threads
+}
+
+// maxPanelRows is the tallest panel the leaves take on a GPU with sms
+// multiprocessors: a full block on each.
+func maxPanelRows(sms int, double bool) int {
+	return min(sms, leafBlocks) * maxBlockRows(double)
+}
+
+// leafShape picks a leaf's kind (an index into pl.kinds) and grid for rows
+// rows: the fewest rows a block whose grid fits in blocks, else the most
 // on a larger grid (at most a block a multiprocessor).
 func (pl *panelLU) leafShape(rows, blocks int) (kind, grid int, err error) {
-	per := 1024
+	per := maxBlockRows(pl.double)
 	for _, p := range []int{256, 512} {
-		if leafRows == p || leafRows == 0 && (rows+p-1)/p <= blocks {
+		if p < per && (leafRows == p || leafRows == 0 && (rows+p-1)/p <= blocks) {
 			per = p
 			break
 		}
 	}
 	if grid = (rows + per - 1) / per; grid > min(pl.sms, leafBlocks) {
-		return 0, 0, fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d", maxPanelRows(pl.sms), rows)
+		return 0, 0, fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d", maxPanelRows(pl.sms, pl.double), rows)
 	}
-	for kind = range leafKinds {
-		if leafKinds[kind].rows*leafKinds[kind].threads == per {
+	for kind = range pl.kinds {
+		if pl.kinds[kind].rows*pl.kinds[kind].threads == per {
 			break
 		}
 	}
@@ -123,14 +153,14 @@ func (pl *panelLU) factor(st *Stream, a uintptr, lda, m, nb int, ipiv uintptr, b
 // rec queues the factorization of columns [c0, c0+w) of the panel, rows
 // from c0 (those above are U's, done).
 func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w int, ipiv uintptr, blocks int) error {
-	at := func(i, j int) uintptr { return a + uintptr(4*(i+j*lda)) }
+	at := func(i, j int) uintptr { return a + uintptr(pl.es()*(i+j*lda)) }
 	rows := m - c0
 	if w <= leafMax {
 		k, grid, err := pl.leafShape(rows, blocks)
 		if err != nil {
 			return err
 		}
-		if err := q.launch(pl.leaf[k], [3]uint32{uint32(grid), 1, 1}, [3]uint32{uint32(leafKinds[k].threads), 1, 1}, 0, st,
+		if err := q.launch(pl.leaf[k], [3]uint32{uint32(grid), 1, 1}, [3]uint32{uint32(pl.kinds[k].threads), 1, 1}, 0, st,
 			at(c0, c0), int64(lda), int32(rows), int32(w), int32(c0), ipiv+uintptr(4*c0), pl.moves, pl.records, pl.seq); err != nil {
 			return err
 		}
@@ -147,11 +177,15 @@ func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w 
 	}
 	w2 := w - w1
 	q.do(func() error {
-		return cuda.Strsm(pl.la.blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, w1, w2, 1,
+		return trsm(pl.la.blas, pl.double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, w1, w2,
 			at(c0, c0), lda, at(c0, c0+w1), lda)
 	})
 	if below := rows - w1; below > 0 {
 		q.do(func() error {
+			if pl.double {
+				return cuda.Dgemm(pl.la.blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
+					at(c0+w1, c0), lda, at(c0, c0+w1), lda, 1, at(c0+w1, c0+w1), lda)
+			}
 			return cuda.Sgemm(pl.la.blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
 				at(c0+w1, c0), lda, at(c0, c0+w1), lda, 1, at(c0+w1, c0+w1), lda)
 		})

@@ -32,7 +32,8 @@ func solverSetup(tb testing.TB) (*Engine, *linalg, *Module) {
 }
 
 // BenchmarkSolverLeaf times the recursive panel on m×w panels of random
-// binary32 values, for several rows per leaf block (so grid sizes).
+// values, binary32 and binary64 (f64/), for several rows a leaf block
+// (so grid sizes), against cuSOLVER's getrf.
 // ./gpu.test -test.run '^$' -test.bench SolverLeaf
 func BenchmarkSolverLeaf(b *testing.B) {
 	e, la, mod := solverSetup(b)
@@ -45,97 +46,121 @@ func BenchmarkSolverLeaf(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func(r int) { leafRows = r }(leafRows)
-	for _, shape := range [][2]int{{8192, 32}, {32768, 32}, {8192, 1024}, {32768, 1024}} {
-		m, w := shape[0], shape[1]
-		a64, err := e.d.Alloc(8 * m * w)
-		if err != nil {
-			b.Fatal(err)
+	for _, double := range []bool{false, true} {
+		prefix, getrf, kinds := "", "sgetrf", []int{256, 512, 1024}
+		if double {
+			prefix, getrf, kinds = "f64/", "dgetrf", []int{256, 512}
 		}
-		a, err := e.d.Alloc(4 * m * w)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ipiv, err := e.d.Alloc(4 * w)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, rows := range []int{0, 256, 512, 1024} { // 0: cuSOLVER's sgetrf
-			leafRows = rows
-			name := fmt.Sprintf("m=%d/w=%d/rows=%d", m, w, rows)
-			if rows == 0 {
-				name = fmt.Sprintf("m=%d/w=%d/sgetrf", m, w)
+		for _, shape := range [][2]int{{8192, 32}, {32768, 32}, {8192, 1024}, {16384, 2048}, {32768, 1024}} {
+			m, w := shape[0], shape[1]
+			a64, err := e.d.Alloc(8 * m * w)
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.Run(name, func(b *testing.B) {
-				pl, err := e.newPanelLU(la, mod)
-				if err != nil {
-					b.Fatal(err)
+			a, err := e.d.Alloc(4 * m * w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if double {
+				a = a64
+			}
+			ipiv, err := e.d.Alloc(4 * w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, rows := range append([]int{0}, kinds...) { // 0: cuSOLVER's getrf
+				leafRows = rows
+				name := fmt.Sprintf("%sm=%d/w=%d/rows=%d", prefix, m, w, rows)
+				if rows == 0 {
+					name = fmt.Sprintf("%sm=%d/w=%d/%s", prefix, m, w, getrf)
 				}
-				defer pl.free()
-				for i := 0; i < b.N; i++ {
-					b.StopTimer()
-					if err := fill.Launch(grid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, int64(m*w), uint64(i), -0.5, 0.5); err != nil {
+				b.Run(name, func(b *testing.B) {
+					pl, err := e.newPanelLU(la, mod, double)
+					if err != nil {
 						b.Fatal(err)
 					}
-					if err := conv.Launch(grid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, a, int64(m*w)); err != nil {
-						b.Fatal(err)
-					}
-					if err := e.d.Sync(); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-					if rows == 0 {
-						if err := e.getrf(la, false, m, w, a.ptr, m, ipiv.ptr); err != nil {
+					defer pl.free()
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						if err := fill.Launch(grid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, int64(m*w), uint64(i), -0.5, 0.5); err != nil {
 							b.Fatal(err)
 						}
-						continue
+						if !double {
+							if err := conv.Launch(grid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, a, int64(m*w)); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if err := e.d.Sync(); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+						if rows == 0 {
+							if err := e.getrf(la, double, m, w, a.ptr, m, ipiv.ptr); err != nil {
+								b.Fatal(err)
+							}
+							continue
+						}
+						if err := pl.factor(nil, a.ptr, m, m, w, ipiv.ptr, e.d.Multiprocessors()); err != nil {
+							b.Fatal(err)
+						}
+						if err := e.d.Sync(); err != nil {
+							b.Fatal(err)
+						}
 					}
-					if err := pl.factor(nil, a.ptr, m, m, w, ipiv.ptr, e.d.Multiprocessors()); err != nil {
-						b.Fatal(err)
-					}
-					if err := e.d.Sync(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*w), "µs/column")
-			})
+					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*w), "µs/column")
+				})
+			}
+			if !double {
+				a.Free()
+			}
+			a64.Free()
+			ipiv.Free()
 		}
-		a64.Free()
-		a.Free()
-		ipiv.Free()
 	}
 }
 
 // A leaf (a panel of at most 32 columns, one kernel) factors as partial
-// pivoting in binary32 must, bit for bit: pivots the largest magnitude,
-// the lowest row on ties (as isamax), multipliers rounded quotients, and
-// each update one fused multiply-add, all checked against math/big. Entries
-// are multiples of 1/4 so that columns have ties; one column is zero
-// (a zero pivot: no elimination), one holds a NaN (never a pivot). Shapes
-// take one to several blocks of every kind (256, 512 and 1024 rows a block).
+// pivoting must in binary32 and binary64, bit for bit: pivots the largest
+// magnitude, the lowest row on ties (as isamax), multipliers rounded
+// quotients, and each update one fused multiply-add, all checked against
+// math/big. Entries are multiples of 1/4 so that columns have ties; one
+// column is zero (a zero pivot: no elimination), one holds a NaN (never a
+// pivot). Shapes take one to several blocks of every kind (256, 512 and,
+// in binary32, 1024 rows a block).
 func TestSolverPanelLeaf(t *testing.T) {
 	e, la, mod := solverSetup(t)
-	pl, err := e.newPanelLU(la, mod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pl.free()
 	defer func(r int) { leafRows = r }(leafRows)
+	for _, double := range []bool{false, true} {
+		pl, err := e.newPanelLU(la, mod, double)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if double {
+			testLeaf[float64](t, e, pl)
+		} else {
+			testLeaf[float32](t, e, pl)
+		}
+		pl.free()
+	}
+}
+
+func testLeaf[E float32 | float64](t *testing.T, e *Engine, pl *panelLU) {
 	rng := rand.New(rand.NewPCG(7, 26))
 	for _, c := range []struct{ m, w, blocks int }{{1, 1, 32}, {17, 17, 32}, {300, 32, 32}, {3000, 20, 32}, {9000, 32, 8}, {20000, 7, 132}} {
-		a := make([]float32, c.m*c.w) // column-major
+		a := make([]E, c.m*c.w) // column-major
 		for i := range a {
-			a[i] = float32(rng.IntN(17)-8) / 4
+			a[i] = E(rng.IntN(17)-8) / 4
 		}
 		if c.w > 5 {
 			for i := 0; i < c.m; i++ {
 				a[i+5*c.m] = 0
 			}
-			a[c.m-1+(c.w-1)*c.m] = float32(math.NaN())
+			a[c.m-1+(c.w-1)*c.m] = E(math.NaN())
 		}
 		wantLU, wantPiv := leafReference(a, c.m, c.w)
 		for _, rows := range []int{0, 256, 512, 1024} {
 			leafRows = rows
-			buf, err := e.d.Alloc(4 * len(a))
+			buf, err := e.d.Alloc(pl.es() * len(a))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +172,7 @@ func TestSolverPanelLeaf(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = pl.factor(nil, buf.ptr, c.m, c.m, c.w, ipiv.ptr, c.blocks)
-			lu, piv := make([]float32, len(a)), make([]int32, c.w)
+			lu, piv := make([]E, len(a)), make([]int32, c.w)
 			if err == nil {
 				err = e.d.Download(lu, buf)
 			}
@@ -161,35 +186,51 @@ func TestSolverPanelLeaf(t *testing.T) {
 			}
 			for j := range piv {
 				if piv[j] != wantPiv[j] {
-					t.Fatalf("%+v, %d rows a block pivot %d is row %d, want %d", c, leafRows, j, piv[j], wantPiv[j])
+					t.Fatalf("%d-byte %+v, %d rows a block: pivot %d is row %d, want %d", pl.es(), c, leafRows, j, piv[j], wantPiv[j])
 				}
 			}
 			for i := range lu {
-				if math.Float32bits(lu[i]) != math.Float32bits(wantLU[i]) && !(lu[i] != lu[i] && wantLU[i] != wantLU[i]) {
-					t.Fatalf("%+v, %d rows a block entry (%d, %d) is %g, want %g", c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
+				same := lu[i] == wantLU[i] && math.Signbit(float64(lu[i])) == math.Signbit(float64(wantLU[i]))
+				if !same && !(lu[i] != lu[i] && wantLU[i] != wantLU[i]) {
+					t.Fatalf("%d-byte %+v, %d rows a block: entry (%d, %d) is %g, want %g", pl.es(), c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
 				}
 			}
 		}
 	}
-	if _, _, err := pl.leafShape(maxPanelRows(pl.sms)+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
+	if _, _, err := pl.leafShape(maxPanelRows(pl.sms, pl.double)+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("a panel too tall for the leaves: %v", err)
 	}
 }
 
-// leafReference is partial pivoting on the column-major m×w a in binary32,
-// each operation rounded once (math/big): l = a/p, a − l·u by one fused
+// leafReference is partial pivoting on the column-major m×w a, each
+// operation rounded once to E (math/big): l = a/p, a − l·u by one fused
 // multiply-add. A zero pivot eliminates nothing; NaNs are never pivots,
 // and a column without a candidate keeps its diagonal row. Pivots are
 // 1-based, as LAPACK's.
-func leafReference(a []float32, m, w int) ([]float32, []int32) {
-	lu := append([]float32(nil), a...)
+func leafReference[E float32 | float64](a []E, m, w int) ([]E, []int32) {
+	lu := append([]E(nil), a...)
 	piv := make([]int32, w)
-	round := func(x *big.Float) float32 { f, _ := x.Float32(); return f }
-	exact := func(x float32) *big.Float { return new(big.Float).SetPrec(200).SetFloat64(float64(x)) }
+	round := func(x *big.Float) E {
+		if _, single := any(E(0)).(float32); single {
+			f, _ := x.Float32()
+			return E(f)
+		}
+		f, _ := x.Float64()
+		return E(f)
+	}
+	exact := func(x E) *big.Float { return new(big.Float).SetPrec(200).SetFloat64(float64(x)) }
+	special := func(xs ...E) bool {
+		for _, x := range xs {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return true
+			}
+		}
+		return false
+	}
 	for j := 0; j < w; j++ {
-		p, best := j, float32(-1)
+		p, best := j, E(-1)
 		for i := j; i < m; i++ {
-			if v := float32(math.Abs(float64(lu[i+j*m]))); v > best {
+			if v := E(math.Abs(float64(lu[i+j*m]))); v > best {
 				p, best = i, v
 			}
 		}
@@ -202,17 +243,17 @@ func leafReference(a []float32, m, w int) ([]float32, []int32) {
 			continue
 		}
 		for i := j + 1; i < m; i++ {
-			var l float32
-			if math.IsNaN(float64(d)) || math.IsNaN(float64(lu[i+j*m])) || math.IsInf(float64(d), 0) {
-				l = lu[i+j*m] / d // IEEE: NaN or a signed zero, as the GPU's
+			var l E
+			if x := lu[i+j*m]; special(x, d) || x == 0 {
+				l = x / d // IEEE: NaN, or a signed zero as the GPU's
 			} else {
-				l = round(new(big.Float).SetPrec(200).Quo(exact(lu[i+j*m]), exact(d)))
+				l = round(new(big.Float).SetPrec(200).Quo(exact(x), exact(d)))
 			}
 			lu[i+j*m] = l
 			for c := j + 1; c < w; c++ {
 				x, u := lu[i+c*m], lu[j+c*m]
-				if math.IsNaN(float64(x)) || math.IsNaN(float64(u)) || math.IsNaN(float64(l)) || math.IsInf(float64(x), 0) || math.IsInf(float64(u), 0) || math.IsInf(float64(l), 0) {
-					lu[i+c*m] = x - l*u
+				if special(x, u, l) || l == 0 || u == 0 {
+					lu[i+c*m] = E(math.FMA(float64(-l), float64(u), float64(x))) // exact product: rounds once
 					continue
 				}
 				prod := new(big.Float).SetPrec(200).Mul(exact(l), exact(u))

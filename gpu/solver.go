@@ -555,7 +555,7 @@ func (f LUForm) recursivePanels(n, sms int) bool {
 	case PanelsRecursive:
 		return true
 	case PanelsAuto:
-		return f.OzakiDigits == 0 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms)
+		return f.OzakiDigits == 0 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms, false)
 	}
 	return false
 }
@@ -779,6 +779,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			if f.Profile {
 				fa.Phases = new(Phases)
 			}
+			if piv != 0 && f.recursivePanels(n, d.Multiprocessors()) {
+				fa.Pivoting += ", recursive panels"
+			}
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, lu, ipiv, piv != 0, fa.Phases)
 		}
 		if err != nil {
@@ -960,10 +963,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if double {
 		es, suffix = 8, "_f64"
 	}
-	if double && f.Panels == PanelsRecursive {
-		return fmt.Errorf("gpu: %s: the recursive panel is fp32 only", f.Name)
-	}
-	if most := maxPanelRows(d.Multiprocessors()); f.Panels == PanelsRecursive && n > most {
+	if most := maxPanelRows(d.Multiprocessors(), double); f.Panels == PanelsRecursive && n > most {
 		return fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d: use cuSOLVER's (--panel sgetrf)", most, n)
 	}
 	// One work space for every panel: the first is the largest.
@@ -1062,7 +1062,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	defer tr.free()
 	var pl *panelLU
 	if pivots && f.recursivePanels(n, d.Multiprocessors()) {
-		if pl, err = e.newPanelLU(la, mod); err != nil {
+		if pl, err = e.newPanelLU(la, mod, double); err != nil {
 			return err
 		}
 		defer pl.free()

@@ -651,8 +651,13 @@ func TestSolverPanel(t *testing.T) {
 		nb, lookahead int
 		recursive     bool
 		eagerL        bool // L's interchanges at every step
-	}{{256, 0, true, false}, {96, -1, true, false}, {1000, 0, true, false}, {256, 0, false, false}, {96, 0, false, true}} {
-		f, _ := ParseLUForm("double-fp16-fabsum")
+		form          string
+	}{{256, 0, true, false, ""}, {96, -1, true, false, ""}, {1000, 0, true, false, ""}, {256, 0, false, false, ""}, {96, 0, false, true, ""},
+		{256, 0, true, false, "ozaki-int8x5"}, {96, -1, true, false, "ozaki-int8x5"}} {
+		if c.form == "" {
+			c.form = "double-fp16-fabsum"
+		}
+		f, _ := ParseLUForm(c.form)
 		f.NB, f.LookaheadSMs, f.Panels = c.nb, c.lookahead, PanelsGetrf
 		if c.recursive {
 			f.Panels = PanelsRecursive

@@ -327,11 +327,14 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
 // at once.
 #define LEAF_MAX 32
 #define LEAF_GMAX 132
-#define LEAF_RECORD (2 + LEAF_MAX)                      // value, row, candidate row
-#define LEAF_WORDS (LEAF_GMAX * LEAF_RECORD + LEAF_MAX) // a half: G records, the diagonal row
+// A record: the candidate's value (one word a 32-bit half), its row, the
+// row itself; a half of the records: G records, the diagonal row.
+#define LEAF_RECORD(E) ((int)(sizeof(E) / 4) * (1 + LEAF_MAX) + 1)
+#define LEAF_WORDS(E) (LEAF_GMAX * LEAF_RECORD(E) + (int)(sizeof(E) / 4) * LEAF_MAX)
 
 // better orders candidates: larger magnitude, then the lower row.
-__device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
+template <typename E>
+__device__ __forceinline__ bool better(E v, int i, E bv, int bi) {
     return v > bv || (v == bv && i < bi);
 }
 
@@ -346,36 +349,50 @@ __device__ __forceinline__ unsigned long long get_word(const unsigned long long*
     return v;
 }
 
-// await_word loads p until its sequence number is seq and returns the
-// payload; await_pair does so for p[0] and p[1], both loads in flight.
-__device__ __forceinline__ unsigned int await_word(const unsigned long long* p, unsigned int seq) {
-    unsigned long long v = get_word(p);
-    while ((unsigned int)(v >> 32) != seq) {
-        v = get_word(p);
+// await_words loads the n words at p, all in flight together, until each
+// carries seq, and leaves their payloads in out.
+template <int N>
+__device__ __forceinline__ void await_words(const unsigned long long* p, unsigned int seq, unsigned int (&out)[N]) {
+    unsigned long long v[N];
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        v[k] = get_word(p + k);
     }
-    return (unsigned int)v;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        while ((unsigned int)(v[k] >> 32) != seq) {
+            v[k] = get_word(p + k);
+        }
+        out[k] = (unsigned int)v[k];
+    }
 }
 
-__device__ __forceinline__ void await_pair(const unsigned long long* p, unsigned int seq, unsigned int& a, unsigned int& b) {
-    unsigned long long x = get_word(p), y = get_word(p + 1);
-    while ((unsigned int)(x >> 32) != seq || (unsigned int)(y >> 32) != seq) {
-        x = get_word(p);
-        y = get_word(p + 1);
-    }
-    a = (unsigned int)x;
-    b = (unsigned int)y;
+// A value is one word a 32-bit half.
+__device__ __forceinline__ void put_value(unsigned long long* p, float x, unsigned int seq) {
+    put_word(p, __float_as_uint(x), seq);
 }
+__device__ __forceinline__ void put_value(unsigned long long* p, double x, unsigned int seq) {
+    const unsigned long long u = __double_as_longlong(x);
+    put_word(p, (unsigned int)u, seq);
+    put_word(p + 1, (unsigned int)(u >> 32), seq);
+}
+__device__ __forceinline__ float as_value(const unsigned int* w, float) { return __uint_as_float(w[0]); }
+__device__ __forceinline__ double as_value(const unsigned int* w, double) {
+    return __longlong_as_double((long long)(((unsigned long long)w[1] << 32) | w[0]));
+}
+__device__ __forceinline__ float fma_e(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double fma_e(double a, double b, double c) { return fma(a, b, c); }
 
 // leaf_candidate reduces each thread's best row (bv, bi) of the next
 // column over the block and publishes the block's record to records'
 // half; the thread that holds row c (the next diagonal) publishes it.
-template <int R, int T>
-__device__ __forceinline__ void leaf_candidate(const float (&r)[R][LEAF_MAX], int lo, int c, float bv, int bi, int half,
-                                               unsigned int seq, unsigned long long* records, float (&cv)[2][T / 32],
-                                               int (&ci)[2][T / 32]) {
+template <typename E, int R, int T>
+__device__ __forceinline__ void leaf_candidate(const E (&r)[R][LEAF_MAX], int lo, int c, E bv, int bi, int half, unsigned int seq,
+                                               unsigned long long* records, E (&cv)[2][T / 32], int (&ci)[2][T / 32]) {
+    constexpr int W = sizeof(E) / 4;
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
     for (int o = 16; o > 0; o >>= 1) {
-        float ov = __shfl_down_sync(0xffffffffu, bv, o);
+        E ov = __shfl_down_sync(0xffffffffu, bv, o);
         int oi = __shfl_down_sync(0xffffffffu, bi, o);
         if (better(ov, oi, bv, bi)) {
             bv = ov;
@@ -387,7 +404,7 @@ __device__ __forceinline__ void leaf_candidate(const float (&r)[R][LEAF_MAX], in
         ci[half][warp] = bi;
     }
     __syncthreads();
-    bv = -1.0f;
+    bv = -1;
     bi = 0x7fffffff;
 #pragma unroll
     for (int q = 0; q < T / 32; q++) {
@@ -396,14 +413,11 @@ __device__ __forceinline__ void leaf_candidate(const float (&r)[R][LEAF_MAX], in
             bi = ci[half][q];
         }
     }
-    unsigned long long* rec = records + (long long)half * LEAF_WORDS;
-    unsigned long long* mine = rec + b * LEAF_RECORD;
+    unsigned long long* rec = records + (long long)half * LEAF_WORDS(E);
+    unsigned long long* mine = rec + b * LEAF_RECORD(E);
     if (bi == 0x7fffffff && t == 0) { // no candidate here: an empty record
-        for (int k = 0; k < LEAF_MAX; k++) {
-            put_word(mine + 2 + k, 0u, seq);
-        }
-        put_word(mine, __float_as_uint(bv), seq);
-        put_word(mine + 1, (unsigned int)bi, seq);
+        put_value(mine, bv, seq);
+        put_word(mine + W, (unsigned int)bi, seq);
     }
 #pragma unroll
     for (int i = 0; i < R; i++) {
@@ -411,70 +425,70 @@ __device__ __forceinline__ void leaf_candidate(const float (&r)[R][LEAF_MAX], in
         if (g == bi) {
 #pragma unroll
             for (int k = 0; k < LEAF_MAX; k++) {
-                put_word(mine + 2 + k, __float_as_uint(r[i][k]), seq);
+                put_value(mine + W + 1 + W * k, r[i][k], seq);
             }
-            put_word(mine, __float_as_uint(bv), seq);
-            put_word(mine + 1, (unsigned int)bi, seq);
+            put_value(mine, bv, seq);
+            put_word(mine + W, (unsigned int)bi, seq);
         }
         if (g == c) {
-            unsigned long long* diag = rec + G * LEAF_RECORD;
+            unsigned long long* diag = rec + G * LEAF_RECORD(E);
 #pragma unroll
             for (int k = 0; k < LEAF_MAX; k++) {
-                put_word(diag + k, __float_as_uint(r[i][k]), seq);
+                put_value(diag + W * k, r[i][k], seq);
             }
         }
     }
 }
 
-template <int R, int T>
-__device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, int* moves, unsigned long long* records,
-                     unsigned int seq0) {
-    __shared__ float rows[2][2][LEAF_MAX]; // per half: the pivot row, the diagonal row
-    __shared__ float gv[2][LEAF_GMAX];
+template <typename E, int R, int T>
+__device__ void leaf(E* a, long long lda, int m, int w, int r0, int* ipiv, int* moves, unsigned long long* records, unsigned int seq0) {
+    constexpr int W = sizeof(E) / 4;
+    __shared__ E rows[2][2][LEAF_MAX]; // per half: the pivot row, the diagonal row
+    __shared__ E gv[2][LEAF_GMAX];
     __shared__ int gi[2][LEAF_GMAX];
-    __shared__ float cv[2][T / 32];
+    __shared__ E cv[2][T / 32];
     __shared__ int ci[2][T / 32];
     __shared__ int pos[2 * LEAF_MAX], from[2 * LEAF_MAX];
     const int G = gridDim.x, b = blockIdx.x, t = threadIdx.x, lane = t & 31;
     const int lo = b * R * T;
     int npos = 0; // block 0, thread 0: position → original row
-    float r[R][LEAF_MAX];
+    E r[R][LEAF_MAX];
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int g = lo + i * T + t;
 #pragma unroll
         for (int c = 0; c < LEAF_MAX; c++) {
-            r[i][c] = g < m && c < w ? a[g + c * lda] : 0.0f;
+            r[i][c] = g < m && c < w ? a[g + c * lda] : E(0);
         }
     }
     {
-        float bv = -1.0f;
+        E bv = -1;
         int bi = 0x7fffffff;
 #pragma unroll
         for (int i = 0; i < R; i++) {
             const int g = lo + i * T + t;
-            const float v = fabsf(r[i][0]);
+            const E v = fabs(r[i][0]);
             if (g < m && v > bv) { // rows ascend per thread: the first of equals stays
                 bv = v;
                 bi = g;
             }
         }
-        leaf_candidate<R, T>(r, lo, 0, bv, bi, 0, seq0 + 1, records, cv, ci);
+        leaf_candidate<E, R, T>(r, lo, 0, bv, bi, 0, seq0 + 1, records, cv, ci);
     }
 #pragma unroll 1
     for (int j = 0; j < w; j++) {
         const int half = j & 1;
         const unsigned int seq = seq0 + 1 + j;
-        const unsigned long long* rec = records + (long long)half * LEAF_WORDS;
+        const unsigned long long* rec = records + (long long)half * LEAF_WORDS(E);
         if (t < G) {
-            unsigned int v, i;
-            await_pair(rec + t * LEAF_RECORD, seq, v, i);
-            gv[half][t] = __uint_as_float(v);
-            gi[half][t] = (int)i;
+            unsigned int head[W + 1];
+            await_words<W + 1>(rec + t * LEAF_RECORD(E), seq, head);
+            gv[half][t] = as_value(head, E(0));
+            gi[half][t] = (int)head[W];
         }
         __syncthreads();
         // Every warp picks the pivot from the G candidates.
-        float pv = -1.0f;
+        E pv = -1;
         int p = 0x7fffffff, win = -1;
         for (int q = lane; q < G; q += 32) {
             if (better(gv[half][q], gi[half][q], pv, p)) {
@@ -484,7 +498,7 @@ __device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, i
             }
         }
         for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, pv, o);
+            const E ov = __shfl_xor_sync(0xffffffffu, pv, o);
             const int oi = __shfl_xor_sync(0xffffffffu, p, o);
             const int ow = __shfl_xor_sync(0xffffffffu, win, o);
             if (better(ov, oi, pv, p)) {
@@ -497,12 +511,16 @@ __device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, i
             p = j;
         }
         // Then the two rows: the diagonal one and the winner's.
-        float* rowj = rows[half][1];
-        float* prow = p == j ? rowj : rows[half][0];
+        E* rowj = rows[half][1];
+        E* prow = p == j ? rowj : rows[half][0];
         if (t < LEAF_MAX) {
-            rowj[t] = __uint_as_float(await_word(rec + G * LEAF_RECORD + t, seq));
+            unsigned int x[W];
+            await_words<W>(rec + G * LEAF_RECORD(E) + W * t, seq, x);
+            rowj[t] = as_value(x, E(0));
         } else if (t < 2 * LEAF_MAX && p != j) {
-            prow[t - LEAF_MAX] = __uint_as_float(await_word(rec + win * LEAF_RECORD + 2 + (t - LEAF_MAX), seq));
+            unsigned int x[W];
+            await_words<W>(rec + win * LEAF_RECORD(E) + W + 1 + W * (t - LEAF_MAX), seq, x);
+            prow[t - LEAF_MAX] = as_value(x, E(0));
         }
         if (b == 0 && t == 0) {
             ipiv[j] = r0 + p + 1;
@@ -530,21 +548,21 @@ __device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, i
         __syncthreads();
         // Interchange, eliminate below the pivot, rotate; the next
         // column's candidates.
-        const float piv = prow[0];
+        const E piv = prow[0];
         const int active = w - j; // columns j … w-1 are r[i][0 … active)
-        float l[R];
+        E l[R];
 #pragma unroll
         for (int i = 0; i < R; i++) {
             const int g = lo + i * T + t;
             if (g == j || (g == p && p != j)) {
-                const float* src = g == j ? prow : rowj;
+                const E* src = g == j ? prow : rowj;
 #pragma unroll
                 for (int c = 0; c < LEAF_MAX; c++) {
                     r[i][c] = src[c];
                 }
             }
-            l[i] = 0.0f;
-            if (g > j && g < m && piv != 0.0f) {
+            l[i] = 0;
+            if (g > j && g < m && piv != E(0)) {
                 l[i] = r[i][0] / piv;
                 r[i][0] = l[i];
             }
@@ -553,35 +571,35 @@ __device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, i
 #pragma unroll
         for (int c = 1; c < LEAF_MAX; c++) {
             if (c < active) {
-                const float u = prow[c];
+                const E u = prow[c];
 #pragma unroll
                 for (int i = 0; i < R; i++) {
                     const int g = lo + i * T + t;
-                    if (g > j && g < m && piv != 0.0f) {
-                        r[i][c] = fmaf(-l[i], u, r[i][c]);
+                    if (g > j && g < m && piv != E(0)) {
+                        r[i][c] = fma_e(-l[i], u, r[i][c]);
                     }
                 }
             }
         }
-        float bv = -1.0f;
+        E bv = -1;
         int bi = 0x7fffffff;
 #pragma unroll
         for (int i = 0; i < R; i++) {
             const int g = lo + i * T + t;
-            const float done = r[i][0];
+            const E done = r[i][0];
 #pragma unroll
             for (int c = 0; c + 1 < LEAF_MAX; c++) {
                 r[i][c] = r[i][c + 1];
             }
             r[i][LEAF_MAX - 1] = done;
-            const float v = fabsf(r[i][0]);
+            const E v = fabs(r[i][0]);
             if (g > j && g < m && v > bv) {
                 bv = v;
                 bi = g;
             }
         }
         if (j + 1 < w) {
-            leaf_candidate<R, T>(r, lo, j + 1, bv, bi, half ^ 1, seq + 1, records, cv, ci);
+            leaf_candidate<E, R, T>(r, lo, j + 1, bv, bi, half ^ 1, seq + 1, records, cv, ci);
         }
     }
     // After w steps r[i][c] is column (c + w) mod LEAF_MAX.
@@ -609,30 +627,34 @@ __device__ void leaf(float* a, long long lda, int m, int w, int r0, int* ipiv, i
     }
 }
 
-// panel_leaf_RxT factors the m×w column-major block at a (ld lda) in
-// place with R rows a thread and T threads a block (G ≤ LEAF_GMAX
-// blocks): ipiv[j] = r0 + (pivot row) + 1 (LAPACK's 1-based pivots,
-// offset r0), and moves = {count, destinations[2w], sources[2w]}: the
-// rows the leaf's interchanges move, relative to a, for the other
-// columns. records holds 2·LEAF_WORDS words whose sequence numbers are all
-// at most seq0; this launch leaves them at seq0 + w.
-#define PANEL_LEAF(R, T)                                                                                                          \
-    extern "C" __global__ void __launch_bounds__(T, 1) panel_leaf_##R##x##T(float* a, long long lda, int m, int w, int r0, int* ipiv, \
-                                                                            int* moves, unsigned long long* records, unsigned int seq0) { \
-        leaf<R, T>(a, lda, m, w, r0, ipiv, moves, records, seq0);                                                                   \
+// panel_leaf_RxT (fp32) and panel_leaf_f64_RxT factor the m×w
+// column-major block at a (ld lda) in place with R rows a thread and T
+// threads a block (G ≤ LEAF_GMAX blocks): ipiv[j] = r0 + (pivot row) + 1
+// (LAPACK's 1-based pivots, offset r0), and moves = {count,
+// destinations[2w], sources[2w]}: the rows the leaf's interchanges move,
+// relative to a, for the other columns. records holds 2·LEAF_WORDS(E)
+// words whose sequence numbers are all at most seq0; this launch leaves
+// them at seq0 + w.
+#define PANEL_LEAF(NAME, E, R, T)                                                                                                \
+    extern "C" __global__ void __launch_bounds__(T, 1) NAME(E* a, long long lda, int m, int w, int r0, int* ipiv, int* moves,    \
+                                                            unsigned long long* records, unsigned int seq0) {                    \
+        leaf<E, R, T>(a, lda, m, w, r0, ipiv, moves, records, seq0);                                                             \
     }
-PANEL_LEAF(1, 256)
-PANEL_LEAF(1, 512)
-PANEL_LEAF(4, 256)
+PANEL_LEAF(panel_leaf_1x256, float, 1, 256)
+PANEL_LEAF(panel_leaf_1x512, float, 1, 512)
+PANEL_LEAF(panel_leaf_4x256, float, 4, 256)
+PANEL_LEAF(panel_leaf_f64_1x256, double, 1, 256)
+PANEL_LEAF(panel_leaf_f64_1x512, double, 1, 512)
 
 // leaf_swaps applies a leaf's moves (panel_leaf's) to the panel's other
 // columns: ncols columns from a (at the leaf's first row), skipping the w
 // columns from skip. One block per column.
-extern "C" __global__ void leaf_swaps(float* a, long long lda, int ncols, int skip, int w, const int* moves) {
-    __shared__ float vals[2 * LEAF_MAX];
+template <typename E>
+__device__ void leaf_swaps_in(E* a, long long lda, int ncols, int skip, int w, const int* moves) {
+    __shared__ E vals[2 * LEAF_MAX];
     const int n = moves[0];
     for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        float* col = a + (long long)(c < skip ? c : c + w) * lda;
+        E* col = a + (long long)(c < skip ? c : c + w) * lda;
         for (int t = threadIdx.x; t < n; t += blockDim.x) {
             vals[t] = col[moves[1 + 2 * LEAF_MAX + t]];
         }
@@ -642,6 +664,14 @@ extern "C" __global__ void leaf_swaps(float* a, long long lda, int ncols, int sk
         }
         __syncthreads();
     }
+}
+
+extern "C" __global__ void leaf_swaps(float* a, long long lda, int ncols, int skip, int w, const int* moves) {
+    leaf_swaps_in(a, lda, ncols, skip, w, moves);
+}
+
+extern "C" __global__ void leaf_swaps_f64(double* a, long long lda, int ncols, int skip, int w, const int* moves) {
+    leaf_swaps_in(a, lda, ncols, skip, w, moves);
 }
 
 // round_words copies the rows×cols block at x (ld ldx) to y (ld rows),

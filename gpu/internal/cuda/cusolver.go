@@ -40,6 +40,7 @@ var blas struct {
 	cublasDtrsm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32) result
 	cublasDtrmm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, c uintptr, ldc int32) result
 	cublasSgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) result
+	cublasDgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, beta *float64, c uintptr, ldc int32) result
 	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
 	cublasDtrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
 	cublasStrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
@@ -103,6 +104,7 @@ func loadCusolver() error {
 		fn(&b.cublasDtrsm, "cublasDtrsm_v2", "cublasDtrsm"),
 		fn(&b.cublasDtrmm, "cublasDtrmm_v2"),
 		fn(&b.cublasSgemm, "cublasSgemm_v2", "cublasSgemm"),
+		fn(&b.cublasDgemm, "cublasDgemm_v2", "cublasDgemm"),
 		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
 		fn(&b.cublasDtrsv, "cublasDtrsv_v2", "cublasDtrsv"),
 		fn(&b.cublasStrsv, "cublasStrsv_v2", "cublasStrsv"),
@@ -218,6 +220,12 @@ func Dtrmm(h uintptr, side, uplo, trans, diag, m, n int, alpha float64, a uintpt
 // (the handle's default math mode: no TF32).
 func Sgemm(h uintptr, transa, transb, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) error {
 	return ltCheck("cublasSgemm_v2", blas.cublasSgemm(h, int32(transa), int32(transb), int32(m), int32(n), int32(k),
+		&alpha, a, int32(lda), b, int32(ldb), &beta, c, int32(ldc)))
+}
+
+// Dgemm is Sgemm in binary64.
+func Dgemm(h uintptr, transa, transb, m, n, k int, alpha float64, a uintptr, lda int, b uintptr, ldb int, beta float64, c uintptr, ldc int) error {
+	return ltCheck("cublasDgemm_v2", blas.cublasDgemm(h, int32(transa), int32(transb), int32(m), int32(n), int32(k),
 		&alpha, a, int32(lda), b, int32(ldb), &beta, c, int32(ldc)))
 }
 
