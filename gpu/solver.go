@@ -527,7 +527,7 @@ type Panels int
 const (
 	PanelsAuto      Panels = iota // PanelsRecursive from n = RecursivePanelsFrom on for the fp32 working forms, else PanelsGetrf
 	PanelsGetrf                   // cuSOLVER's getrf down the panel (sgetrf; dgetrf for the Ozaki forms)
-	PanelsRecursive               // our recursive panel (fp32 working forms, at most maxPanelRows rows)
+	PanelsRecursive               // our recursive panel (at most maxPanelRows rows)
 )
 
 // PanelKinds names the Panels values, as ParsePanels reads them.

@@ -301,19 +301,19 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
     }
 }
 
-// The panel's leaves: an m×w block (w ≤ LEAF_MAX columns, m up to
-// LEAF_GMAX·1024 rows) factored with partial pivoting by one grid whose
-// blocks of T threads hold R rows a thread in registers (rows
-// lo + i·T + t), so a column's elimination and its next candidate need no
-// shared memory. A row's registers rotate by one column a step, so that
-// column j is always r[i][0] and the loop over columns is not unrolled
-// (one copy of the code, which stays in the instruction cache); the
-// finished columns wrap around to the end.
+// The panel's leaves: an m×w block of binary32 or binary64 values
+// (w ≤ LEAF_MAX columns, m up to LEAF_GMAX·R·T rows) factored with
+// partial pivoting by one grid whose blocks of T threads hold R rows a
+// thread in registers (rows lo + i·T + t), so a column's elimination and
+// its next candidate need no shared memory. A row's registers rotate by
+// one column a step, so that column j is always r[i][0] and the loop over
+// columns is not unrolled (one copy of the code, which stays in the
+// instruction cache); the finished columns wrap around to the end.
 //
 // The blocks meet once a column through records in global memory: 64-bit
-// words whose high half is the column's sequence number, so a reader
-// checks every word by itself (no fences; a word that is not there yet is
-// loaded again). Each block publishes its candidate for the next column
+// words whose high half is the column's sequence number and low half a
+// 32-bit half of a value, so a reader checks every word by itself (no
+// fences; a word that is not there yet is loaded again). Each block publishes its candidate for the next column
 // (largest |value| below the diagonal, the lowest row on ties, as isamax:
 // value, row, and the row itself), and the thread holding the next
 // diagonal row publishes that row. Every block polls the G candidates,
