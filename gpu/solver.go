@@ -542,9 +542,9 @@ func ParsePanels(name string) (Panels, error) {
 }
 
 // RecursivePanelsFrom is the smallest order at which PanelsAuto takes the
-// recursive panel: at n = 8192 both panels gave the same factorization
-// times, at 16384 and 32768 the recursive one 6–11% shorter
-// (docs/perf/solve-h100.md).
+// recursive panel: on an H100 both panels gave the same factorization
+// times at n = 8192, and the recursive one 3–6% shorter (medians of three
+// runs) at 16384 and 32768 (docs/perf/solve-h100.md).
 const RecursivePanelsFrom = 16384
 
 // recursivePanels says whether the blocked LU of order n in the form

@@ -367,7 +367,8 @@ __device__ __forceinline__ void await_words(const unsigned long long* p, unsigne
     }
 }
 
-// A value is one word a 32-bit half.
+// put_value writes a value as one word per 32-bit half; as_value joins
+// the halves again.
 __device__ __forceinline__ void put_value(unsigned long long* p, float x, unsigned int seq) {
     put_word(p, __float_as_uint(x), seq);
 }
