@@ -199,6 +199,9 @@ type Function struct {
 	name      string
 	h         uintptr
 	maxShared atomic.Int64 // the last SetMaxDynamicShared, so that a repeat costs no driver call
+	// cooperative launches the kernel with every block resident at once
+	// (its blocks wait for each other), or fails.
+	cooperative atomic.Bool
 }
 
 // Function returns the kernel name (its extern "C" name) of the module.
@@ -297,6 +300,9 @@ func (f *Function) launcher(grid, block [3]uint32, sharedBytes uint32, stream *S
 			}
 			pin.Pin(&ptrs[0])
 			params = unsafe.Pointer(&ptrs[0])
+		}
+		if f.cooperative.Load() {
+			return cuda.LaunchCooperativeKernel(f.h, grid, block, sharedBytes, sh, params)
 		}
 		return cuda.LaunchKernel(f.h, grid, block, sharedBytes, sh, params)
 	}, nil

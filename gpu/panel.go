@@ -70,6 +70,9 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module, double bool) (*panelLU, err
 		if err != nil {
 			return nil, err
 		}
+		// A leaf's blocks spin on each other's records: a block that
+		// could not be resident would hang the others.
+		f.cooperative.Store(true)
 		pl.leaf = append(pl.leaf, f)
 	}
 	var err error

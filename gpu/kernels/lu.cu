@@ -323,8 +323,8 @@ extern "C" __global__ void set_diag(double* a, long long ld, int n, const double
 // no faster on grids of 8 to 32 blocks and slower on 64 and 128, where
 // the whole grid's loads of the same lines queue.) Records alternate
 // between two halves: a block cannot write a record two columns ahead
-// before every block has read the older one. The grid must fit on the GPU
-// at once.
+// before every block has read the older one. The grid is launched
+// cooperatively: the driver runs it only with every block resident.
 #define LEAF_MAX 32
 #define LEAF_GMAX 132
 // A record: the candidate's value (one word a 32-bit half), its row, the

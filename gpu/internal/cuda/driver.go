@@ -68,6 +68,7 @@ var drv struct {
 	cuModuleGetFunction       func(f *uintptr, m uintptr, name *byte) result
 	cuFuncSetAttribute        func(f uintptr, attr int32, v int32) result
 	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) result
+	cuLaunchCooperativeKernel func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params unsafe.Pointer) result
 	cuStreamCreate            func(s *uintptr, flags uint32) result
 	cuStreamSynchronize       func(s uintptr) result
 	cuStreamDestroy           func(s uintptr) result
@@ -128,6 +129,7 @@ func loadDriver() error {
 		fn(&d.cuModuleGetFunction, "cuModuleGetFunction"),
 		fn(&d.cuFuncSetAttribute, "cuFuncSetAttribute"),
 		fn(&d.cuLaunchKernel, "cuLaunchKernel"),
+		optional(&d.cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel"),
 		fn(&d.cuStreamCreate, "cuStreamCreate"),
 		fn(&d.cuStreamSynchronize, "cuStreamSynchronize"),
 		fn(&d.cuStreamDestroy, "cuStreamDestroy_v2"),
@@ -333,6 +335,16 @@ func FuncSetAttribute(f uintptr, attr int32, v int) error {
 // (the driver copies the values before returning).
 func LaunchKernel(f uintptr, grid, block [3]uint32, shared uint32, stream uintptr, params unsafe.Pointer) error {
 	return check("cuLaunchKernel", drv.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, stream, params, nil))
+}
+
+// LaunchCooperativeKernel is LaunchKernel for a grid whose blocks wait
+// for each other: the driver runs it only with every block resident at
+// once, or fails.
+func LaunchCooperativeKernel(f uintptr, grid, block [3]uint32, shared uint32, stream uintptr, params unsafe.Pointer) error {
+	if drv.cuLaunchCooperativeKernel == nil {
+		return errors.New("cuLaunchCooperativeKernel: not in this driver")
+	}
+	return check("cuLaunchCooperativeKernel", drv.cuLaunchCooperativeKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, stream, params))
 }
 
 // TensorMap is a CUtensorMap: the copy engine's description of a tiled
