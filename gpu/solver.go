@@ -543,7 +543,7 @@ func ParsePanels(name string) (Panels, error) {
 
 // RecursivePanelsFrom is the smallest order at which PanelsAuto takes the
 // recursive panel: on an H100 both panels gave the same factorization
-// times at n = 8192, and the recursive one 3–6% shorter (medians of three
+// times at n = 8192, and the recursive one 5–7% shorter (medians of four
 // runs) at 16384 and 32768 (docs/perf/solve-h100.md).
 const RecursivePanelsFrom = 16384
 
