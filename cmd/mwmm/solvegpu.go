@@ -33,8 +33,8 @@ n = 8192 on an H100). --factor is one of
                storage: the TC32 form
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
-  ozaki-int8xS the blocked LU held in fp64 (panels: cuSOLVER's dgetrf;
-               U12: cuBLAS dtrsm) with updates on the int8 tensor cores:
+  ozaki-int8xS the blocked LU held in fp64 (panels: cuSOLVER's dgetrf,
+               or ours with --panel recursive; U12: cuBLAS dtrsm) with updates on the int8 tensor cores:
                each row of L21 and column of U12 scaled by a power of two
                and cut into S = 2 … 7 signed 7-bit digits, their products
                exact in int32 (one cuBLASLt product per level of digits,
@@ -52,8 +52,8 @@ multiword forms when they pivot, from n = 32768, and 2048 for the Ozaki
 forms, where it is faster);
 --panel recursive factors the pivoted panels with our own kernels
 instead of cuSOLVER's getrf; auto (the default) does so from n = 16384
-for the forms that factor in fp32, where it is faster on an H100. L's row interchanges are
-applied once, at the end. --pivot auto (the default) leaves pivoting
+for the forms that factor in fp32, where it is faster on an H100. L's
+row interchanges are applied once, at the end. --pivot auto (the default) leaves pivoting
 out when A is strictly diagonally dominant by rows or by columns (one
 pass over A on the device finds out; the report says so): elimination is
 then stable without interchanges, and each panel is the LU of its
