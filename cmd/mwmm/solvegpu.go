@@ -34,7 +34,8 @@ n = 8192 on an H100). --factor is one of
   VARIANT      the blocked LU with updates C −= A·B on the fused FABsum
                kernel, e.g. double-fp16-fabsum (fp32-accurate from fp16)
   ozaki-int8xS the blocked LU held in fp64 (panels: cuSOLVER's dgetrf,
-               or ours with --panel recursive; U12: cuBLAS dtrsm) with updates on the int8 tensor cores:
+               or ours with --panel recursive; U12: cuBLAS dtrmm with
+               L11⁻¹) with updates on the int8 tensor cores:
                each row of L21 and column of U12 scaled by a power of two
                and cut into S = 2 … 7 signed 7-bit digits, their products
                exact in int32 (one cuBLASLt product per level of digits,
