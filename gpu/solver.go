@@ -753,6 +753,9 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			return fail(err)
 		}
 	}
+	if piv != 0 && f.Blocked() && f.recursivePanels(n, d.Multiprocessors()) {
+		fa.Pivoting += ", recursive panels"
+	}
 	// blockSize sets fa.NB: f.NB, or DefaultNB's.
 	blockSize := func() error {
 		if fa.NB = f.NB; fa.NB == 0 {
@@ -778,9 +781,6 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		} else if err = blockSize(); err == nil {
 			if f.Profile {
 				fa.Phases = new(Phases)
-			}
-			if piv != 0 && f.recursivePanels(n, d.Multiprocessors()) {
-				fa.Pivoting += ", recursive panels"
 			}
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, lu, ipiv, piv != 0, fa.Phases)
 		}
@@ -810,9 +810,6 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 				return s.e.getrf(la, false, n, n, w.ptr, n, piv)
 			})
 		} else if err = blockSize(); err == nil {
-			if piv != 0 && f.recursivePanels(n, d.Multiprocessors()) {
-				fa.Pivoting += ", recursive panels"
-			}
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
 		}
 		if err != nil {
