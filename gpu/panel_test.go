@@ -57,12 +57,11 @@ func BenchmarkSolverLeaf(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			a, err := e.d.Alloc(4 * m * w)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if double {
-				a = a64
+			a := a64
+			if !double {
+				if a, err = e.d.Alloc(4 * m * w); err != nil {
+					b.Fatal(err)
+				}
 			}
 			ipiv, err := e.d.Alloc(4 * w)
 			if err != nil {
