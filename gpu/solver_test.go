@@ -3,11 +3,13 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/lu"
@@ -335,6 +337,144 @@ func TestPanelMoves(t *testing.T) {
 	}
 }
 
+// BenchmarkSolverFactor times double-fp16-fabsum's LU with partial
+// pivoting (the default block size and panels) of a centered matrix, with
+// sms=k multiprocessors left to the look-ahead's panel and its
+// interchanges beside the updates in at most swaps=k blocks of columns,
+// or before them (swaps=0). It reports the shortest factorization of b.N
+// and, with -test.v, the steps' timeline at n = 32768.
+// ./gpu.test -test.run '^$' -test.bench SolverFactor -test.benchtime 4x
+func BenchmarkSolverFactor(b *testing.B) {
+	e, _, _ := solverSetup(b)
+	defer func(k int) { swapBlocks = k }(swapBlocks)
+	f, err := ParseLUForm("double-fp16-fabsum")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Pivoting = PivotPartial
+	for _, n := range []int{8192, 16384, 32768} {
+		s, err := e.GenerateSystem(n, "centered", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range [][2]int{{32, 0}, {32, 4}, {48, 0}, {48, 4}, {64, 0}, {64, 4}} {
+			sms, blocks := c[0], c[1]
+			b.Run(fmt.Sprintf("n=%d/sms=%d/swaps=%d", n, sms, blocks), func(b *testing.B) {
+				swapBlocks, f.LookaheadSMs = blocks, sms
+				var best time.Duration
+				for i := 0; i < b.N; i++ {
+					var marks []stepEvent
+					if i == b.N-1 && n == 32768 {
+						stepMark = func(j int, what string, st *Stream) {
+							ev, err := e.d.NewEvent()
+							if err == nil {
+								err = ev.Record(st)
+							}
+							if err != nil {
+								b.Fatal(err)
+							}
+							marks = append(marks, stepEvent{j, what, ev})
+						}
+					}
+					fa, err := s.Factor(f)
+					stepMark = nil
+					if err != nil {
+						b.Fatal(err)
+					}
+					if marks != nil {
+						b.Log("\n" + stepTimeline(b, marks))
+					}
+					if i == 0 || fa.Duration < best {
+						best = fa.Duration
+					}
+					if err := fa.Free(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(best.Seconds(), "s/factorization")
+			})
+		}
+		if err := s.Free(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type stepEvent struct {
+	j    int
+	what string
+	ev   *Event
+}
+
+// stepTimeline tabulates stepMark's events: for each step, the
+// milliseconds from its start to each mark, and from the start of the
+// factorization to the step's.
+func stepTimeline(tb testing.TB, marks []stepEvent) string {
+	var out strings.Builder
+	var t0, start *Event
+	row := map[string]string{}
+	flush := func(j int) {
+		if start != nil {
+			at, _ := Elapsed(t0, start)
+			fmt.Fprintf(&out, "%6d %9.2f", j, at.Seconds()*1e3)
+			for _, what := range []string{"ready", "swapped", "updated", "panel"} {
+				fmt.Fprintf(&out, " %9s", row[what])
+			}
+			out.WriteString("\n")
+		}
+		clear(row)
+	}
+	out.WriteString("     j  start(ms)  ready    swapped    updated      panel   (ms after the step's start)\n")
+	last := -1
+	for _, m := range marks {
+		if m.what == "start" {
+			flush(last)
+			last, start = m.j, m.ev
+			if t0 == nil {
+				t0 = m.ev
+			}
+			continue
+		}
+		if start == nil {
+			continue
+		}
+		d, err := Elapsed(start, m.ev)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		row[m.what] = fmt.Sprintf("%.2f", d.Seconds()*1e3)
+	}
+	flush(last)
+	for _, m := range marks {
+		m.ev.Close()
+	}
+	return out.String()
+}
+
+// columnBlocks covers its columns once, in order, in at most count blocks
+// of at least least columns and multiples of 128 (but the last).
+func TestColumnBlocks(t *testing.T) {
+	for _, c := range []struct{ c0, cols, count, least int }{
+		{0, 1, 4, 1536}, {3072, 29696, 4, 1536}, {96, 808, 16, 96}, {5, 1000, 3, 1}, {0, 128, 1, 0}, {7, 4097, 4, 1024},
+	} {
+		blocks := columnBlocks(c.c0, c.cols, c.count, c.least)
+		if len(blocks) == 0 || len(blocks) > c.count {
+			t.Fatalf("%+v: %d blocks %v", c, len(blocks), blocks)
+		}
+		next := c.c0
+		for i, b := range blocks {
+			last := i == len(blocks)-1
+			if b[0] != next || b[1] <= 0 || (!last && (b[1]%128 != 0 || b[1] < c.least)) {
+				t.Fatalf("%+v: block %d is %v in %v", c, i, b, blocks)
+			}
+			next += b[1]
+		}
+		if next != c.c0+c.cols {
+			t.Fatalf("%+v: the blocks %v end at %d, not %d", c, blocks, next, c.c0+c.cols)
+		}
+	}
+}
+
 // composeLater's gathers leave L's column blocks as the moves of every
 // later step, applied one step after another, would.
 func TestComposeLater(t *testing.T) {
@@ -646,17 +786,30 @@ func TestSolverPanel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer random.Free()
-	defer func(limit int) { deferredRows = limit }(deferredRows)
-	for _, c := range []struct {
+	defer func(limit, blocks int) { deferredRows, swapBlocks = limit, blocks }(deferredRows, swapBlocks)
+	type solverPanelCase struct {
 		nb, lookahead int
 		recursive     bool
 		eagerL        bool // L's interchanges at every step
 		form          string
-	}{{256, 0, true, false, ""}, {96, -1, true, false, ""}, {1000, 0, true, false, ""}, {256, 0, false, false, ""}, {96, 0, false, true, ""},
-		{256, 0, true, false, "ozaki-int8x5"}, {96, -1, true, false, "ozaki-int8x5"}} {
+		swapBlocks    int // the look-ahead's interchanges in at most this many blocks beside the updates
+	}
+	var cases []solverPanelCase
+	for _, c := range []solverPanelCase{{256, 0, true, false, "", 0}, {96, -1, true, false, "", 0}, {1000, 0, true, false, "", 0},
+		{256, 0, false, false, "", 0}, {96, 0, false, true, "", 0}, {256, 0, true, false, "ozaki-int8x5", 0}, {96, -1, true, false, "ozaki-int8x5", 0}} {
+		for _, blocks := range []int{4, 0, 16} {
+			if blocks != 4 && (c.lookahead < 0 || c.nb == 1000) { // nothing beside the updates
+				continue
+			}
+			c.swapBlocks = blocks
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
 		if c.form == "" {
 			c.form = "double-fp16-fabsum"
 		}
+		swapBlocks = c.swapBlocks
 		f, _ := ParseLUForm(c.form)
 		f.NB, f.LookaheadSMs, f.Panels = c.nb, c.lookahead, PanelsGetrf
 		if c.recursive {
