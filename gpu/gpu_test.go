@@ -321,59 +321,6 @@ func TestGPUEvents(t *testing.T) {
 	}
 }
 
-// Stream.Wait orders two streams on the device: the second's fill, queued
-// behind a wait for the first's many fills, must land last in every word.
-func TestGPUStreamWait(t *testing.T) {
-	d := openGPU(t)
-	f := function(t, d, "poison", "fill_u32")
-	const words = 16 << 20
-	buf := alloc(t, d, 4*words)
-	first, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close()
-	second, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Close()
-	done, err := d.NewEvent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer done.Close()
-	for i := range 20 {
-		if err := f.Launch([3]uint32{uint32(d.Multiprocessors()), 1, 1}, [3]uint32{256, 1, 1}, 0, first, buf, uint32(i), uint64(words)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := done.Record(first); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.Wait(done); err != nil {
-		t.Fatalf("Wait: %v", err)
-	}
-	if err := f.Launch([3]uint32{uint32(4 * d.Multiprocessors()), 1, 1}, [3]uint32{256, 1, 1}, 0, second, buf, uint32(99), uint64(words)); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]uint32, words)
-	if err := d.Download(got, buf); err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range got {
-		if w != 99 {
-			t.Fatalf("word %d is %d: the waiting stream's fill ran before the other's", i, w)
-		}
-	}
-	if err := done.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.Wait(done); err == nil {
-		t.Error("Wait for a closed event: no error")
-	}
-}
-
 // A CUBIN is cached on disk; a corrupt cached file is compiled again.
 func TestGPUModuleCache(t *testing.T) {
 	if err := Available(); err != nil {

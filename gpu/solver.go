@@ -1138,10 +1138,10 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
 	np := 0           // the step's interchanges: pairs holds np destinations, then np sources
-	// permute applies the step's interchanges to cols columns from c0, on
-	// st. With sms > 0 its grid is a few blocks for each of sms
-	// multiprocessors, so that the work beside it finds room.
-	permute := func(st *Stream, c0, cols, sms int) error {
+	// permute applies the step's interchanges to cols columns from c0. With
+	// sms > 0 its grid is a few blocks for each of sms multiprocessors, so
+	// that the panel factored beside it finds room.
+	permute := func(c0, cols, sms int) error {
 		if np == 0 || cols == 0 {
 			return nil
 		}
@@ -1150,24 +1150,9 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			blocks = min(blocks, 4*sms)
 		}
 		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
-			return permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(es*np), st,
+			return permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(es*np), main,
 				w.view(at(0, c0)), int64(n), int32(cols), pairs, pairs.view(4*np), int32(np))
 		})
-	}
-	// With the look-ahead, the interchanges of the columns past the next
-	// panel's run on the panel's stream, a block of columns at a time,
-	// before that panel: they are scattered loads and stores, which the
-	// solves and updates on this stream then overlap, a block behind.
-	// swapped[i] marks block i's interchanges done.
-	var swapped []*Event
-	if side != main && pivots && swapBlocks > 0 {
-		swapped = make([]*Event, swapBlocks)
-		for i := range swapped {
-			if swapped[i], err = d.NewEvent(); err != nil {
-				return err
-			}
-			defer swapped[i].Close()
-		}
 	}
 	// invertL sets invL = L₁₁⁻¹ for the step's panel.
 	invertL := func(j, jb int) error {
@@ -1254,25 +1239,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		// factored on the side stream while the rest of the columns go
 		// through the same on this one.
 		mark(j, "start", main) // with pivots, every stream is idle here
-		var blocks [][2]int    // the rest's columns, permuted on the side stream
-		if swapped != nil && np > 0 && rest > next {
-			blocks = columnBlocks(j+jb+next, rest-next, len(swapped), nb)
-			for i, b := range blocks {
-				if err := permute(side, b[0], b[1], sideSMs); err != nil {
-					return err
-				}
-				if err := swapped[i].Record(side); err != nil {
-					return err
-				}
-			}
-			mark(j, "swapped", side)
-		}
 		if !deferL {
-			if err := permute(main, 0, j, 0); err != nil {
+			if err := permute(0, j, 0); err != nil {
 				return err
 			}
 		}
-		if err := permute(main, j+jb, next, 0); err != nil {
+		if err := permute(j+jb, next, 0); err != nil {
 			return err
 		}
 		if rest == 0 {
@@ -1306,25 +1278,14 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			if side != main {
 				sms = d.Multiprocessors() - sideSMs
 			}
-			beside := blocks != nil
-			if !beside {
-				blocks = [][2]int{{j + jb + next, rest - next}}
-				if err := permute(main, j+jb+next, rest-next, sms); err != nil {
-					return err
-				}
+			if err := permute(j+jb+next, rest-next, sms); err != nil {
+				return err
 			}
-			for i, b := range blocks {
-				if beside {
-					if err := main.Wait(swapped[i]); err != nil {
-						return err
-					}
-				}
-				if err := u12(j, jb, b[0], b[1], sms); err != nil {
-					return err
-				}
-				if err := upd(b[0], b[1], sms); err != nil {
-					return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
-				}
+			if err := u12(j, jb, j+jb+next, rest-next, sms); err != nil {
+				return err
+			}
+			if err := upd(j+jb+next, rest-next, sms); err != nil {
+				return fmt.Errorf("gpu: LU update at column %d: %w", j, err)
 			}
 			mark(j, "updated", main)
 			if side != main {
@@ -1355,27 +1316,10 @@ var deferredRows = 1 << 26
 
 // stepMark, when set (by a benchmark), is called at the points of each
 // look-ahead step that show its critical path: on the update's stream the
-// step's start, the end of the next panel's columns ("ready") and of the
-// rest ("updated"); on the panel's, the end of its interchanges
-// ("swapped") and of the next panel ("panel").
+// step's start (every stream idle), the end of the next panel's columns
+// ("ready") and of the rest ("updated"); on the panel's, the end of the
+// next panel ("panel").
 var stepMark func(j int, what string, st *Stream)
-
-// swapBlocks is how many blocks of columns the look-ahead's interchanges
-// beside the updates take at most (0: they run before the updates, on
-// their stream; a variable so that tests and benchmarks can compare).
-var swapBlocks = 4
-
-// columnBlocks splits cols columns from c0 into at most count blocks
-// (first column, width), each least columns wide or more and a multiple
-// of 128 but the last.
-func columnBlocks(c0, cols, count, least int) [][2]int {
-	width := roundUp(max(least, (cols+count-1)/count), 128)
-	var blocks [][2]int
-	for c := 0; c < cols; c += width {
-		blocks = append(blocks, [2]int{c0 + c, min(width, cols-c)})
-	}
-	return blocks
-}
 
 // composeLater composes what each column block of L owes: block k's rows
 // from r0 = (k+1)·nb on were left by step k and moved since by the steps

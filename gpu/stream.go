@@ -67,24 +67,6 @@ func (s *Stream) Sync() error {
 	})
 }
 
-// Wait makes the work queued on s from now on wait, on the device, for the
-// work before e's last Record (the host does not wait). e must be recorded
-// before Wait is called: a later Record does not count.
-func (s *Stream) Wait(e *Event) error {
-	d := e.d
-	return d.call(func() error {
-		h, err := s.handle(d)
-		if err != nil {
-			return err
-		}
-		eh, err := e.handle()
-		if err != nil {
-			return err
-		}
-		return cuda.StreamWaitEvent(h, eh)
-	})
-}
-
 // Close destroys the stream once its work is done; again does nothing.
 func (s *Stream) Close() error {
 	if s == nil {

@@ -370,13 +370,6 @@ CUresult cuEventRecord(void *e, void *s) {
     return SUCCESS;
 }
 
-CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
-    NEED_CTX;
-    if (!e || !stream_ok(s)) return INVALID_HANDLE;
-    if (flags != 0) return INVALID_VALUE;
-    return SUCCESS;
-}
-
 CUresult cuEventSynchronize(void *e) {
     NEED_CTX;
     return e ? SUCCESS : INVALID_HANDLE;

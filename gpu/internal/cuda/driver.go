@@ -72,7 +72,6 @@ var drv struct {
 	cuStreamCreate            func(s *uintptr, flags uint32) result
 	cuStreamSynchronize       func(s uintptr) result
 	cuStreamDestroy           func(s uintptr) result
-	cuStreamWaitEvent         func(s, e uintptr, flags uint32) result
 	cuEventCreate             func(e *uintptr, flags uint32) result
 	cuEventRecord             func(e, s uintptr) result
 	cuEventSynchronize        func(e uintptr) result
@@ -134,7 +133,6 @@ func loadDriver() error {
 		fn(&d.cuStreamCreate, "cuStreamCreate"),
 		fn(&d.cuStreamSynchronize, "cuStreamSynchronize"),
 		fn(&d.cuStreamDestroy, "cuStreamDestroy_v2"),
-		fn(&d.cuStreamWaitEvent, "cuStreamWaitEvent"),
 		fn(&d.cuEventCreate, "cuEventCreate"),
 		fn(&d.cuEventRecord, "cuEventRecord"),
 		fn(&d.cuEventSynchronize, "cuEventSynchronize"),
@@ -399,12 +397,6 @@ func StreamSynchronize(s uintptr) error {
 
 // StreamDestroy destroys s once its work is done.
 func StreamDestroy(s uintptr) error { return check("cuStreamDestroy_v2", drv.cuStreamDestroy(s)) }
-
-// StreamWaitEvent makes the work queued on s after it wait for e's last
-// record.
-func StreamWaitEvent(s, e uintptr) error {
-	return check("cuStreamWaitEvent", drv.cuStreamWaitEvent(s, e, 0))
-}
 
 // EventCreate creates an event (EventDefault records time).
 func EventCreate(flags uint32) (uintptr, error) {
