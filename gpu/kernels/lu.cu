@@ -263,24 +263,32 @@ extern "C" __global__ void diag_check(const double* lu, long long ld, int n, int
     }
 }
 
+// move_rows moves n entries of one column, the block's threads
+// together: entry t goes from row from(t) to row to(t), through held
+// (n entries), every read before any write, so the moves may form any
+// permutation. The interchanges' kernels below are this, column by
+// column.
+template <typename T, typename From, typename To>
+__device__ void move_rows(T* col, T* held, int n, From from, To to) {
+    for (int t = threadIdx.x; t < n; t += blockDim.x) {
+        held[t] = col[from(t)];
+    }
+    __syncthreads();
+    for (int t = threadIdx.x; t < n; t += blockDim.x) {
+        col[to(t)] = held[t];
+    }
+    __syncthreads();
+}
+
 // permute_rows moves, in each of ncols columns from a, the entry of row
 // src[t] to row dst[t] for t < npairs: a permutation of those rows (the
 // composed interchanges of a panel, worked out on the host). One block per
-// column; all reads land in shared memory before any write.
+// column, through shared memory.
 template <typename T>
 __device__ void permute_rows_in(T* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
     extern __shared__ __align__(16) unsigned char permute_held[];
-    T* vals = (T*)permute_held;
     for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        T* col = a + (long long)c * ld;
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
-            vals[t] = col[src[t]];
-        }
-        __syncthreads();
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) {
-            col[dst[t]] = vals[t];
-        }
-        __syncthreads();
+        move_rows(a + (long long)c * ld, (T*)permute_held, npairs, [=](int t) { return src[t]; }, [=](int t) { return dst[t]; });
     }
 }
 
@@ -653,17 +661,9 @@ PANEL_LEAF(panel_leaf_f64_1x512, double, 1, 512)
 template <typename E>
 __device__ void leaf_swaps_in(E* a, long long lda, int ncols, int skip, int w, const int* moves) {
     __shared__ E vals[2 * LEAF_MAX];
-    const int n = moves[0];
     for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        E* col = a + (long long)(c < skip ? c : c + w) * lda;
-        for (int t = threadIdx.x; t < n; t += blockDim.x) {
-            vals[t] = col[moves[1 + 2 * LEAF_MAX + t]];
-        }
-        __syncthreads();
-        for (int t = threadIdx.x; t < n; t += blockDim.x) {
-            col[moves[1 + t]] = vals[t];
-        }
-        __syncthreads();
+        move_rows(a + (long long)(c < skip ? c : c + w) * lda, vals, moves[0],
+                  [=](int t) { return moves[1 + 2 * LEAF_MAX + t]; }, [=](int t) { return moves[1 + t]; });
     }
 }
 
@@ -787,14 +787,6 @@ extern "C" __global__ void gather_rows(float* a, long long ld, int ncols, int r0
 extern "C" __global__ void gather_rows_f64(double* a, long long ld, int ncols, int r0, int rows, const int* src, double* held) {
     double* mine = held + (long long)blockIdx.x * rows;
     for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        double* col = a + (long long)c * ld;
-        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
-            mine[i] = col[src[i]];
-        }
-        __syncthreads();
-        for (int i = threadIdx.x; i < rows; i += blockDim.x) {
-            col[r0 + i] = mine[i];
-        }
-        __syncthreads();
+        move_rows(a + (long long)c * ld, mine, rows, [=](int i) { return src[i]; }, [=](int i) { return r0 + i; });
     }
 }
