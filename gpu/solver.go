@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -113,6 +114,10 @@ type System struct {
 	a       *Buffer
 	rowSums *Buffer // Σ_j |a_ij| for each row, for ‖A‖∞ and the dominance check
 	norm    float64
+	// dominant is dominance's answer (by rows, by columns), found once:
+	// A does not change.
+	dominant   *[2]bool
+	dominantMu sync.Mutex
 }
 
 // MatrixKinds are the generators of GenerateSystem.
@@ -355,8 +360,14 @@ func (e *Engine) system(n int, a *Buffer) (*System, error) {
 }
 
 // dominance says whether A is strictly diagonally dominant by rows or by
-// columns (with a relative margin of 2^-20): one pass over A on the device.
+// columns (with a relative margin of 2^-20): one pass over A on the
+// device, the first time it is asked.
 func (s *System) dominance(mod *Module) (rows, cols bool, err error) {
+	s.dominantMu.Lock()
+	defer s.dominantMu.Unlock()
+	if s.dominant != nil {
+		return s.dominant[0], s.dominant[1], nil
+	}
 	d := s.e.d
 	count, err := d.Alloc(8)
 	if err != nil {
@@ -377,6 +388,7 @@ func (s *System) dominance(mod *Module) (rows, cols bool, err error) {
 	if err := d.Download(c[:], count); err != nil {
 		return false, false, err
 	}
+	s.dominant = &[2]bool{c[0] == 0, c[1] == 0}
 	return c[0] == 0, c[1] == 0, nil
 }
 
@@ -425,7 +437,8 @@ func (s *System) transform(mod *Module, bf *butterfly, out64, out32 *Buffer) err
 }
 
 // DiagonallyDominant says whether A is strictly diagonally dominant by
-// rows or by columns, as PivotAuto decides: one pass over A.
+// rows or by columns, as PivotAuto decides: one pass over A, which
+// Factor's PivotAuto then does not repeat.
 func (s *System) DiagonallyDominant() (bool, error) {
 	mod, err := s.e.d.Module("lu")
 	if err != nil {

@@ -1023,6 +1023,29 @@ func TestSolverPivoting(t *testing.T) {
 		s.Free()
 	}
 
+	// The pass runs once a system: overwritten behind its back (nothing
+	// else writes A), A keeps the first answer.
+	s, err = e.NewSystem(2, []float64{2, 1, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dom, err := s.DiagonallyDominant(); err != nil || !dom {
+		t.Fatalf("[2 1; 1 2]: dominant %v, %v", dom, err)
+	}
+	if err := e.d.Upload(s.a, []float64{1, 3, 3, 1}); err != nil {
+		t.Fatal(err)
+	}
+	fp64, _ := ParseLUForm("fp64")
+	fa, err := s.Factor(fp64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(fa.Pivoting, "none: A is strictly diagonally dominant") {
+		t.Errorf("after DiagonallyDominant, Factor found pivoting %q: the pass ran again", fa.Pivoting)
+	}
+	fa.Free()
+	s.Free()
+
 	// Without pivoting, a zero leading entry is an error naming the cause.
 	s, err = e.NewSystem(2, []float64{0, 1, 1, 1})
 	if err != nil {
