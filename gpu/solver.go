@@ -1251,7 +1251,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		// U₁₂'s solve and the update: with the look-ahead, that panel is
 		// factored on the side stream while the rest of the columns go
 		// through the same on this one.
-		mark(j, "start", main) // with pivots, every stream is idle here
+		mark(j, "start", main)
 		if !deferL {
 			if err := permute(0, j, 0); err != nil {
 				return err
@@ -1329,9 +1329,10 @@ var deferredRows = 1 << 26
 
 // stepMark, when set (by a benchmark), is called at the points of each
 // look-ahead step that show its critical path: on the update's stream the
-// step's start (every stream idle), the end of the next panel's columns
-// ("ready") and of the rest ("updated"); on the panel's, the end of the
-// next panel ("panel").
+// step's start (with pivots every stream is idle there; without, the
+// update's stream is done with the step before), the end of the next
+// panel's columns ("ready") and of the rest ("updated"); on the panel's,
+// the end of the next panel ("panel").
 var stepMark func(j int, what string, st *Stream)
 
 // composeLater composes what each column block of L owes: block k's rows

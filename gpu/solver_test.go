@@ -337,62 +337,67 @@ func TestPanelMoves(t *testing.T) {
 	}
 }
 
-// BenchmarkSolverFactor times double-fp16-fabsum's LU with partial
-// pivoting (the default block size and panels) of a centered matrix, with
-// sms=k multiprocessors left to the look-ahead's panel. It reports the
-// shortest factorization of b.N and, with -test.v, the steps' timeline
-// at n = 32768 (stepTimeline).
-// ./gpu.test -test.run '^$' -test.bench SolverFactor -test.benchtime 4x
+// BenchmarkSolverFactor times the blocked LU with the look-ahead
+// (default block sizes and panels), with sms=k multiprocessors left to the
+// panel: double-fp16-fabsum with partial pivoting on centered matrices,
+// and tc32-fp16 on diagonally dominant ones (no pivoting). It reports the
+// shortest factorization of b.N and, with -test.v, the steps' timeline at
+// n = 32768 (stepTimeline).
+// ./gpu.test -test.run '^$' -test.bench SolverFactor -test.benchtime 3x -test.v
 func BenchmarkSolverFactor(b *testing.B) {
 	e, _, _ := solverSetup(b)
-	f, err := ParseLUForm("double-fp16-fabsum")
-	if err != nil {
-		b.Fatal(err)
-	}
-	f.Pivoting = PivotPartial
-	for _, n := range []int{8192, 16384, 32768} {
-		s, err := e.GenerateSystem(n, "centered", 1)
+	for _, c := range []struct {
+		form, matrix string
+		sms          []int
+	}{{"double-fp16-fabsum", "centered", []int{32, 48, 64}}, {"tc32-fp16", "diagdom", []int{16, 32}}} {
+		f, err := ParseLUForm(c.form)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, sms := range []int{32, 48, 64} {
-			b.Run(fmt.Sprintf("n=%d/sms=%d", n, sms), func(b *testing.B) {
-				f.LookaheadSMs = sms
-				var best time.Duration
-				for i := 0; i < b.N; i++ {
-					var marks []stepEvent
-					if b.N > 1 && i == b.N-1 && n == 32768 { // not the first run's, with its loads
-						stepMark = func(j int, what string, st *Stream) {
-							ev, err := e.d.NewEvent()
-							if err == nil {
-								err = ev.Record(st)
+		for _, n := range []int{8192, 16384, 32768} {
+			s, err := e.GenerateSystem(n, c.matrix, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, sms := range c.sms {
+				b.Run(fmt.Sprintf("%s/%s/n=%d/sms=%d", c.form, c.matrix, n, sms), func(b *testing.B) {
+					f.LookaheadSMs = sms
+					var best time.Duration
+					for i := 0; i < b.N; i++ {
+						var marks []stepEvent
+						if b.N > 1 && i == b.N-1 && n == 32768 { // not the first run's, with its loads
+							stepMark = func(j int, what string, st *Stream) {
+								ev, err := e.d.NewEvent()
+								if err == nil {
+									err = ev.Record(st)
+								}
+								if err != nil {
+									b.Fatal(err)
+								}
+								marks = append(marks, stepEvent{j, what, ev})
 							}
-							if err != nil {
-								b.Fatal(err)
-							}
-							marks = append(marks, stepEvent{j, what, ev})
+						}
+						fa, err := s.Factor(f)
+						stepMark = nil
+						if err != nil {
+							b.Fatal(err)
+						}
+						if marks != nil {
+							b.Logf("%s, pivoting %s\n%s", fa.Form, fa.Pivoting, stepTimeline(b, marks))
+						}
+						if i == 0 || fa.Duration < best {
+							best = fa.Duration
+						}
+						if err := fa.Free(); err != nil {
+							b.Fatal(err)
 						}
 					}
-					fa, err := s.Factor(f)
-					stepMark = nil
-					if err != nil {
-						b.Fatal(err)
-					}
-					if marks != nil {
-						b.Log("\n" + stepTimeline(b, marks))
-					}
-					if i == 0 || fa.Duration < best {
-						best = fa.Duration
-					}
-					if err := fa.Free(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(best.Seconds(), "s/factorization")
-			})
-		}
-		if err := s.Free(); err != nil {
-			b.Fatal(err)
+					b.ReportMetric(best.Seconds(), "s/factorization")
+				})
+			}
+			if err := s.Free(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
