@@ -1028,8 +1028,8 @@ func TestSolverPivoting(t *testing.T) {
 		s.Free()
 	}
 
-	// The pass runs once a system: overwritten behind its back (nothing
-	// else writes A), A keeps the first answer.
+	// The pass runs once a system: with A overwritten behind its back
+	// (nothing else writes A), the system keeps its first answer.
 	s, err = e.NewSystem(2, []float64{2, 1, 1, 2})
 	if err != nil {
 		t.Fatal(err)
