@@ -141,15 +141,17 @@ func solveFigures(rows []solvePlotRow) (times, iterations plotting.Figure) {
 				} else if speedup {
 					t = math.NaN() // nothing to compare with
 				}
+				// auto's status names the form that answered: "ok: fp64".
+				ok := r.status == "ok" || strings.HasPrefix(r.status, "ok: ")
 				switch {
-				case r.status == "ok" && strings.HasPrefix(m, "mwmm "):
+				case ok && strings.HasPrefix(m, "mwmm "):
 					if r.outer+r.inner > 0 { // fp64 factors need no refinement
 						it = float64(r.outer + r.inner)
 					}
-				case r.status == "ok" && r.outer > 0:
+				case ok && r.outer > 0:
 					it = float64(r.outer)
 				case r.status == "fell back to fp64":
-				case r.status != "ok":
+				case !ok:
 					t = math.NaN()
 				}
 				ts.X, ts.Y = append(ts.X, x), append(ts.Y, t)

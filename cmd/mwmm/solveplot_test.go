@@ -10,7 +10,8 @@ import (
 
 // A κ sweep is drawn against κ, speed-ups against getrf+getrs of the same
 // system; a stalled solve is left out of both figures, cuSOLVER's
-// fallback keeps its time but not its iterations.
+// fallback keeps its time but not its iterations, and auto's answers
+// (status "ok: FORM") count as ok.
 func TestSolveFigures(t *testing.T) {
 	rows := []solvePlotRow{
 		{8192, "randsvd:kappa=1e2", "cuSOLVER getrf+getrs", 0.04, 0, 0, "ok"},
@@ -21,6 +22,8 @@ func TestSolveFigures(t *testing.T) {
 		{8192, "randsvd:kappa=1e8", "mwmm tc32-fp16", 1, 4, 800, "not converged: stalled"},
 		{8192, "randsvd:kappa=1e2", "mwmm fp64", 0.04, 0, 0, "ok"},
 		{8192, "randsvd:kappa=1e8", "mwmm fp64", 0.05, 0, 0, "ok"},
+		{8192, "randsvd:kappa=1e2", "mwmm auto", 0.02, 2, 14, "ok: tc32-fp16"},
+		{8192, "randsvd:kappa=1e8", "mwmm auto", 0.025, 1, 0, "ok: fp64"},
 	}
 	times, its := solveFigures(rows)
 	if len(times.Panels) != 1 || !strings.Contains(times.XLabel, "κ") || !strings.Contains(times.Panels[0].Title, "geometric") {
@@ -31,6 +34,7 @@ func TestSolveFigures(t *testing.T) {
 		"cuSOLVER DHgesv":      {{0.5, 0.5}, {13, math.NaN()}},
 		"mwmm tc32-fp16":       {{2, math.NaN()}, {16, math.NaN()}}, // 2 steps + 14 GMRES iterations
 		"mwmm fp64":            {{1, 1}, nil},
+		"mwmm auto":            {{2, 2}, {16, 1}}, // its status names the form that answered
 	}
 	same := func(a, b []float64) bool {
 		if len(a) != len(b) {
@@ -55,8 +59,8 @@ func TestSolveFigures(t *testing.T) {
 			t.Errorf("iterations %s: %v, want %v", s.Name, s.Y, want[s.Name][1])
 		}
 	}
-	if len(names) != 2 { // getrf+getrs and fp64 factors have no iterations
-		t.Errorf("iteration series %v, want DHgesv and tc32-fp16", names)
+	if len(names) != 3 { // getrf+getrs and fp64 factors have no iterations
+		t.Errorf("iteration series %v, want DHgesv, tc32-fp16 and auto", names)
 	}
 
 	// Two modes at one κ are different matrices: one panel each, not one line.
