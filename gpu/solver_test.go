@@ -1028,8 +1028,10 @@ func TestSolverPivoting(t *testing.T) {
 		s.Free()
 	}
 
-	// The pass runs once a system: with A overwritten behind its back
-	// (nothing else writes A), the system keeps its first answer.
+	// DiagonallyDominant's pass serves the next Factor, and only it: with
+	// A overwritten behind the system's back (nothing else writes A), the
+	// first Factor keeps the first answer and the second finds the new
+	// one.
 	s, err = e.NewSystem(2, []float64{2, 1, 1, 2})
 	if err != nil {
 		t.Fatal(err)
@@ -1040,13 +1042,20 @@ func TestSolverPivoting(t *testing.T) {
 	if err := e.d.Upload(s.a, []float64{1, 3, 3, 1}); err != nil {
 		t.Fatal(err)
 	}
-	fp64, _ := ParseLUForm("fp64")
-	fa, err := s.Factor(fp64)
+	fp32, _ := ParseLUForm("fp32")
+	fa, err := s.Factor(fp32)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(fa.Pivoting, "none: A is strictly diagonally dominant") {
 		t.Errorf("after DiagonallyDominant, Factor found pivoting %q: the pass ran again", fa.Pivoting)
+	}
+	fa.Free()
+	if fa, err = s.Factor(fp32); err != nil {
+		t.Fatal(err)
+	}
+	if fa.Pivoting != "partial" {
+		t.Errorf("the second Factor found pivoting %q, want partial: it reused the answer", fa.Pivoting)
 	}
 	fa.Free()
 	s.Free()
