@@ -22,6 +22,9 @@ type Device struct {
 	sharedOptin  int // the most shared memory a block may ask for (static and dynamic)
 	total        uint64
 
+	laMu sync.Mutex
+	la   *Linalg // cuBLAS and cuSOLVER, made on first use
+
 	w *worker
 
 	// Owned by the worker's goroutine.
@@ -133,7 +136,7 @@ func (d *Device) describe() error {
 
 // call runs f on the device's thread, after freeing what the collector
 // gave back; it returns ErrClosed after Close.
-func (d *Device) call(f func() error) error {
+func (d *Device) Do(f func() error) error {
 	return d.w.do(func() error {
 		if d.closed {
 			return ErrClosed
@@ -187,7 +190,7 @@ func (d *Device) freePending() {
 // releaseOnce releases id from a user's Free or Close: nil when the device
 // is already closed (everything was released then).
 func (d *Device) releaseOnce(id uint64) error {
-	err := d.call(func() error { return d.release(id) })
+	err := d.Do(func() error { return d.release(id) })
 	if errors.Is(err, ErrClosed) {
 		return nil
 	}
@@ -235,6 +238,10 @@ func (d *Device) Name() string { return d.name }
 // Hopper.
 func (d *Device) ComputeCapability() (major, minor int) { return d.major, d.minor }
 
+// MaxSharedPerBlock returns the most shared memory, in bytes, a block may
+// ask for (static and dynamic together).
+func (d *Device) MaxSharedPerBlock() int { return d.sharedOptin }
+
 // Arch returns the architecture kernels are compiled for; see Arch.
 func (d *Device) Arch() string { return Arch(d.major, d.minor) }
 
@@ -247,7 +254,7 @@ func (d *Device) TotalMemory() uint64 { return d.total }
 // FreeMemory returns the bytes of GPU memory free now.
 func (d *Device) FreeMemory() (uint64, error) {
 	var free uint64
-	err := d.call(func() error {
+	err := d.Do(func() error {
 		var err error
 		free, _, err = cuda.MemGetInfo()
 		return err
@@ -280,7 +287,7 @@ func (d *Device) CublasLtVersion() (int, error) {
 // Sync waits until all work queued on the device has finished, and returns
 // the error of any that failed (a kernel's fault surfaces here).
 func (d *Device) Sync() error {
-	return d.call(cuda.CtxSynchronize)
+	return d.Do(cuda.CtxSynchronize)
 }
 
 func (d *Device) String() string {

@@ -76,7 +76,7 @@ func upload(t *testing.T, d *Device, src any) *Buffer {
 
 func function(t *testing.T, d *Device, module, name string) *Function {
 	t.Helper()
-	m, err := d.Module(module)
+	m, err := d.Module(runtimeSource(module))
 	if err != nil {
 		t.Fatalf("Module(%q): %v", module, err)
 	}
@@ -333,14 +333,14 @@ func TestGPUModuleCache(t *testing.T) {
 			t.Fatalf("Open: %v", err)
 		}
 		defer d.Close()
-		m, err := d.Module("poison")
+		m, err := d.Module(runtimeSource("poison"))
 		if err != nil {
 			t.Fatalf("%s: Module: %v", what, err)
 		}
 		if m.cached != cached {
 			t.Errorf("%s: the module came from the cache: %v, want %v", what, m.cached, cached)
 		}
-		if m2, _ := d.Module("poison"); m2 != m {
+		if m2, _ := d.Module(runtimeSource("poison")); m2 != m {
 			t.Errorf("%s: a second Module(\"poison\") gave another module", what)
 		}
 		f, err := m.Function("fill_u32")
@@ -387,7 +387,7 @@ func TestGPUCompileError(t *testing.T) {
 		t.Errorf("CompileError: name %q, log %q", ce.Name, ce.Log)
 	}
 	t.Logf("%v", err)
-	if _, err := d.Module("no-such-kernel"); err == nil || !strings.Contains(err.Error(), "poison") {
+	if _, err := SourceFS(kernelFS, "no-such-kernel"); err == nil || !strings.Contains(err.Error(), "poison") {
 		t.Errorf("Module of a missing file: %v, want a list of the kernels", err)
 	}
 }
@@ -696,7 +696,7 @@ func TestGPULeakedBuffer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	live := true
-	if err := d.call(func() error { live = d.live(id); return nil }); err != nil {
+	if err := d.Do(func() error { live = d.live(id); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if live {

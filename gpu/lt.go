@@ -144,14 +144,15 @@ type MatmulSpec struct {
 	// may use, leaving the others to concurrent work.
 	SMs int
 
-	// reuse, when set, is the algorithm to run instead of asking the
-	// heuristic: a sequence of products of shrinking shapes (the LU's
-	// updates) then loads no new kernel and asks no heuristic per shape.
-	reuse *cuda.HeuristicResult
-	// scales, when set, holds alpha and then beta in the scale type on the
-	// device (Alpha and Beta are not read): a kernel queued before the
-	// product may compute them, with no wait on the host.
-	scales *Buffer
+	// Algorithm, when set, is the algorithm to run instead of asking the
+	// heuristic (one that MatmulAlgo returned): a sequence of products of
+	// shrinking shapes (the LU's updates) then loads no new kernel and
+	// asks no heuristic per shape.
+	Algorithm *Algorithm
+	// DeviceScales, when set, holds alpha and then beta in the scale type
+	// on the device (Alpha and Beta are not read): a kernel queued before
+	// the product may compute them, with no wait on the host.
+	DeviceScales *Buffer
 }
 
 // stored returns the shapes of A and B as stored: op(A) is M×K, so A is
@@ -209,8 +210,8 @@ func (s MatmulSpec) normalized() (MatmulSpec, error) {
 			return s, fmt.Errorf("%s (%d×%d %v, ld %d) needs %d bytes, its buffer has %d", x.name, x.rows, x.cols, x.typ, *x.ld, need, x.buf.n)
 		}
 	}
-	if s.scales != nil && s.scales.n < 2*s.Compute.scaleSize() {
-		return s, fmt.Errorf("alpha and beta need %d bytes on the device, their buffer has %d", 2*s.Compute.scaleSize(), s.scales.n)
+	if s.DeviceScales != nil && s.DeviceScales.n < 2*s.Compute.scaleSize() {
+		return s, fmt.Errorf("alpha and beta need %d bytes on the device, their buffer has %d", 2*s.Compute.scaleSize(), s.DeviceScales.n)
 	}
 	return s, nil
 }
@@ -247,7 +248,7 @@ func (s MatmulSpec) key() planKey {
 		ws = s.Workspace.n
 	}
 	return planKey{s.M, s.N, s.K, s.LdA, s.LdB, s.LdC, s.LdD, s.TransA, s.TransB,
-		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0), s.reuse != nil, s.scales != nil}
+		[4]DataType{s.TypeA, s.TypeB, s.TypeC, s.TypeD}, s.Compute, ws, max(s.SMs, 0), s.Algorithm != nil, s.DeviceScales != nil}
 }
 
 // A plan holds cuBLASLt's descriptors for one planKey and the algorithm
@@ -284,7 +285,7 @@ type Lt struct {
 // wraps ErrNoCublasLt.
 func (d *Device) Lt() (*Lt, error) {
 	var lt *Lt
-	err := d.call(func() error {
+	err := d.Do(func() error {
 		if d.lt != nil {
 			lt = d.lt
 			return nil
@@ -356,7 +357,7 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 			return err
 		}
 	}
-	if s.scales != nil {
+	if s.DeviceScales != nil {
 		if err := cuda.LtMatmulDescSetInt32(p.desc, cuda.MatmulDescPointerMode, cuda.PointerModeDevice); err != nil {
 			return err
 		}
@@ -378,8 +379,8 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 		return err
 	}
 
-	if s.reuse != nil {
-		p.algo = *s.reuse
+	if s.Algorithm != nil {
+		p.algo = *s.Algorithm
 		return nil
 	}
 	pref, err := cuda.LtMatmulPreferenceCreate()
@@ -413,18 +414,21 @@ func (p *plan) make(h uintptr, s MatmulSpec) error {
 // cuBLASLt does not support (fp8 wants TransA and not TransB, for one) is
 // an error that says "cuBLASLt has no algorithm".
 func (lt *Lt) Matmul(s MatmulSpec) error {
-	_, err := lt.matmul(s)
+	_, err := lt.MatmulAlgo(s)
 	return err
 }
 
-// matmul is Matmul, returning the algorithm it ran (for MatmulSpec.reuse).
-// A reused algorithm that does not suit the shape is an error; its plan
-// is dropped.
-func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
+// An Algorithm is the cuBLASLt algorithm a product ran, to run again.
+type Algorithm = cuda.HeuristicResult
+
+// MatmulAlgo is Matmul, returning the algorithm it ran (for
+// MatmulSpec.Algorithm). A reused algorithm that does not suit the shape
+// is an error; its plan is dropped.
+func (lt *Lt) MatmulAlgo(s MatmulSpec) (used Algorithm, err error) {
 	s, err = s.normalized()
 	d := lt.d
 	bufs := []*Buffer{s.A, s.B, s.C, s.D}
-	for _, b := range []*Buffer{s.Workspace, s.scales} {
+	for _, b := range []*Buffer{s.Workspace, s.DeviceScales} {
 		if b != nil {
 			bufs = append(bufs, b)
 		}
@@ -435,7 +439,7 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 		}
 	}
 	if err == nil {
-		err = d.call(func() error {
+		err = d.Do(func() error {
 			if !d.live(lt.id) {
 				return errors.New("the cuBLASLt handle is gone")
 			}
@@ -444,7 +448,7 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 					return err
 				}
 			}
-			stream, err := s.Stream.handle(d)
+			stream, err := s.Stream.Handle(d)
 			if err != nil {
 				return err
 			}
@@ -463,8 +467,8 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 			defer pin.Unpin()
 			var alpha, beta uintptr
 			switch {
-			case s.scales != nil:
-				alpha, beta = s.scales.ptr, s.scales.ptr+uintptr(s.Compute.scaleSize())
+			case s.DeviceScales != nil:
+				alpha, beta = s.DeviceScales.ptr, s.DeviceScales.ptr+uintptr(s.Compute.scaleSize())
 			case s.Compute == Compute64F:
 				ab := &[2]float64{s.Alpha, s.Beta}
 				pin.Pin(ab)
@@ -480,7 +484,7 @@ func (lt *Lt) matmul(s MatmulSpec) (used cuda.HeuristicResult, err error) {
 			}
 			err = cuda.LtMatmul(lt.h, p.desc, alpha, s.A.ptr, p.a, s.B.ptr, p.b, beta,
 				s.C.ptr, p.c, s.D.ptr, p.d, &p.algo.Algo, ws, wsSize, stream)
-			if err != nil && s.reuse != nil {
+			if err != nil && s.Algorithm != nil {
 				delete(lt.plans, s.key())
 				err = errors.Join(err, p.destroy())
 			}

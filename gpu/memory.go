@@ -46,7 +46,7 @@ func (b *Buffer) Free() error {
 }
 
 // freeAll frees each buffer (Free takes nil ones too) and joins the errors.
-func freeAll(bufs ...*Buffer) error {
+func FreeAll(bufs ...*Buffer) error {
 	var errs []error
 	for _, b := range bufs {
 		errs = append(errs, b.Free())
@@ -61,7 +61,7 @@ func (d *Device) Alloc(bytes int) (*Buffer, error) {
 		return nil, fmt.Errorf("gpu: Alloc(%d): the size must be positive", bytes)
 	}
 	b := &Buffer{d: d, n: bytes}
-	err := d.call(func() error {
+	err := d.Do(func() error {
 		p, err := cuda.MemAlloc(uintptr(bytes))
 		if err != nil {
 			var ce *Error
@@ -88,6 +88,21 @@ func (d *Device) Alloc(bytes int) (*Buffer, error) {
 type resource struct {
 	d  *Device
 	id uint64
+}
+
+// View is the part of b from byte off on, freed with b (its own Free does
+// nothing): sub-matrices for the kernels and libraries that take a Buffer.
+func (b *Buffer) View(off int) *Buffer {
+	v := &Buffer{d: b.d, ptr: b.ptr + uintptr(off), n: b.n - off, id: b.id}
+	v.freeOnce.Do(func() {})
+	return v
+}
+
+// HostBytes returns the size in bytes of a slice that Upload and Download
+// take, or why it is not one.
+func HostBytes(x any) (int, error) {
+	_, n, err := hostBytes(x)
+	return n, err
 }
 
 // hostBytes returns the address and byte length of a slice of one of the
@@ -160,7 +175,7 @@ func (d *Device) Upload(buf *Buffer, src any) error {
 	if n == 0 {
 		return nil
 	}
-	return d.call(func() error {
+	return d.Do(func() error {
 		if err := d.liveBuffer("Upload", buf); err != nil {
 			return err
 		}
@@ -187,7 +202,7 @@ func (d *Device) Download(dst any, buf *Buffer) error {
 	if n == 0 {
 		return nil
 	}
-	return d.call(func() error {
+	return d.Do(func() error {
 		if err := d.liveBuffer("Download", buf); err != nil {
 			return err
 		}
@@ -206,7 +221,7 @@ func (d *Device) Copy(dst, src *Buffer) error {
 	if src.n > dst.n {
 		return fmt.Errorf("gpu: Copy: %d bytes do not fit a buffer of %d", src.n, dst.n)
 	}
-	return d.call(func() error {
+	return d.Do(func() error {
 		if err := errors.Join(d.liveBuffer("Copy", dst), d.liveBuffer("Copy", src)); err != nil {
 			return err
 		}
@@ -223,7 +238,7 @@ func (d *Device) Memset32(buf *Buffer, v uint32) error {
 	if buf.n%4 != 0 {
 		return fmt.Errorf("gpu: Memset32: a buffer of %d bytes is not made of 32-bit words", buf.n)
 	}
-	return d.call(func() error {
+	return d.Do(func() error {
 		if err := d.liveBuffer("Memset32", buf); err != nil {
 			return err
 		}
@@ -236,7 +251,7 @@ func (d *Device) Memset8(buf *Buffer, v uint8) error {
 	if err := d.checkBuffer("Memset8", buf); err != nil {
 		return err
 	}
-	return d.call(func() error {
+	return d.Do(func() error {
 		if err := d.liveBuffer("Memset8", buf); err != nil {
 			return err
 		}

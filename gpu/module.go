@@ -22,21 +22,55 @@ import (
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
-// The kernels' CUDA C++ sources, compiled at run time.
+// The runtime's own kernels (memory poisoning and the tests' echo).
 //
 //go:embed kernels/*.cu
 var kernelFS embed.FS
 
-// Kernels returns the names of the embedded kernel files (without ".cu"),
-// the names Device.Module takes.
-func Kernels() []string {
-	entries, _ := fs.ReadDir(kernelFS, "kernels")
+// A Source is one kernel file's CUDA C++ text. Each package that brings
+// kernels embeds its .cu files and hands them to Device.Module as Sources,
+// so the runtime holds no other package's kernels.
+type Source struct {
+	Name string // the file's name without ".cu", for errors and logs
+	Code []byte
+}
+
+// SourceFS reads the kernel file kernels/name.cu of fsys (a package's
+// embedded kernels).
+func SourceFS(fsys fs.FS, name string) (Source, error) {
+	code, err := fs.ReadFile(fsys, path.Join("kernels", name+".cu"))
+	if err != nil {
+		return Source{}, fmt.Errorf("gpu: no kernel file %q; the kernels are %s", name, strings.Join(KernelNames(fsys), ", "))
+	}
+	return Source{Name: name, Code: code}, nil
+}
+
+// MustSource is SourceFS for files a package embeds itself: a missing one
+// is a build mistake, not a run-time condition.
+func MustSource(fsys fs.FS, name string) Source {
+	src, err := SourceFS(fsys, name)
+	if err != nil {
+		panic(err)
+	}
+	return src
+}
+
+// KernelNames returns the names of the kernel files under fsys's kernels
+// folder, without ".cu".
+func KernelNames(fsys fs.FS) []string {
+	entries, _ := fs.ReadDir(fsys, "kernels")
 	var names []string
 	for _, e := range entries {
 		names = append(names, strings.TrimSuffix(e.Name(), ".cu"))
 	}
 	return names
 }
+
+// Kernels returns the names of the runtime's own kernel files.
+func Kernels() []string { return KernelNames(kernelFS) }
+
+// runtimeSource is one of the runtime's own kernel files.
+func runtimeSource(name string) Source { return MustSource(kernelFS, name) }
 
 // cacheDir returns the folder of compiled kernels; a variable for tests.
 var cacheDir = func() (string, error) {
@@ -88,27 +122,19 @@ func cacheKey(src string, options []string, arch string, driver, nvrtcMajor, nvr
 // (see the package doc); asking again for the same name and options
 // returns the same Module. A kernel that does not compile gives a
 // *CompileError with NVRTC's log.
-func (d *Device) Module(name string, opts ...string) (*Module, error) {
+func (d *Device) Module(src Source, opts ...string) (*Module, error) {
 	d.modMu.Lock()
 	defer d.modMu.Unlock()
-	key := name + "\x00" + strings.Join(opts, "\x00")
+	key := src.Name + "\x00" + string(src.Code) + "\x00" + strings.Join(opts, "\x00")
 	if m := d.modules[key]; m != nil {
 		return m, nil
 	}
-	m, err := d.loadModule(name, opts)
+	m, err := d.compileModule(src.Name, src.Code, opts)
 	if err != nil {
 		return nil, err
 	}
 	d.modules[key] = m
 	return m, nil
-}
-
-func (d *Device) loadModule(name string, opts []string) (*Module, error) {
-	src, err := kernelFS.ReadFile(path.Join("kernels", name+".cu"))
-	if err != nil {
-		return nil, fmt.Errorf("gpu: no kernel file %q; the kernels are %s", name, strings.Join(Kernels(), ", "))
-	}
-	return d.compileModule(name, src, opts)
 }
 
 // compileModule compiles src (the file name.cu) with opts, or takes the
@@ -158,7 +184,7 @@ func (d *Device) compileModule(name string, src []byte, opts []string) (*Module,
 }
 
 func (d *Device) loadCubin(m *Module, cubin []byte) error {
-	return d.call(func() error {
+	return d.Do(func() error {
 		h, err := cuda.ModuleLoadData(cubin)
 		if err != nil {
 			return err
@@ -212,7 +238,7 @@ func (m *Module) Function(name string) (*Function, error) {
 		return f, nil
 	}
 	f := &Function{m: m, name: name}
-	err := m.d.call(func() error {
+	err := m.d.Do(func() error {
 		var err error
 		f.h, err = cuda.ModuleGetFunction(m.h, name)
 		return err
@@ -224,6 +250,10 @@ func (m *Module) Function(name string) (*Function, error) {
 	return f, nil
 }
 
+// SetCooperative makes every launch of f a cooperative one: all its blocks
+// resident at once (they may wait for each other), or the launch fails.
+func (f *Function) SetCooperative() { f.cooperative.Store(true) }
+
 // Name returns the kernel's name.
 func (f *Function) Name() string { return f.name }
 
@@ -233,7 +263,7 @@ func (f *Function) SetMaxDynamicShared(bytes int) error {
 	if f.maxShared.Load() == int64(bytes) {
 		return nil
 	}
-	err := f.m.d.call(func() error {
+	err := f.m.d.Do(func() error {
 		return cuda.FuncSetAttribute(f.h, cuda.FuncAttrMaxDynamicSharedSizeBytes, bytes)
 	})
 	if err != nil {
@@ -255,7 +285,7 @@ func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Str
 	if err != nil {
 		return err
 	}
-	if err := f.m.d.call(run); err != nil {
+	if err := f.m.d.Do(run); err != nil {
 		return f.launchError(grid, block, sharedBytes, err)
 	}
 	return nil
@@ -278,7 +308,7 @@ func (f *Function) launcher(grid, block [3]uint32, sharedBytes uint32, stream *S
 				return fmt.Errorf("argument %d: the buffer was freed", i)
 			}
 		}
-		sh, err := stream.handle(d)
+		sh, err := stream.Handle(d)
 		if err != nil {
 			return err
 		}
@@ -312,17 +342,20 @@ func (f *Function) launchError(grid, block [3]uint32, sharedBytes uint32, err er
 	return fmt.Errorf("gpu: launching %s (grid %v, block %v, %d bytes shared): %w", f.name, grid, block, sharedBytes, err)
 }
 
-// A launchQueue gathers launches and other driver work for one trip to
+// A LaunchQueue gathers launches and other driver work for one trip to
 // the device's thread. Each trip costs tens of microseconds; a fused
 // product is seven launches, which at n = 2048 took longer to queue one
 // by one than the kernels took to run.
-type launchQueue struct {
+type LaunchQueue struct {
 	d    *Device
 	runs []func() error
 }
 
-// launch adds fn's launch (as Function.Launch).
-func (q *launchQueue) launch(fn *Function, grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
+// NewLaunchQueue returns an empty queue for d.
+func (d *Device) NewLaunchQueue() *LaunchQueue { return &LaunchQueue{d: d} }
+
+// Launch adds fn's launch (as Function.Launch).
+func (q *LaunchQueue) Launch(fn *Function, grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
 	run, err := fn.launcher(grid, block, sharedBytes, stream, args...)
 	if err != nil {
 		return err
@@ -336,12 +369,12 @@ func (q *launchQueue) launch(fn *Function, grid, block [3]uint32, sharedBytes ui
 	return nil
 }
 
-// do adds f, run on the device's thread in its turn.
-func (q *launchQueue) do(f func() error) { q.runs = append(q.runs, f) }
+// Do adds f, run on the device's thread in its turn.
+func (q *LaunchQueue) Do(f func() error) { q.runs = append(q.runs, f) }
 
-// flush runs what was queued, in order, stopping at the first error.
-func (q *launchQueue) flush() error {
-	return q.d.call(func() error {
+// Flush runs what was queued, in order, stopping at the first error.
+func (q *LaunchQueue) Flush() error {
+	return q.d.Do(func() error {
 		for _, run := range q.runs {
 			if err := run(); err != nil {
 				return err
@@ -395,4 +428,13 @@ func packArgs(d *Device, args []any) (slots []uint64, bufs []*Buffer, maps []*cu
 		}
 	}
 	return slots, bufs, maps, nil
+}
+
+// Record adds e's record on s (as Event.Record).
+func (q *LaunchQueue) Record(e *Event, s *Stream) { q.Do(func() error { return e.record(s) }) }
+
+// StrideGrid is the grid of a grid-stride launch of 256-thread blocks over
+// elems elements: enough blocks to fill any current GPU, no more.
+func StrideGrid(elems int) [3]uint32 {
+	return [3]uint32{uint32(max(1, min((elems+255)/256, 8192))), 1, 1}
 }

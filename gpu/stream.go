@@ -22,7 +22,7 @@ type Stream struct {
 // NewStream creates a stream.
 func (d *Device) NewStream() (*Stream, error) {
 	s := &Stream{d: d}
-	err := d.call(func() error {
+	err := d.Do(func() error {
 		h, err := cuda.StreamCreate(0)
 		if err != nil {
 			return err
@@ -39,7 +39,7 @@ func (d *Device) NewStream() (*Stream, error) {
 
 // handle returns the CUstream (0 for nil), checking that s is alive and on
 // d; on the worker.
-func (s *Stream) handle(d *Device) (uintptr, error) {
+func (s *Stream) Handle(d *Device) (uintptr, error) {
 	if s == nil {
 		return 0, nil
 	}
@@ -58,8 +58,8 @@ func (s *Stream) Sync() error {
 	if s == nil {
 		return errors.New("gpu: Sync of a nil stream: use Device.Sync")
 	}
-	return s.d.call(func() error {
-		h, err := s.handle(s.d)
+	return s.d.Do(func() error {
+		h, err := s.Handle(s.d)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ type Event struct {
 // NewEvent creates an event that records time.
 func (d *Device) NewEvent() (*Event, error) {
 	e := &Event{d: d}
-	err := d.call(func() error {
+	err := d.Do(func() error {
 		h, err := cuda.EventCreate(cuda.EventDefault)
 		if err != nil {
 			return err
@@ -110,7 +110,7 @@ func (e *Event) handle() (uintptr, error) {
 // Record marks the point in stream s (nil: the default stream) after the
 // work queued so far.
 func (e *Event) Record(s *Stream) error {
-	return e.d.call(func() error { return e.record(s) })
+	return e.d.Do(func() error { return e.record(s) })
 }
 
 // record is Record on the device's thread (a launchQueue's turn).
@@ -119,7 +119,7 @@ func (e *Event) record(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	sh, err := s.handle(e.d)
+	sh, err := s.Handle(e.d)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (e *Event) record(s *Stream) error {
 
 // Sync waits until the work before the recorded point has finished.
 func (e *Event) Sync() error {
-	return e.d.call(func() error {
+	return e.d.Do(func() error {
 		h, err := e.handle()
 		if err != nil {
 			return err
@@ -155,7 +155,7 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 		return 0, fmt.Errorf("gpu: Elapsed: the events are on %v and %v", start.d, end.d)
 	}
 	var ms float32
-	err := start.d.call(func() error {
+	err := start.d.Do(func() error {
 		hs, err := start.handle()
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -30,11 +30,11 @@ var benchCmd = &command{
 
 func benchHelp() string {
 	var names []string
-	for _, m := range gpu.Methods() {
+	for _, m := range gemm.Methods() {
 		names = append(names, m.Name)
 	}
 	var dists []string
-	for i := range gpu.DistNames {
+	for i := range gemm.DistNames {
 		dists = append(dists, distChoice(i))
 	}
 	return `
@@ -159,11 +159,11 @@ func wrapList(items []string, width int, sep string) string {
 	return strings.Join(append(lines, line), sep)
 }
 
-// parseMethods reads --methods: "all", or names of gpu.Methods() and
+// parseMethods reads --methods: "all", or names of gemm.Methods() and
 // variant specs, comma-separated, where an item key=value (with no ':')
 // continues the spec before it. sgemm comes first when it is not listed.
-func parseMethods(list string) ([]gpu.Method, error) {
-	all := gpu.Methods()
+func parseMethods(list string) ([]gemm.Method, error) {
+	all := gemm.Methods()
 	var items []string
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
@@ -176,9 +176,9 @@ func parseMethods(list string) ([]gpu.Method, error) {
 		}
 		items = append(items, f)
 	}
-	var ms []gpu.Method
-	add := func(m gpu.Method) {
-		if !slices.ContainsFunc(ms, func(x gpu.Method) bool { return x.Name == m.Name }) {
+	var ms []gemm.Method
+	add := func(m gemm.Method) {
+		if !slices.ContainsFunc(ms, func(x gemm.Method) bool { return x.Name == m.Name }) {
 			ms = append(ms, m)
 		}
 	}
@@ -189,17 +189,17 @@ func parseMethods(list string) ([]gpu.Method, error) {
 			}
 			continue
 		}
-		if i := slices.IndexFunc(all, func(m gpu.Method) bool { return m.Name == it }); i >= 0 {
+		if i := slices.IndexFunc(all, func(m gemm.Method) bool { return m.Name == it }); i >= 0 {
 			add(all[i])
 			continue
 		}
-		m, err := gpu.ParseMethod(it)
+		m, err := gemm.ParseMethod(it)
 		if err != nil {
 			return nil, usagef("--methods: %v", err)
 		}
 		if _, err := multiword.Lookup(m.Variant); err != nil {
 			var names []string
-			for _, m := range gpu.Baselines {
+			for _, m := range gemm.Baselines {
 				names = append(names, m.Name)
 			}
 			return nil, usagef("--methods: %q is neither a method of mwmm bench (baselines %s, or a variant: see mwmm bench --help) "+
@@ -207,13 +207,13 @@ func parseMethods(list string) ([]gpu.Method, error) {
 		}
 		add(m)
 	}
-	if !slices.ContainsFunc(ms, func(m gpu.Method) bool { return m.Name == "sgemm" }) {
-		ms = append([]gpu.Method{all[slices.IndexFunc(all, func(m gpu.Method) bool { return m.Name == "sgemm" })]}, ms...)
+	if !slices.ContainsFunc(ms, func(m gemm.Method) bool { return m.Name == "sgemm" }) {
+		ms = append([]gemm.Method{all[slices.IndexFunc(all, func(m gemm.Method) bool { return m.Name == "sgemm" })]}, ms...)
 	}
 	return ms, nil
 }
 
-// distAliases are the short names of gpu.DistNames, by index: those of
+// distAliases are the short names of gemm.DistNames, by index: those of
 // the experiment package's CPU distributions where they match.
 // Index 3 is logu:3; plain logu (logu:10 in gemm and the experiments) is
 // kept for scripts, with a note.
@@ -221,7 +221,7 @@ var distAliases = [][]string{{"uniform"}, {"centered"}, {"normal"}, {"logu:3", "
 
 // distChoice is "i name (or aliases)" for distribution i.
 func distChoice(i int) string {
-	name := gpu.DistNames[i]
+	name := gemm.DistNames[i]
 	d := fmt.Sprintf("%d %s", i, name)
 	if as := slices.DeleteFunc(slices.Clone(distAliases[i]), func(a string) bool { return a == name }); len(as) > 0 {
 		d += " (or " + strings.Join(as, ", ") + ")"
@@ -250,12 +250,12 @@ func splitList(s string) []string {
 	return append(items, strings.TrimSpace(s[start:]))
 }
 
-// parseDists reads --dists: "all", or indices of gpu.DistNames, their
+// parseDists reads --dists: "all", or indices of gemm.DistNames, their
 // names or their aliases, comma-separated.
 func parseDists(list string) ([]int, error) {
 	if strings.EqualFold(strings.TrimSpace(list), "all") {
 		var ds []int
-		for i := range gpu.DistNames {
+		for i := range gemm.DistNames {
 			ds = append(ds, i)
 		}
 		return ds, nil
@@ -264,11 +264,11 @@ func parseDists(list string) ([]int, error) {
 	for _, it := range splitList(list) {
 		d := -1
 		if i, err := strconv.Atoi(it); err == nil {
-			if i >= 0 && i < len(gpu.DistNames) {
+			if i >= 0 && i < len(gemm.DistNames) {
 				d = i
 			}
 		} else {
-			for i, name := range gpu.DistNames {
+			for i, name := range gemm.DistNames {
 				if strings.EqualFold(it, name) || slices.ContainsFunc(distAliases[i], func(a string) bool { return strings.EqualFold(it, a) }) {
 					d = i
 				}
@@ -276,7 +276,7 @@ func parseDists(list string) ([]int, error) {
 		}
 		if d < 0 {
 			var choices []string
-			for i := range gpu.DistNames {
+			for i := range gemm.DistNames {
 				choices = append(choices, distChoice(i))
 			}
 			return nil, usagef("--dists: unknown distribution %q; want all, or indices or names, comma-separated: %s", it, strings.Join(choices, "; "))
@@ -360,7 +360,7 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		fmt.Fprintln(stderr, "mwmm bench: note: --dists logu is read as logu:3 (±[1e-3,1e3]), bench's log-uniform data; "+
 			"elsewhere logu means logu:10 (±[1e-10,1e10]): write logu:3")
 	}
-	e, err := gpu.SharedEngine(o.device)
+	e, err := gemm.SharedEngine(o.device)
 	if err != nil {
 		return fmt.Errorf("no GPU to benchmark: %w", err)
 	}
@@ -392,11 +392,11 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	return nil
 }
 
-// benchEngine is what the bench needs of a GPU engine (*gpu.Engine); the
+// benchEngine is what the bench needs of a GPU engine (*gemm.Engine); the
 // tests give a fake one.
 type benchEngine interface {
-	Time(n, reps int, methods []gpu.Method, after func()) ([]gpu.Timing, error)
-	Accuracy(m, n, dist int, seed uint64, methods []gpu.Method) ([]gpu.Accuracy, error)
+	Time(n, reps int, methods []gemm.Method, after func()) ([]gemm.Timing, error)
+	Accuracy(m, n, dist int, seed uint64, methods []gemm.Method) ([]gemm.Accuracy, error)
 }
 
 // benchPlan is what a bench measures, from the command line.
@@ -404,7 +404,7 @@ type benchPlan struct {
 	sizes   []int
 	reps    int
 	lo, hi  int // accuracy sweep n = 2^lo..2^hi; none when hi < lo
-	methods []gpu.Method
+	methods []gemm.Method
 	dists   []int
 }
 
@@ -414,8 +414,8 @@ var benchHeader = []string{"table", "method", "distribution", "n", "ms", "ms_wit
 
 // accMethods are the methods of the accuracy sweep: all but dgemm, the
 // reference.
-func (p *benchPlan) accMethods() []gpu.Method {
-	var ms []gpu.Method
+func (p *benchPlan) accMethods() []gemm.Method {
+	var ms []gemm.Method
 	for _, m := range p.methods {
 		if m.Name != "dgemm" {
 			ms = append(ms, m)
@@ -437,9 +437,9 @@ func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records []
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "method\tn\tms\tms w/o split\tTFLOP/s\tTFLOP/s w/o split\t× sgemm\t")
 	for _, n := range p.sizes {
-		times, errs := map[string]gpu.Timing{}, map[string]error{}
+		times, errs := map[string]gemm.Timing{}, map[string]error{}
 		for _, m := range p.methods {
-			ts, err := e.Time(n, p.reps, []gpu.Method{m}, nil)
+			ts, err := e.Time(n, p.reps, []gemm.Method{m}, nil)
 			step()
 			if err == nil && len(ts) != 1 {
 				err = fmt.Errorf("%s at n=%d: %d timings", m.Name, n, len(ts))
@@ -459,7 +459,7 @@ func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records []
 			t, ok := times[m.Name]
 			if !ok {
 				fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t\n", m.Name, n)
-				records = append(records, []string{"speed", m.Name, gpu.DistNames[0], strconv.Itoa(n), "", "", "", "", "", "", "",
+				records = append(records, []string{"speed", m.Name, gemm.DistNames[0], strconv.Itoa(n), "", "", "", "", "", "", "",
 					errs[m.Name].Error()})
 				continue
 			}
@@ -469,9 +469,9 @@ func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records []
 			}
 			ms, msp := float64(t.Total.Microseconds())/1e3, float64(t.Products.Microseconds())/1e3
 			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.1f\t%.1f\t%s\t\n", m.Name, n, ms, msp,
-				gpu.TFLOPs(n, t.Total), gpu.TFLOPs(n, t.Products), speedupCell)
-			records = append(records, []string{"speed", m.Name, gpu.DistNames[0], strconv.Itoa(n), fmtG(ms), fmtG(msp),
-				fmtG(gpu.TFLOPs(n, t.Total)), fmtG(gpu.TFLOPs(n, t.Products)), speedupCSV, "", "", ""})
+				gemm.TFLOPs(n, t.Total), gemm.TFLOPs(n, t.Products), speedupCell)
+			records = append(records, []string{"speed", m.Name, gemm.DistNames[0], strconv.Itoa(n), fmtG(ms), fmtG(msp),
+				fmtG(gemm.TFLOPs(n, t.Total)), fmtG(gemm.TFLOPs(n, t.Products)), speedupCSV, "", "", ""})
 		}
 		fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
 	}
@@ -491,11 +491,11 @@ func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records []
 		names = append(names, m.Name)
 	}
 	for _, dist := range p.dists {
-		name := gpu.DistNames[dist]
-		var acc []gpu.Accuracy
+		name := gemm.DistNames[dist]
+		var acc []gemm.Accuracy
 		for _, n := range ns {
 			for _, m := range accMethods {
-				a, err := e.Accuracy(512, n, dist, 1, []gpu.Method{m})
+				a, err := e.Accuracy(512, n, dist, 1, []gemm.Method{m})
 				step()
 				if err == nil && len(a) != 1 {
 					err = fmt.Errorf("%s at n=%d: %d results", m.Name, n, len(a))
@@ -528,7 +528,7 @@ func fmtN(n int) string {
 
 // writeAccuracyTable prints the componentwise errors of acc: one row per
 // method, one column per n; "-" where the method failed.
-func writeAccuracyTable(w io.Writer, methods []string, ns []int, acc []gpu.Accuracy) {
+func writeAccuracyTable(w io.Writer, methods []string, ns []int, acc []gemm.Accuracy) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"method"}
 	for _, n := range ns {
@@ -584,7 +584,7 @@ func ratioOf(e, b float64) float64 {
 // worstRatios returns the errorRatio of each of methods but the baseline,
 // in that order, over the n's at which acc has the errors of both the
 // method and the baseline.
-func worstRatios(acc []gpu.Accuracy, methods []string, baseline string, largeN int) []errorRatio {
+func worstRatios(acc []gemm.Accuracy, methods []string, baseline string, largeN int) []errorRatio {
 	base := map[int]float64{}
 	for _, a := range acc {
 		if a.Method == baseline {

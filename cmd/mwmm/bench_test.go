@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
 func TestBenchErrors(t *testing.T) {
@@ -60,7 +61,7 @@ func TestBenchHelp(t *testing.T) {
 	}
 }
 
-func methodNames(ms []gpu.Method) []string {
+func methodNames(ms []gemm.Method) []string {
 	var s []string
 	for _, m := range ms {
 		s = append(s, m.Name)
@@ -69,7 +70,7 @@ func methodNames(ms []gpu.Method) []string {
 }
 
 func TestParseMethods(t *testing.T) {
-	all := methodNames(gpu.Methods())
+	all := methodNames(gemm.Methods())
 	for _, c := range []struct {
 		list string
 		want []string
@@ -94,8 +95,8 @@ func TestParseMethods(t *testing.T) {
 			t.Errorf("parseMethods(%q) = %q, want %q", c.list, got, c.want)
 		}
 		for _, m := range ms {
-			base := slices.ContainsFunc(gpu.Baselines, func(b gpu.Method) bool { return b.Name == m.Name })
-			want, err := gpu.ParseMethod(m.Name)
+			base := slices.ContainsFunc(gemm.Baselines, func(b gemm.Method) bool { return b.Name == m.Name })
+			want, err := gemm.ParseMethod(m.Name)
 			if base != (m.Variant == "") || !base && (err != nil || m != want) {
 				t.Errorf("parseMethods(%q): method %+v, want %+v (%v)", c.list, m, want, err)
 			}
@@ -104,8 +105,8 @@ func TestParseMethods(t *testing.T) {
 }
 
 func TestParseDists(t *testing.T) {
-	if len(distAliases) != len(gpu.DistNames) {
-		t.Fatalf("%d alias lists for %d distributions", len(distAliases), len(gpu.DistNames))
+	if len(distAliases) != len(gemm.DistNames) {
+		t.Fatalf("%d alias lists for %d distributions", len(distAliases), len(gemm.DistNames))
 	}
 	for _, c := range []struct {
 		list string
@@ -133,13 +134,13 @@ func TestParseDists(t *testing.T) {
 	}
 }
 
-func acc(method string, n int, cw float64) gpu.Accuracy {
-	return gpu.Accuracy{Method: method, N: n, Componentwise: cw}
+func acc(method string, n int, cw float64) gemm.Accuracy {
+	return gemm.Accuracy{Method: method, N: n, Componentwise: cw}
 }
 
 func TestWorstRatios(t *testing.T) {
 	const k = 1 << 10
-	in := []gpu.Accuracy{
+	in := []gemm.Accuracy{
 		acc("sgemm", k, 1e-7), acc("a", k, 0.5e-7), acc("b", k, 3e-7), acc("c", k, 0), acc("d", k, 1e-7),
 		acc("sgemm", 1<<16, 2e-7), acc("a", 1<<16, 1e-7), acc("b", 1<<16, 1e-7), acc("c", 1<<16, 0), acc("d", 1<<16, 1.8e-7),
 		acc("sgemm", 1<<17, 4e-7), acc("a", 1<<17, 1e-7), acc("b", 1<<17, 5e-7), acc("c", 1<<17, 1e-7), acc("d", 1<<17, math.Inf(1)),
@@ -174,7 +175,7 @@ func TestWorstRatios(t *testing.T) {
 		}
 	}
 	// Targets on a sweep with no n ≥ 2^16: the every-n target alone.
-	small := worstRatios([]gpu.Accuracy{acc("sgemm", k, 1e-7), acc("x", k, 0.9e-7)}, []string{"sgemm", "x"}, "sgemm", 1<<16)
+	small := worstRatios([]gemm.Accuracy{acc("sgemm", k, 1e-7), acc("x", k, 0.9e-7)}, []string{"sgemm", "x"}, "sgemm", 1<<16)
 	if len(small) != 1 || small[0].largeN != 0 || !small[0].meets() {
 		t.Errorf("small sweep: %+v", small)
 	}
@@ -202,7 +203,7 @@ func TestWorstRatios(t *testing.T) {
 func TestWriteAccuracyTable(t *testing.T) {
 	var buf bytes.Buffer
 	writeAccuracyTable(&buf, []string{"sgemm", "double-fp16"}, []int{1 << 10, 1 << 11, 3000},
-		[]gpu.Accuracy{acc("sgemm", 1<<10, 6.13e-7), acc("double-fp16", 1<<10, 6.54e-6), acc("sgemm", 1<<11, 3.15e-7), acc("sgemm", 3000, 1e-7)})
+		[]gemm.Accuracy{acc("sgemm", 1<<10, 6.13e-7), acc("double-fp16", 1<<10, 6.54e-6), acc("sgemm", 1<<11, 3.15e-7), acc("sgemm", 3000, 1e-7)})
 	got := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 	want := [][]string{{"method", "2^10", "2^11", "3000"}, {"sgemm", "6.13e-07", "3.15e-07", "1e-07"}, {"double-fp16", "6.54e-06", "-", "-"}}
 	if len(got) != len(want) {
@@ -239,7 +240,7 @@ func (e errString) Error() string { return string(e) }
 // contains "fabsum" fail, as they do where no kernel runs them.
 type fakeBench struct{ calls []string }
 
-func (f *fakeBench) Time(n, reps int, methods []gpu.Method, after func()) ([]gpu.Timing, error) {
+func (f *fakeBench) Time(n, reps int, methods []gemm.Method, after func()) ([]gemm.Timing, error) {
 	if len(methods) != 1 {
 		return nil, errString("the bench should time one method at a time")
 	}
@@ -252,10 +253,10 @@ func (f *fakeBench) Time(n, reps int, methods []gpu.Method, after func()) ([]gpu
 	if m.Name != "sgemm" {
 		d = time.Millisecond
 	}
-	return []gpu.Timing{{Method: m.Name, N: n, Total: d, Products: d / 2, Reps: reps}}, nil
+	return []gemm.Timing{{Method: m.Name, N: n, Total: d, Products: d / 2, Reps: reps}}, nil
 }
 
-func (f *fakeBench) Accuracy(m, n, dist int, seed uint64, methods []gpu.Method) ([]gpu.Accuracy, error) {
+func (f *fakeBench) Accuracy(m, n, dist int, seed uint64, methods []gemm.Method) ([]gemm.Accuracy, error) {
 	if len(methods) != 1 || m != 512 || seed != 1 {
 		return nil, errString("bad call")
 	}
@@ -268,7 +269,7 @@ func (f *fakeBench) Accuracy(m, n, dist int, seed uint64, methods []gpu.Method) 
 	if meth.Name != "sgemm" {
 		cw = 3e-7
 	}
-	return []gpu.Accuracy{{Method: meth.Name, Dist: gpu.DistNames[dist], N: n, Componentwise: cw, Normwise: cw / 10}}, nil
+	return []gemm.Accuracy{{Method: meth.Name, Dist: gemm.DistNames[dist], N: n, Componentwise: cw, Normwise: cw / 10}}, nil
 }
 
 func TestBenchMeasure(t *testing.T) {
@@ -331,7 +332,7 @@ func TestBenchMeasure(t *testing.T) {
 	}
 
 	// No accuracy sweep, and a failing sgemm: no speed-ups.
-	p = benchPlan{sizes: []int{64}, reps: 1, lo: 0, hi: -1, methods: []gpu.Method{{Name: "sgemm-fabsum"}, {Name: "fp16", Variant: "fp16"}}}
+	p = benchPlan{sizes: []int{64}, reps: 1, lo: 0, hi: -1, methods: []gemm.Method{{Name: "sgemm-fabsum"}, {Name: "fp16", Variant: "fp16"}}}
 	buf.Reset()
 	_, failed = p.measure(&buf, &fakeBench{}, func() {})
 	if flat := strings.Join(strings.Fields(buf.String()), " "); !strings.Contains(flat, "fp16 64 1.000 0.500 0.0 0.0 -") ||

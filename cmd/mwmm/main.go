@@ -17,6 +17,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mwmm/mwmm/experiment/gpufig"
+	"github.com/mwmm/mwmm/gpu/gemm"
 	"io"
 	"math"
 	"os"
@@ -51,7 +53,11 @@ type command struct {
 // filled in init because the help command refers to it.
 var commands []*command
 
+// init also registers the GPU's engine, units and experiments: the
+// libraries register nothing by being imported.
 func init() {
+	gemm.Register()
+	gpufig.Register()
 	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, luCmd, solveCmd, boundCmd, experimentCmd, benchCmd, infoCmd, versionCmd}
 }
 

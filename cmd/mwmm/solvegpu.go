@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/experiment"
-	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/dense"
+	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/internal/npy"
 	"github.com/mwmm/mwmm/solve"
 )
@@ -110,7 +111,7 @@ func autoForms(n int, dominant bool) []string {
 
 // autoFormsFor is --factor auto's forms for sys, built by build: one
 // pass over A on the device decides whether it is diagonally dominant.
-func autoFormsFor(sys *gpu.System, build func([]string) ([]gpu.LUForm, error)) ([]gpu.LUForm, error) {
+func autoFormsFor(sys *dense.System, build func([]string) ([]dense.LUForm, error)) ([]dense.LUForm, error) {
 	dominant, err := sys.DiagonallyDominant()
 	if err != nil {
 		return nil, err
@@ -123,7 +124,7 @@ type factored struct {
 	form, pivoting string
 	nb             int
 	duration       time.Duration
-	phases         *gpu.Phases
+	phases         *dense.Phases
 	// elapsed is the whole solve, from the first factorization to the
 	// refined x, before the factors are freed (as cuSOLVER's times are).
 	elapsed time.Duration
@@ -137,14 +138,14 @@ type factored struct {
 // refinement that does not converge as serr (solve.ErrNotConverged),
 // with x its best iterate. With budgeted, refinement may take as long as
 // the factorization did and no longer (solve.Options.TimeBudget).
-func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LUForm, sopt solve.Options, budgeted bool, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, ferr, serr error) {
+func factorRefine(ctx context.Context, sys *dense.System, b []float64, form dense.LUForm, sopt solve.Options, budgeted bool, wrap func(*dense.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, ferr, serr error) {
 	why := ""
 	start := time.Now()
 	for {
 		fa, err := sys.Factor(form)
 		if err != nil {
-			if form.Pivoting == gpu.PivotAuto && errors.Is(err, gpu.ErrButterflyFailed) {
-				why, form.Pivoting = err.Error(), gpu.PivotPartial
+			if form.Pivoting == dense.PivotAuto && errors.Is(err, dense.ErrButterflyFailed) {
+				why, form.Pivoting = err.Error(), dense.PivotPartial
 				continue
 			}
 			return nil, rep, fd, err, nil
@@ -164,8 +165,8 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 		x, rep, serr = solve.RefineOperator(ctx, op, b, f, sopt)
 		fd.elapsed = time.Since(start)
 		fa.Free()
-		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == gpu.PivotAuto && fa.Pivoting == gpu.ButterflyPivoting {
-			why, form.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", rep.Stop, rep.BackwardError), gpu.PivotPartial
+		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == dense.PivotAuto && fa.Pivoting == dense.ButterflyPivoting {
+			why, form.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", rep.Stop, rep.BackwardError), dense.PivotPartial
 			continue
 		}
 		rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
@@ -180,7 +181,7 @@ func factorRefine(ctx context.Context, sys *gpu.System, b []float64, form gpu.LU
 // factor: refinement that slow has lost the form its lead, and a stalling
 // one would otherwise run its steps to the end (seconds at n = 32768).
 // fd.elapsed covers every attempt.
-func solveEscalating(ctx context.Context, sys *gpu.System, b []float64, forms []gpu.LUForm, sopt solve.Options, wrap func(*gpu.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, form gpu.LUForm, tried []string, ferr, serr error) {
+func solveEscalating(ctx context.Context, sys *dense.System, b []float64, forms []dense.LUForm, sopt solve.Options, wrap func(*dense.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, form dense.LUForm, tried []string, ferr, serr error) {
 	var elapsed time.Duration
 	for i := range forms {
 		form = forms[i]
@@ -204,6 +205,15 @@ func solveEscalating(ctx context.Context, sys *gpu.System, b []float64, forms []
 	return x, rep, fd, form, tried, ferr, serr
 }
 
+// sharedSolver is the solver on the process's engine of device 0.
+func sharedSolver() (*dense.Solver, error) {
+	e, err := gemm.SharedEngine(0)
+	if err != nil {
+		return nil, err
+	}
+	return dense.New(e), nil
+}
+
 // gpuFormName maps the CLI's --factor and --input to a GPU form.
 func gpuFormName(factor, input string) string {
 	if factor == "tc32" {
@@ -224,18 +234,18 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if res != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
-	nb := 0 // gpu.DefaultNB's
+	nb := 0 // dense.DefaultNB's
 	if set["nb"] {
 		nb = o.nb
 	}
 	if set["nb"] && nb < 1 {
 		return usagef("--nb %d: the block size must be at least 1", nb)
 	}
-	var panels []gpu.Panels
+	var panels []dense.Panels
 	for _, name := range strings.Split(o.panel, ",") {
-		p, err := gpu.ParsePanels(strings.TrimSpace(name))
+		p, err := dense.ParsePanels(strings.TrimSpace(name))
 		if err != nil {
-			return usagef("--panel %q: %s", name, strings.Join(gpu.PanelKinds, ", "))
+			return usagef("--panel %q: %s", name, strings.Join(dense.PanelKinds, ", "))
 		}
 		panels = append(panels, p)
 	}
@@ -243,25 +253,25 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
 	}
 	pivots := strings.Split(o.pivot, ",")
-	var pivotings []gpu.Pivoting
+	var pivotings []dense.Pivoting
 	for _, name := range pivots {
-		p, err := gpu.ParsePivoting(strings.TrimSpace(name))
+		p, err := dense.ParsePivoting(strings.TrimSpace(name))
 		if err != nil {
-			return usagef("--pivot %q: %s", name, strings.Join(gpu.Pivotings, ", "))
+			return usagef("--pivot %q: %s", name, strings.Join(dense.Pivotings, ", "))
 		}
 		pivotings = append(pivotings, p)
 	}
 	if len(pivots) > 1 && o.bench == "" {
 		return usagef("--pivot %s: one kind per solve (several with --bench)", o.pivot)
 	}
-	buildForms := func(names []string) ([]gpu.LUForm, error) {
-		var forms []gpu.LUForm
+	buildForms := func(names []string) ([]dense.LUForm, error) {
+		var forms []dense.LUForm
 		for _, name := range names {
 			if strings.TrimSpace(name) == "auto" {
-				forms = append(forms, gpu.LUForm{Name: "auto"}) // resolved for each system
+				forms = append(forms, dense.LUForm{Name: "auto"}) // resolved for each system
 				continue
 			}
-			base, err := gpu.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
+			base, err := dense.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
 			if err != nil {
 				return nil, usage(err)
 			}
@@ -270,7 +280,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 				f := base
 				f.Pivoting = pivoting
 				if len(pivots) > 1 {
-					f.Name += "+" + gpu.Pivotings[pivoting]
+					f.Name += "+" + dense.Pivotings[pivoting]
 				}
 				for i, kind := range panels {
 					if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
@@ -279,7 +289,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 					g := f
 					g.Panels = kind
 					if len(panels) > 1 && f.Blocked() {
-						g.Name += "+" + gpu.PanelKinds[kind]
+						g.Name += "+" + dense.PanelKinds[kind]
 					}
 					forms = append(forms, g)
 				}
@@ -287,7 +297,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		}
 		return forms, nil
 	}
-	var forms []gpu.LUForm
+	var forms []dense.LUForm
 	if o.factor != "auto" || o.bench != "" {
 		var err error
 		if forms, err = buildForms(strings.Split(o.factor, ",")); err != nil {
@@ -312,7 +322,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 			return err
 		}
 		o.tolSet = set["tol"]
-		e, err := gpu.SharedEngine(0)
+		e, err := sharedSolver()
 		if err != nil {
 			return err
 		}
@@ -327,7 +337,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if err != nil {
 		return err
 	}
-	e, err := gpu.SharedEngine(0)
+	e, err := sharedSolver()
 	if err != nil {
 		return err
 	}
@@ -376,7 +386,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 }
 
 // gpuUpdateName says how the form factors, with block size nb.
-func gpuUpdateName(f gpu.LUForm, nb int) string {
+func gpuUpdateName(f dense.LUForm, nb int) string {
 	switch {
 	case f.Getrf64:
 		return "cuSOLVER dgetrf (fp64)"
@@ -392,7 +402,7 @@ func gpuUpdateName(f gpu.LUForm, nb int) string {
 }
 
 // gpuSystem puts the A of in on the device: copied, or drawn there.
-func gpuSystem(e *gpu.Engine, in systemInput, seed uint64) (*gpu.System, []float64, string, error) {
+func gpuSystem(e *dense.Solver, in systemInput, seed uint64) (*dense.System, []float64, string, error) {
 	if in.a != nil {
 		sys, err := e.NewSystem(in.n, in.a)
 		return sys, in.b, in.what, err
@@ -402,8 +412,8 @@ func gpuSystem(e *gpu.Engine, in systemInput, seed uint64) (*gpu.System, []float
 }
 
 // gpuMatrix draws A on the device, or here for kinds the device has not.
-func gpuMatrix(e *gpu.Engine, spec experiment.MatrixSpec, n int, seed uint64) (*gpu.System, string, error) {
-	if slices.Contains(gpu.MatrixKinds, spec.Kind) {
+func gpuMatrix(e *dense.Solver, spec experiment.MatrixSpec, n int, seed uint64) (*dense.System, string, error) {
+	if slices.Contains(dense.MatrixKinds, spec.Kind) {
 		sys, err := e.GenerateSystem(n, spec.Kind, seed)
 		return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU)", spec, n, n, seed), err
 	}
@@ -423,14 +433,14 @@ type benchRow struct {
 	backward            float64
 	status              string
 	pivoting            string // how the factorization pivoted (Factors.Pivoting)
-	phases              *gpu.Phases
+	phases              *dense.Phases
 	mulVec, solves      time.Duration // refinement: A·x and the factors' solves for the residuals and corrections
 	gmres               time.Duration // GMRES's iterations on the device's basis (their products and solves included)
 }
 
 // timedOperator and timedFactors add up where refinement's time goes.
 type timedOperator struct {
-	*gpu.System
+	*dense.System
 	d *time.Duration
 }
 
@@ -441,7 +451,7 @@ func (t timedOperator) MulVec(x, y []float64) error {
 }
 
 type timedFactors struct {
-	*gpu.Factors
+	*dense.Factors
 	d, gmres *time.Duration
 }
 
@@ -510,8 +520,8 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 	return sizes, kinds, nil
 }
 
-func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gpu.LUForm, sopt solve.Options,
-	sizes []int, kinds []benchKind, build func([]string) ([]gpu.LUForm, error), stdout io.Writer) error {
+func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []dense.LUForm, sopt solve.Options,
+	sizes []int, kinds []benchKind, build func([]string) ([]dense.LUForm, error), stdout io.Writer) error {
 	var out *csv.Writer
 	if o.csv != "" {
 		f, err := os.Create(o.csv)
@@ -537,7 +547,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 		}
 		status := r.status
 		switch {
-		case r.pivoting == gpu.ButterflyPivoting:
+		case r.pivoting == dense.ButterflyPivoting:
 			status += " (butterfly, no pivoting)"
 		case strings.Contains(r.pivoting, "butterfly"):
 			status += " (butterfly failed: partial pivoting)"
@@ -551,7 +561,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				"", "", p.Panel.Seconds(), p.Swap.Seconds(), p.Trsm.Seconds(), p.Update.Seconds(), p.Convert.Seconds(), r.mulVec.Seconds(), r.solves.Seconds(), r.gmres.Seconds())
 		}
 		if out != nil {
-			ph := gpu.Phases{}
+			ph := dense.Phases{}
 			if r.phases != nil {
 				ph = *r.phases
 			}
@@ -575,16 +585,16 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 			b := experiment.RandomVector(o.seed, "b", n)
 			// formsFor resolves --factor auto for this system, as a solve
 			// does: its dominance pass is part of its time.
-			formsFor := func(f gpu.LUForm) ([]gpu.LUForm, error) {
+			formsFor := func(f dense.LUForm) ([]dense.LUForm, error) {
 				if f.Name != "auto" {
-					return []gpu.LUForm{f}, nil
+					return []dense.LUForm{f}, nil
 				}
 				return autoFormsFor(sys, build)
 			}
 			// Every method once, untimed, on this system: the kernels its
 			// shapes and its pivoting pick are loaded, and every time is a
 			// steady one.
-			for _, m := range gpu.SolveBaselines {
+			for _, m := range dense.SolveBaselines {
 				sys.Baseline(m, b)
 			}
 			for _, f := range forms {
@@ -593,7 +603,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 				}
 			}
 			base := 0.0
-			for _, m := range gpu.SolveBaselines {
+			for _, m := range dense.SolveBaselines {
 				r := benchRow{n: n, matrix: kind, method: "cuSOLVER " + m, status: "ok", pivoting: "partial"}
 				res, err := sys.Baseline(m, b)
 				r.seconds, r.outer = res.Duration.Seconds(), res.Iterations
@@ -622,7 +632,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 					return err
 				}
 				resolving := time.Since(start)
-				x, rep, fd, _, tried, ferr, err := solveEscalating(ctx, sys, b, fs, sopt, func(fa *gpu.Factors) (solve.Operator, solve.Factorization) {
+				x, rep, fd, _, tried, ferr, err := solveEscalating(ctx, sys, b, fs, sopt, func(fa *dense.Factors) (solve.Operator, solve.Factorization) {
 					return timedOperator{sys, &r.mulVec}, timedFactors{fa, &r.solves, &r.gmres}
 				})
 				if ferr != nil {
@@ -666,7 +676,7 @@ func solveBench(ctx context.Context, e *gpu.Engine, o *systemOptions, forms []gp
 
 // backwardOn is ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) with A·x in fp64 on the
 // GPU; NaN if the GPU fails.
-func backwardOn(sys *gpu.System, x, b []float64) float64 {
+func backwardOn(sys *dense.System, x, b []float64) float64 {
 	be, err := solve.OperatorBackwardError(sys, x, b)
 	if err != nil {
 		return math.NaN()

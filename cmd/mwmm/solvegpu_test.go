@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/dense"
 )
 
 func TestSplitKinds(t *testing.T) {
@@ -90,7 +91,7 @@ func TestGPUUpdateName(t *testing.T) {
 		"fp64":               "cuSOLVER dgetrf (fp64)",
 		"ozaki-int8x6":       "blocked LU in fp64, nb 1024, updates on the int8 tensor cores (Ozaki scheme, 6 digits)",
 	} {
-		f, err := gpu.ParseLUForm(name)
+		f, err := dense.ParseLUForm(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestSolveGPUPivoting(t *testing.T) {
 	// a random A; on the reversal permutation, which the transform cannot
 	// mix, partial pivoting, saying why.
 	code, out, errOut = mwmm(t, "", "solve", "--engine", "gpu", "--size", "300", "--matrix", "centered")
-	if code != 0 || !strings.Contains(out, "pivoting  "+gpu.ButterflyPivoting) || !strings.Contains(out, "dgetrf") {
+	if code != 0 || !strings.Contains(out, "pivoting  "+dense.ButterflyPivoting) || !strings.Contains(out, "dgetrf") {
 		t.Errorf("auto on centered: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	const n = 64

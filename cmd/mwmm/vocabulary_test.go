@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/experiment"
-	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
 // Every flag's placeholder in the help is a name that says what to give
@@ -75,7 +75,7 @@ func TestDistLogu(t *testing.T) {
 	if !strings.Contains(errOut, "logu:3") {
 		t.Errorf("bench --dists logu: stderr %q; want the note naming logu:3", errOut)
 	}
-	if ds, err := parseDists("logu:3"); err != nil || len(ds) != 1 || ds[0] != 3 || !strings.Contains(gpu.DistNames[3], "1e-3") {
+	if ds, err := parseDists("logu:3"); err != nil || len(ds) != 1 || ds[0] != 3 || !strings.Contains(gemm.DistNames[3], "1e-3") {
 		t.Errorf("bench --dists logu:3 = %v, %v", ds, err)
 	}
 }

@@ -1,4 +1,4 @@
-package gpu
+package dense
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/solve"
@@ -46,7 +49,7 @@ type hostBasisOnly struct{ solve.Factorization }
 // own system.
 func TestSolverKrylovBasis(t *testing.T) {
 	e := engineGPU(t)
-	level := function(t, e.d, "lu", "butterfly_vec")
+	level := gputest.Function(t, e.d, kernel("lu"), "butterfly_vec")
 	for _, n := range []int{1, 37, 300} {
 		bf := newButterfly(n, butterflySeed)
 		rng := rand.New(rand.NewPCG(uint64(n), 1))
@@ -57,7 +60,7 @@ func TestSolverKrylovBasis(t *testing.T) {
 		want := append([]float64(nil), x...)
 		bf.mix(want)
 		bf.unmixT(want)
-		v := upload(t, e.d, x)
+		v := gputest.Upload(t, e.d, x)
 		for _, st := range []struct {
 			l          int
 			transposed int32
@@ -65,7 +68,7 @@ func TestSolverKrylovBasis(t *testing.T) {
 		}{{0, 0, bf.r[0]}, {1, 0, bf.r[1]}, {1, 1, bf.s[1]}, {0, 1, bf.s[0]}} {
 			count := len(bf.pairs[st.l]) / 2
 			if err := level.Launch([3]uint32{uint32((count + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, nil,
-				v, upload(t, e.d, bf.pairs[st.l]), int32(count), upload(t, e.d, st.diag), st.transposed); err != nil {
+				v, gputest.Upload(t, e.d, bf.pairs[st.l]), int32(count), gputest.Upload(t, e.d, st.diag), st.transposed); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -134,13 +137,7 @@ func TestSolverKrylovBasis(t *testing.T) {
 // n = 8192 and its parts: the product with A, the preconditioner, and a
 // pass of classical Gram–Schmidt against k vectors.
 func BenchmarkKrylovExpand(b *testing.B) {
-	if err := Available(); err != nil {
-		b.Skipf("no GPU: %v", err)
-	}
-	e, err := SharedEngine(0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := engineGPU(b)
 	const n, size = 8192, 1000
 	s, err := e.GenerateSystem(n, "centered", 1)
 	if err != nil {
@@ -169,13 +166,13 @@ func BenchmarkKrylovExpand(b *testing.B) {
 	if err := e.d.Upload(basis.v, fill); err != nil {
 		b.Fatal(err)
 	}
-	timeQueue := func(b *testing.B, queue func(q *launchQueue) error) {
+	timeQueue := func(b *testing.B, queue func(q *gpu.LaunchQueue) error) {
 		for b.Loop() {
-			q := &launchQueue{d: e.d}
+			q := e.d.NewLaunchQueue()
 			if err := queue(q); err != nil {
 				b.Fatal(err)
 			}
-			if err := q.flush(); err != nil {
+			if err := q.Flush(); err != nil {
 				b.Fatal(err)
 			}
 			if err := e.d.Sync(); err != nil {
@@ -183,21 +180,21 @@ func BenchmarkKrylovExpand(b *testing.B) {
 			}
 		}
 	}
-	w := basis.v.view(8 * n * size)
+	w := basis.v.View(8 * n * size)
 	b.Run("matvec", func(b *testing.B) {
-		timeQueue(b, func(q *launchQueue) error {
-			q.do(func() error {
-				return cuda.Dgemv(basis.la.blas, cuda.OpN, n, n, 1, s.a.ptr, n, basis.v.ptr, 0, basis.tmp.ptr)
+		timeQueue(b, func(q *gpu.LaunchQueue) error {
+			q.Do(func() error {
+				return cuda.Dgemv(basis.la.Blas, cuda.OpN, n, n, 1, s.a.Ptr(), n, basis.v.Ptr(), 0, basis.tmp.Ptr())
 			})
 			return nil
 		})
 	})
 	b.Run("preconditioner", func(b *testing.B) {
-		timeQueue(b, func(q *launchQueue) error { return basis.pc.enqueue(q, basis.la, basis.tmp, w) })
+		timeQueue(b, func(q *gpu.LaunchQueue) error { return basis.pc.enqueue(q, basis.la, basis.tmp, w) })
 	})
 	for _, k := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("cgs-pass/k=%d", k), func(b *testing.B) {
-			timeQueue(b, func(q *launchQueue) error { basis.orthogonalize(q, w, basis.coef, k); return nil })
+			timeQueue(b, func(q *gpu.LaunchQueue) error { basis.orthogonalize(q, w, basis.coef, k); return nil })
 		})
 		b.Run(fmt.Sprintf("expand/k=%d", k), func(b *testing.B) {
 			j := min(k, size-1)
@@ -242,18 +239,18 @@ func BenchmarkTriangularSolves(b *testing.B) {
 		for _, c := range []struct {
 			name string
 			trsv func(h uintptr, uplo, trans, diag, n int, a uintptr, lda int, x uintptr) error
-			lu   *Buffer
+			lu   *gpu.Buffer
 		}{{"dtrsv", cuda.Dtrsv, fa.lu}, {"strsv", cuda.Strsv, lu32}} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
 				for b.Loop() {
-					if err := e.d.call(func() error {
-						if err := cuda.CublasSetStream(la.blas, 0); err != nil {
+					if err := e.d.Do(func() error {
+						if err := cuda.CublasSetStream(la.Blas, 0); err != nil {
 							return err
 						}
-						if err := c.trsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, c.lu.ptr, n, x.ptr); err != nil {
+						if err := c.trsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, c.lu.Ptr(), n, x.Ptr()); err != nil {
 							return err
 						}
-						return c.trsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, c.lu.ptr, n, x.ptr)
+						return c.trsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, c.lu.Ptr(), n, x.Ptr())
 					}); err != nil {
 						b.Fatal(err)
 					}
@@ -263,7 +260,7 @@ func BenchmarkTriangularSolves(b *testing.B) {
 				}
 			})
 		}
-		freeAll(lu32, x)
+		gpu.FreeAll(lu32, x)
 		fa.Free()
 		s.Free()
 	}

@@ -1,7 +1,8 @@
-package gpu
+package gemm
 
 import (
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"slices"
 	"strings"
@@ -74,12 +75,12 @@ var Baselines = []Method{
 // (see run). A spec that multiword.Lookup does not know fails at run time,
 // for that method alone when the caller runs the methods one by one (mwmm
 // bench does).
-var BenchVariants = slices.Concat(cublasVariants, fusedVariants, mmaVariants,
+var BenchVariants = slices.Concat(CublasVariants, fusedVariants, mmaVariants,
 	fabsumGrid("double-fp16:scale=on,shift=11,first=on", []string{"v1", "v2", "pair"}, []int{64, 128}))
 
-// cublasVariants are the bench variants of Algorithm 4.1 (cuBLASLt
+// CublasVariants are the bench variants of Algorithm 4.1 (cuBLASLt
 // products): those of the paper's Figures 4.1 and 4.2.
-var cublasVariants = []string{
+var CublasVariants = []string{
 	"fp16", "bf16", "tf32", "double-fp16", "double-bf16", "triple-bf16", "double-tf32",
 	"double-fp16:products=all", "double-bf16:products=all", "triple-bf16:products=all", "double-tf32:products=all",
 }
@@ -121,17 +122,17 @@ func Methods() []Method {
 // conversions the baselines need made once.
 type operands struct {
 	m, n, k  int
-	a, b     *Buffer // float32
-	a64, b64 *Buffer // float64, for dgemm and the reference
+	a, b     *gpu.Buffer // float32
+	a64, b64 *gpu.Buffer // float64, for dgemm and the reference
 	a16, b16 wordBuffers
 	abf, bbf wordBuffers
-	c32, c64 *Buffer
+	c32, c64 *gpu.Buffer
 	words    map[string][2]wordBuffers
 }
 
 func (o *operands) free() {
-	freeAll(o.a, o.b, o.a64, o.b64, o.c32, o.c64)
-	for _, w := range [][]*Buffer{o.a16, o.b16, o.abf, o.bbf} {
+	gpu.FreeAll(o.a, o.b, o.a64, o.b64, o.c32, o.c64)
+	for _, w := range [][]*gpu.Buffer{o.a16, o.b16, o.abf, o.bbf} {
 		wordBuffers(w).free()
 	}
 	for _, w := range o.words {
@@ -160,12 +161,12 @@ func (e *Engine) newOperands(m, n, k, dist int, seed uint64, with64 bool) (*oper
 	if err != nil {
 		return nil, err
 	}
-	for i, dst := range []**Buffer{&o.a, &o.b} {
+	for i, dst := range []**gpu.Buffer{&o.a, &o.b} {
 		elems := []int{m * k, k * n}[i]
 		if *dst, err = e.d.Alloc(4 * elems); err != nil {
 			return nil, err
 		}
-		if err := fill.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, nil, *dst, int64(elems), seed+uint64(i)*0x5851f42d4c957f2d, int32(dist)); err != nil {
+		if err := fill.Launch(gpu.StrideGrid(elems), [3]uint32{256, 1, 1}, 0, nil, *dst, int64(elems), seed+uint64(i)*0x5851f42d4c957f2d, int32(dist)); err != nil {
 			return nil, err
 		}
 	}
@@ -189,12 +190,12 @@ func (e *Engine) newOperands(m, n, k, dist int, seed uint64, with64 bool) (*oper
 		if err != nil {
 			return nil, err
 		}
-		for i, pair := range [][2]**Buffer{{&o.a, &o.a64}, {&o.b, &o.b64}} {
+		for i, pair := range [][2]**gpu.Buffer{{&o.a, &o.a64}, {&o.b, &o.b64}} {
 			elems := []int{m * k, k * n}[i]
 			if *pair[1], err = e.d.Alloc(8 * elems); err != nil {
 				return nil, err
 			}
-			if err := conv.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, nil, *pair[0], *pair[1], int64(elems)); err != nil {
+			if err := conv.Launch(gpu.StrideGrid(elems), [3]uint32{256, 1, 1}, 0, nil, *pair[0], *pair[1], int64(elems)); err != nil {
 				return nil, err
 			}
 		}
@@ -207,15 +208,15 @@ func (e *Engine) newOperands(m, n, k, dist int, seed uint64, with64 bool) (*oper
 }
 
 // matmul is row-major C = α·A·B + β·C (as column-major Cᵀ = Bᵀ·Aᵀ).
-func (e *Engine) matmul(m, n, k int, a, b, c *Buffer, in, out DataType, compute ComputeType, stream *Stream) error {
-	return e.lt.Matmul(MatmulSpec{M: n, N: m, K: k, A: b, B: a, C: c, D: c, LdA: n, LdB: k, LdC: n, LdD: n,
+func (e *Engine) matmul(m, n, k int, a, b, c *gpu.Buffer, in, out gpu.DataType, compute gpu.ComputeType, stream *gpu.Stream) error {
+	return e.lt.Matmul(gpu.MatmulSpec{M: n, N: m, K: k, A: b, B: a, C: c, D: c, LdA: n, LdB: k, LdC: n, LdD: n,
 		TypeA: in, TypeB: in, TypeC: out, TypeD: out, Compute: compute, Alpha: 1, Beta: 0,
 		Workspace: e.workspace, Stream: stream})
 }
 
 // run computes C with the method into o.c32 (o.c64 for dgemm). split
 // records an event after the split, for timing without it.
-func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) error {
+func (e *Engine) run(meth Method, o *operands, stream *gpu.Stream, split *gpu.Event) error {
 	mark := func() error {
 		if split != nil {
 			return split.Record(stream)
@@ -228,18 +229,18 @@ func (e *Engine) run(meth Method, o *operands, stream *Stream, split *Event) err
 		}
 		switch meth.Name {
 		case "sgemm":
-			return e.matmul(o.m, o.n, o.k, o.a, o.b, o.c32, F32, F32, Compute32FPedantic, stream)
+			return e.matmul(o.m, o.n, o.k, o.a, o.b, o.c32, gpu.F32, gpu.F32, gpu.Compute32FPedantic, stream)
 		case "sgemm-tf32":
-			return e.matmul(o.m, o.n, o.k, o.a, o.b, o.c32, F32, F32, Compute32FFastTF32, stream)
+			return e.matmul(o.m, o.n, o.k, o.a, o.b, o.c32, gpu.F32, gpu.F32, gpu.Compute32FFastTF32, stream)
 		case "hgemm":
-			return e.matmul(o.m, o.n, o.k, o.a16[0], o.b16[0], o.c32, F16, F32, Compute32F, stream)
+			return e.matmul(o.m, o.n, o.k, o.a16[0], o.b16[0], o.c32, gpu.F16, gpu.F32, gpu.Compute32F, stream)
 		case "bgemm":
-			return e.matmul(o.m, o.n, o.k, o.abf[0], o.bbf[0], o.c32, BF16, F32, Compute32F, stream)
+			return e.matmul(o.m, o.n, o.k, o.abf[0], o.bbf[0], o.c32, gpu.BF16, gpu.F32, gpu.Compute32F, stream)
 		case "dgemm":
 			if o.a64 == nil {
 				return fmt.Errorf("gpu: dgemm needs the fp64 operands")
 			}
-			return e.matmul(o.m, o.n, o.k, o.a64, o.b64, o.c64, F64, F64, Compute64F, stream)
+			return e.matmul(o.m, o.n, o.k, o.a64, o.b64, o.c64, gpu.F64, gpu.F64, gpu.Compute64F, stream)
 		}
 		return fmt.Errorf("gpu: unknown baseline %q", meth.Name)
 	}
@@ -326,7 +327,7 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 	}
 	defer stream.Close()
 	// evs[r]: timed run r's start, end of its split, end.
-	evs := make([][3]*Event, reps)
+	evs := make([][3]*gpu.Event, reps)
 	for r := range evs {
 		for i := range evs[r] {
 			if evs[r][i], err = e.d.NewEvent(); err != nil {
@@ -335,7 +336,7 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 			defer evs[r][i].Close()
 		}
 	}
-	once := func(meth Method, ev [3]*Event) error {
+	once := func(meth Method, ev [3]*gpu.Event) error {
 		if err := ev[0].Record(stream); err != nil {
 			return err
 		}
@@ -358,7 +359,7 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 			if err := evs[0][2].Sync(); err != nil {
 				return nil, err
 			}
-			if est, err = Elapsed(evs[0][0], evs[0][2]); err != nil {
+			if est, err = gpu.Elapsed(evs[0][0], evs[0][2]); err != nil {
 				return nil, err
 			}
 		}
@@ -377,11 +378,11 @@ func (e *Engine) Time(n, reps int, methods []Method, after func()) ([]Timing, er
 		}
 		var totals, prods []time.Duration
 		for _, ev := range evs {
-			t, err := Elapsed(ev[0], ev[2])
+			t, err := gpu.Elapsed(ev[0], ev[2])
 			if err != nil {
 				return nil, err
 			}
-			tp, err := Elapsed(ev[1], ev[2])
+			tp, err := gpu.Elapsed(ev[1], ev[2])
 			if err != nil {
 				return nil, err
 			}
@@ -438,7 +439,7 @@ func (e *Engine) Accuracy(m, n, dist int, seed uint64, methods []Method) ([]Accu
 	}
 	defer o.free()
 	ref, abs := make([]float64, m*m), make([]float64, m*m)
-	if err := e.matmul(m, m, n, o.a64, o.b64, o.c64, F64, F64, Compute64F, nil); err != nil {
+	if err := e.matmul(m, m, n, o.a64, o.b64, o.c64, gpu.F64, gpu.F64, gpu.Compute64F, nil); err != nil {
 		return nil, err
 	}
 	if err := e.d.Download(ref, o.c64); err != nil {
@@ -448,13 +449,13 @@ func (e *Engine) Accuracy(m, n, dist int, seed uint64, methods []Method) ([]Accu
 	if err != nil {
 		return nil, err
 	}
-	for i, x := range []*Buffer{o.a64, o.b64} {
+	for i, x := range []*gpu.Buffer{o.a64, o.b64} {
 		elems := []int{m * n, n * m}[i]
-		if err := absFn.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, nil, x, x, int64(elems)); err != nil {
+		if err := absFn.Launch(gpu.StrideGrid(elems), [3]uint32{256, 1, 1}, 0, nil, x, x, int64(elems)); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.matmul(m, m, n, o.a64, o.b64, o.c64, F64, F64, Compute64F, nil); err != nil {
+	if err := e.matmul(m, m, n, o.a64, o.b64, o.c64, gpu.F64, gpu.F64, gpu.Compute64F, nil); err != nil {
 		return nil, err
 	}
 	if err := e.d.Download(abs, o.c64); err != nil {

@@ -1,6 +1,7 @@
-package gpu
+package dense
 
 import (
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -182,7 +183,7 @@ func TestOzakiUpdateGPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bufs := make([]*Buffer, 3)
+			bufs := make([]*gpu.Buffer, 3)
 			for i, x := range [][]float64{a, b, c0} {
 				if bufs[i], err = d.Alloc(8 * len(x)); err != nil {
 					t.Fatal(err)
@@ -205,7 +206,7 @@ func TestOzakiUpdateGPU(t *testing.T) {
 				}
 			}
 			u.free()
-			freeAll(bufs...)
+			gpu.FreeAll(bufs...)
 		}
 	}
 }

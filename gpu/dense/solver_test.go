@@ -1,9 +1,11 @@
-package gpu
+package dense
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -366,7 +368,7 @@ func BenchmarkSolverFactor(b *testing.B) {
 					for i := 0; i < b.N; i++ {
 						var marks []stepEvent
 						if b.N > 1 && i == b.N-1 && n == 32768 { // not the first run's, with its loads
-							stepMark = func(j int, what string, st *Stream) {
+							stepMark = func(j int, what string, st *gpu.Stream) {
 								ev, err := e.d.NewEvent()
 								if err == nil {
 									err = ev.Record(st)
@@ -405,7 +407,7 @@ func BenchmarkSolverFactor(b *testing.B) {
 type stepEvent struct {
 	j    int
 	what string
-	ev   *Event
+	ev   *gpu.Event
 }
 
 // stepTimeline tabulates stepMark's events: for each step (its first
@@ -413,11 +415,11 @@ type stepEvent struct {
 // first panel) to its start, and from its start to each of its marks.
 func stepTimeline(tb testing.TB, marks []stepEvent) string {
 	var out strings.Builder
-	var t0, start *Event
+	var t0, start *gpu.Event
 	row := map[string]string{}
 	flush := func(j int) {
 		if start != nil {
-			at, err := Elapsed(t0, start)
+			at, err := gpu.Elapsed(t0, start)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -443,7 +445,7 @@ func stepTimeline(tb testing.TB, marks []stepEvent) string {
 		if start == nil {
 			continue
 		}
-		d, err := Elapsed(start, m.ev)
+		d, err := gpu.Elapsed(start, m.ev)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -506,7 +508,7 @@ func TestComposeLater(t *testing.T) {
 // is [· U₁₂; L₂₁ A₂₂] with 16×16 blocks, A₂₂ = 0, so A₂₂ becomes −L₂₁·2^20.
 func TestSolverTC32Inputs(t *testing.T) {
 	e := engineGPU(t)
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +584,7 @@ func TestSolverTC32Inputs(t *testing.T) {
 // number (and beta = 1), zeroing the max for the next step.
 func TestSolverFP16Scales(t *testing.T) {
 	e := engineGPU(t)
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +601,7 @@ func TestSolverFP16Scales(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slot.Free()
-	other := slot.view(4 * scaleSlot)
+	other := slot.View(4 * scaleSlot)
 	// check runs fp16_scales on max m, beside the scale 2^j (none when
 	// j is nil), and wants 2^k.
 	check := func(m float32, j *int, k int) {
@@ -613,11 +615,11 @@ func TestSolverFP16Scales(t *testing.T) {
 		if err := e.d.Upload(slot, in); err != nil {
 			t.Fatal(err)
 		}
-		if err := scales.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil, slot, slot.view(4), o); err != nil {
+		if err := scales.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil, slot, slot.View(4), o); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]float32, scaleSlot)
-		if err := e.d.Download(got, slot.view(0)); err != nil {
+		if err := e.d.Download(got, slot.View(0)); err != nil {
 			t.Fatal(err)
 		}
 		want := []float32{0, float32(math.Ldexp(1, k)), 0, 0}
@@ -664,7 +666,7 @@ func TestSolverFP16Scales(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make([]uint32, 1)
-	if err := e.d.Download(got, slot.view(0)); err != nil {
+	if err := e.d.Download(got, slot.View(0)); err != nil {
 		t.Fatal(err)
 	}
 	if m := math.Float32frombits(got[0]); m != 7.5 {
@@ -1014,7 +1016,7 @@ func TestSolverPivoting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mod, err := e.d.Module("lu")
+		mod, err := e.d.Module(kernel("lu"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1097,7 +1099,7 @@ func TestSolverPivoting(t *testing.T) {
 // gives an error that names it.
 func TestSolverButterfly(t *testing.T) {
 	e := engineGPU(t)
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1225,7 +1227,7 @@ func TestSolverButterfly(t *testing.T) {
 // more columns than blocks and more pairs than a block has threads.
 func TestSolverPermuteRows(t *testing.T) {
 	e := engineGPU(t)
-	f := function(t, e.d, "lu", "permute_rows")
+	f := gputest.Function(t, e.d, kernel("lu"), "permute_rows")
 	const ld, ncols, np = 1000, 7, 600
 	rng := rand.New(rand.NewPCG(5, 6))
 	rows := rng.Perm(ld)[:np] // the rows that move, and where to
@@ -1247,9 +1249,9 @@ func TestSolverPermuteRows(t *testing.T) {
 			want[c*ld+int(dst[i])] = a[c*ld+int(src[i])]
 		}
 	}
-	buf := upload(t, e.d, a)
+	buf := gputest.Upload(t, e.d, a)
 	if err := f.Launch([3]uint32{2, 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), nil,
-		buf, int64(ld), int32(ncols), upload(t, e.d, dst), upload(t, e.d, src), int32(np)); err != nil {
+		buf, int64(ld), int32(ncols), gputest.Upload(t, e.d, dst), gputest.Upload(t, e.d, src), int32(np)); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]float32, len(a))

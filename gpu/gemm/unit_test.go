@@ -1,6 +1,7 @@
-package gpu
+package gemm
 
 import (
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -21,7 +22,7 @@ func TestUnitSpecErrors(t *testing.T) {
 	if _, err := mma.Open("gpu:wgmma", "nosuch", ""); err == nil {
 		t.Error("Open with an unknown format succeeded")
 	}
-	if Available() != nil {
+	if gpu.Available() != nil {
 		if _, err := mma.Open("gpu:mma.sync", "", ""); err == nil || !strings.Contains(err.Error(), "h100") {
 			t.Errorf("Open without a GPU = %v, want an error that points to the presets", err)
 		}

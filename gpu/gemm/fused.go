@@ -1,8 +1,9 @@
-package gpu
+package gemm
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"slices"
 	"strconv"
@@ -32,16 +33,16 @@ func (l Layout) String() string {
 // (0 means dense).
 type FusedArgs struct {
 	M, N, K int
-	A       *Buffer
+	A       *gpu.Buffer
 	LayoutA Layout
 	LdA     int
-	B       *Buffer
+	B       *gpu.Buffer
 	LayoutB Layout
 	LdB     int
-	C       *Buffer
+	C       *gpu.Buffer
 	LayoutC Layout
 	LdC     int
-	Stream  *Stream     // nil: the default stream
+	Stream  *gpu.Stream // nil: the default stream
 	Kernel  FusedKernel // KernelAuto: wgmma on sm_90 where it can, else mma.sync
 	// Update makes the call C ← C − A·B (the trailing update of an LU)
 	// instead of C = A·B: on the wgmma kernel in its epilogue, elsewhere
@@ -52,7 +53,7 @@ type FusedArgs struct {
 	// Passes, if set, is recorded on Stream between the passes before the
 	// product kernel (the scans, the scalings, the wgmma kernel's split)
 	// and the product kernel, so that a caller can time them apart.
-	Passes *Event
+	Passes *gpu.Event
 	// SMs, if positive, caps the wgmma kernel's persistent grid below the
 	// multiprocessors' count, leaving the rest to concurrent work (an LU's
 	// look-ahead panel).
@@ -89,11 +90,11 @@ func (e *Engine) checkFused(p *multiword.Plan) error {
 	if p.Sum == bound.Plain {
 		return errors.New("gpu: plain plans go through cuBLASLt; the fused kernel runs FABsum plans")
 	}
-	return fusedSupports(p)
+	return FusedSupports(p)
 }
 
-// fusedSupports reports whether fused.cu can compute the plan as written.
-func fusedSupports(p *multiword.Plan) error {
+// FusedSupports reports whether fused.cu can compute the plan as written.
+func FusedSupports(p *multiword.Plan) error {
 	_, kstep, ok := fusedWord(p.Low)
 	switch {
 	case !ok:
@@ -149,7 +150,7 @@ func fusedPairs(p *multiword.Plan) (all bool, err error) {
 
 // fusedModule compiles (or takes from the cache) the kernel for a plan and
 // layouts.
-func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error) {
+func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*gpu.Function, error) {
 	word, _, _ := fusedWord(p.Low)
 	all, err := fusedPairs(p)
 	if err != nil {
@@ -157,7 +158,7 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*Function, error
 	}
 	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
 	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
-	mod, err := e.d.Module("fused", "--fmad=false",
+	mod, err := e.d.Module(kernel("fused"), "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
 		"-DJOINT="+b2i(p.FABsumJoint), "-DJPROD="+b2i(jointProducts(p)), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
@@ -195,7 +196,7 @@ func fusedShared(p *multiword.Plan, la, lb Layout) int {
 
 // extent returns the rows and columns of a layout's storage (outer lines
 // of inner elements) and checks ld and the buffer's size.
-func extent(name string, l Layout, rows, cols, ld int, buf *Buffer) (int, error) {
+func extent(name string, l Layout, rows, cols, ld int, buf *gpu.Buffer) (int, error) {
 	outer, inner := rows, cols
 	if l == ColMajor {
 		outer, inner = cols, rows
@@ -290,9 +291,9 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	}
 	rowFlags := flags
 	colFlags := rowFlags + uintptr(4*(m+1))
-	q := &launchQueue{d: e.d} // every launch below, in one trip to the device's thread
+	q := e.d.NewLaunchQueue() // every launch below, in one trip to the device's thread
 	if p.Scale {              // the magnitudes, for line_amax's atomicMax
-		if err := q.launch(zero, grid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
+		if err := q.Launch(zero, gpu.StrideGrid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
 			return err
 		}
 	}
@@ -334,7 +335,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 			ptr   uintptr
 			lines int
 		}{{rowInfo, m}, {colInfo, n}} {
-			if err := q.launch(exps, [3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+			if err := q.Launch(exps, [3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 				l.ptr, int32(l.lines), theta); err != nil {
 				return err
 			}
@@ -357,7 +358,7 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowFlags, colFlags, mark); err != nil {
 		return err
 	}
-	return q.flush()
+	return q.Flush()
 }
 
 // A fusedConfig is what the fused kernels' launches take from a plan for
@@ -367,10 +368,10 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 // update calls with one plan.
 type fusedConfig struct {
 	wg, presplit bool
-	kstep        int       // the mma k-step of the words
-	shared       int       // the product kernel's dynamic shared memory
-	gemm, split  *Function // the product kernel; wgmma_split when presplit
-	wordTile     int       // presplit: bytes of a 128-line × 32-k tile in all the words
+	kstep        int           // the mma k-step of the words
+	shared       int           // the product kernel's dynamic shared memory
+	gemm, split  *gpu.Function // the product kernel; wgmma_split when presplit
+	wordTile     int           // presplit: bytes of a 128-line × 32-k tile in all the words
 }
 
 // fusedKey identifies a fusedConfig: the plan as String describes it (its
@@ -396,7 +397,7 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	if err := fusedSupports(p); err != nil {
+	if err := FusedSupports(p); err != nil {
 		return nil, err
 	}
 	if update && !p.Scale && p.Low.MaxFinite() < 1e38 {
@@ -444,16 +445,16 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 }
 
 // markPasses queues the record of a.Passes, if set.
-func markPasses(q *launchQueue, a *FusedArgs) {
+func markPasses(q *gpu.LaunchQueue, a *FusedArgs) {
 	if a.Passes != nil {
-		q.do(func() error { return a.Passes.record(a.Stream) })
+		q.Record(a.Passes, a.Stream)
 	}
 }
 
 // launchMMA queues fused.cu's kernel fn on the scanned operands (ea, eb:
 // the scale exponents or 0).
-func launchMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
-	vec := func(b *Buffer, ld int) int32 {
+func launchMMA(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
+	vec := func(b *gpu.Buffer, ld int) int32 {
 		if ld%4 == 0 && b.Ptr()%16 == 0 {
 			return 1
 		}
@@ -464,7 +465,7 @@ func launchMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs
 		bsteps = p.Block / cfg.kstep
 	}
 	tiles := [3]uint32{uint32((a.N + fusedBN - 1) / fusedBN), uint32((a.M + fusedBM - 1) / fusedBM), 1}
-	return q.launch(cfg.gemm, tiles, [3]uint32{256, 1, 1}, uint32(cfg.shared), a.Stream,
+	return q.Launch(cfg.gemm, tiles, [3]uint32{256, 1, 1}, uint32(cfg.shared), a.Stream,
 		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K),
 		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), b2i32(p.FABsumFirstOnly))
 }
@@ -472,14 +473,14 @@ func launchMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs
 // patchSpecials queues the fp64 recomputation of the rows and columns
 // flagged with mark (NaN, Inf, out of the words' range): rowFlags[m] and
 // colFlags[n] say whether any is.
-func patchSpecials(q *launchQueue, scan *Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowFlags, colFlags uintptr,
+func patchSpecials(q *gpu.LaunchQueue, scan *gpu.Module, a *FusedArgs, ars, acs, brs, bcs, crs, ccs int64, rowFlags, colFlags uintptr,
 	mark uint32) error {
 	m, n, k := a.M, a.N, a.K
 	patch, err := scan.Function("patch_specials")
 	if err != nil {
 		return err
 	}
-	return q.launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+	return q.Launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
 		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
 		rowFlags, colFlags, rowFlags+uintptr(4*m), colFlags+uintptr(4*n), mark, b2i32(a.Update))
 }
@@ -501,7 +502,7 @@ func (e *Engine) updateThroughScratch(p multiword.Plan, a FusedArgs, ldc int) er
 	if err := e.Fused(p, prod); err != nil {
 		return err
 	}
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("update"))
 	if err != nil {
 		return err
 	}
@@ -537,8 +538,8 @@ func b2i32(b bool) int32 {
 }
 
 // lineAmax queues line_amax over `lines` lines of `length` elements.
-func lineAmax(q *launchQueue, scan *Module, x *Buffer, ls, es int64, lines, length int, limit uint32, info, flags uintptr,
-	mark uint32, stream *Stream) error {
+func lineAmax(q *gpu.LaunchQueue, scan *gpu.Module, x *gpu.Buffer, ls, es int64, lines, length int, limit uint32, info, flags uintptr,
+	mark uint32, stream *gpu.Stream) error {
 	fn, err := scan.Function("line_amax")
 	if err != nil {
 		return err
@@ -552,20 +553,20 @@ func lineAmax(q *launchQueue, scan *Module, x *Buffer, ls, es int64, lines, leng
 		chunks := max(1, min(65535, (1<<20)/lines, length/64))
 		grid, block = [3]uint32{uint32((lines + 255) / 256), uint32(chunks), 1}, [3]uint32{256, 1, 1}
 	}
-	return q.launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info, flags, mark)
+	return q.Launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info, flags, mark)
 }
 
 // scanModule is scan.cu, compiled once.
-func (e *Engine) scanModule() (*Module, error) { return e.d.Module("scan") }
+func (e *Engine) scanModule() (*gpu.Module, error) { return e.d.Module(kernel("scan")) }
 
 // scratch returns the engine's scratch buffer for a stream, grown to at
 // least bytes: work on one stream runs in order, so a call may reuse the
 // buffer of the previous one; calls on different streams get their own.
-func (e *Engine) scratch(s *Stream, bytes int) (*Buffer, error) {
+func (e *Engine) scratch(s *gpu.Stream, bytes int) (*gpu.Buffer, error) {
 	e.scratchMu.Lock()
 	defer e.scratchMu.Unlock()
 	if e.scratchBufs == nil {
-		e.scratchBufs = map[*Stream]*Buffer{}
+		e.scratchBufs = map[*gpu.Stream]*gpu.Buffer{}
 	}
 	if b := e.scratchBufs[s]; b != nil {
 		if b.Bytes() >= bytes {
@@ -591,18 +592,18 @@ func (e *Engine) scratch(s *Stream, bytes int) (*Buffer, error) {
 // which saves a launch per call: the buffer holds only zeros and earlier
 // calls' marks.
 type lineFlags struct {
-	buf  *Buffer
+	buf  *gpu.Buffer
 	mark uint32
 }
 
 // lineFlags returns the stream's flag buffer, of at least words words,
 // and this call's mark. A new buffer, and the buffer once the marks wrap
 // around, is cleared first, on the stream.
-func (e *Engine) lineFlags(zero *Function, s *Stream, words int) (uintptr, uint32, error) {
+func (e *Engine) lineFlags(zero *gpu.Function, s *gpu.Stream, words int) (uintptr, uint32, error) {
 	e.scratchMu.Lock()
 	defer e.scratchMu.Unlock()
 	if e.flagBufs == nil {
-		e.flagBufs = map[*Stream]*lineFlags{}
+		e.flagBufs = map[*gpu.Stream]*lineFlags{}
 	}
 	f := e.flagBufs[s]
 	if f != nil && f.buf.Bytes() < 4*words {
@@ -628,7 +629,7 @@ func (e *Engine) lineFlags(zero *Function, s *Stream, words int) (uintptr, uint3
 	}
 	if clearAll {
 		n := f.buf.Bytes() / 4
-		if err := zero.Launch(grid(n), [3]uint32{256, 1, 1}, 0, s, f.buf, int64(n)); err != nil {
+		if err := zero.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, s, f.buf, int64(n)); err != nil {
 			delete(e.flagBufs, s)
 			f.buf.Free()
 			return 0, 0, err
@@ -640,7 +641,7 @@ func (e *Engine) lineFlags(zero *Function, s *Stream, words int) (uintptr, uint3
 // fusedOperands runs the plan with the fused kernel on the bench operands
 // (fp32 A, B row-major) into o.c32, recording passes (if set) before the
 // product kernel.
-func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKernel, stream *Stream, passes *Event) error {
+func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKernel, stream *gpu.Stream, passes *gpu.Event) error {
 	return e.Fused(*p, FusedArgs{M: o.m, N: o.n, K: o.k, A: o.a, B: o.b, C: o.c32, Stream: stream, Kernel: kernel, Passes: passes})
 }
 
@@ -650,13 +651,13 @@ func (e *Engine) fusedOperands(p *multiword.Plan, o *operands, kernel FusedKerne
 func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var bufs []*Buffer
+	var bufs []*gpu.Buffer
 	defer func() {
 		for _, b := range bufs {
 			b.Free()
 		}
 	}()
-	up := func(x []float64, rows, cols int) (*Buffer, int, error) {
+	up := func(x []float64, rows, cols int) (*gpu.Buffer, int, error) {
 		ld := (cols + 3) &^ 3
 		f := make([]float32, rows*ld)
 		for i := 0; i < rows; i++ {

@@ -1,30 +1,49 @@
-package gpu
+package dense
 
 import (
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// solverSetup is the shared engine, its cuBLAS and cuSOLVER handles and
-// the lu module for a solver test or benchmark; it skips without a GPU.
-func solverSetup(tb testing.TB) (*Engine, *linalg, *Module) {
+// testSolver is the solver of the tests, on the shared engine of device 0.
+var testSolver struct {
+	once sync.Once
+	s    *Solver
+	err  error
+}
+
+// engineGPU is the tests' solver; it skips without a GPU.
+func engineGPU(tb testing.TB) *Solver {
 	tb.Helper()
-	if err := Available(); err != nil {
-		tb.Skipf("no GPU: %v", err)
+	gputest.Require(tb)
+	testSolver.once.Do(func() {
+		e, err := gemm.SharedEngine(0)
+		testSolver.s, testSolver.err = New(e), err
+	})
+	if testSolver.err != nil {
+		tb.Fatalf("SharedEngine: %v", testSolver.err)
 	}
-	e, err := SharedEngine(0)
+	return testSolver.s
+}
+
+// solverSetup is the tests' solver, its cuBLAS and cuSOLVER handles and
+// the lu module for a solver test or benchmark; it skips without a GPU.
+func solverSetup(tb testing.TB) (*Solver, *gpu.Linalg, *gpu.Module) {
+	tb.Helper()
+	e := engineGPU(tb)
+	la, err := e.d.Linalg()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	la, err := e.linalg()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,11 +100,11 @@ func BenchmarkSolverLeaf(b *testing.B) {
 					defer pl.free()
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
-						if err := fill.Launch(grid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, int64(m*w), uint64(i), -0.5, 0.5); err != nil {
+						if err := fill.Launch(gpu.StrideGrid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, int64(m*w), uint64(i), -0.5, 0.5); err != nil {
 							b.Fatal(err)
 						}
 						if !double {
-							if err := conv.Launch(grid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, a, int64(m*w)); err != nil {
+							if err := conv.Launch(gpu.StrideGrid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, a, int64(m*w)); err != nil {
 								b.Fatal(err)
 							}
 						}
@@ -94,12 +113,12 @@ func BenchmarkSolverLeaf(b *testing.B) {
 						}
 						b.StartTimer()
 						if rows == 0 {
-							if err := e.getrf(la, double, m, w, a.ptr, m, ipiv.ptr); err != nil {
+							if err := e.getrf(la, double, m, w, a.Ptr(), m, ipiv.Ptr()); err != nil {
 								b.Fatal(err)
 							}
 							continue
 						}
-						if err := pl.factor(nil, a.ptr, m, m, w, ipiv.ptr, e.d.Multiprocessors()); err != nil {
+						if err := pl.factor(nil, a.Ptr(), m, m, w, ipiv.Ptr(), e.d.Multiprocessors()); err != nil {
 							b.Fatal(err)
 						}
 						if err := e.d.Sync(); err != nil {
@@ -143,7 +162,7 @@ func TestSolverPanelLeaf(t *testing.T) {
 	}
 }
 
-func testLeaf[E float32 | float64](t *testing.T, e *Engine, pl *panelLU) {
+func testLeaf[E float32 | float64](t *testing.T, e *Solver, pl *panelLU) {
 	rng := rand.New(rand.NewPCG(7, 26))
 	for _, c := range []struct{ m, w, blocks int }{{1, 1, 32}, {17, 17, 32}, {300, 32, 32}, {3000, 20, 32}, {9000, 32, 8}, {20000, 7, 132}} {
 		a := make([]E, c.m*c.w) // column-major
@@ -170,7 +189,7 @@ func testLeaf[E float32 | float64](t *testing.T, e *Engine, pl *panelLU) {
 			if err := e.d.Upload(buf, a); err != nil {
 				t.Fatal(err)
 			}
-			err = pl.factor(nil, buf.ptr, c.m, c.m, c.w, ipiv.ptr, c.blocks)
+			err = pl.factor(nil, buf.Ptr(), c.m, c.m, c.w, ipiv.Ptr(), c.blocks)
 			lu, piv := make([]E, len(a)), make([]int32, c.w)
 			if err == nil {
 				err = e.d.Download(lu, buf)

@@ -1,7 +1,8 @@
-package gpu
+package dense
 
 import (
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
@@ -46,19 +47,19 @@ var leafRows = 0
 // in the grid's registers; a column costs one exchange of candidate rows
 // between the blocks, through L2, which is also the grid's only barrier.
 type panelLU struct {
-	e       *Engine
-	la      *linalg
+	e       *Solver
+	la      *gpu.Linalg
 	double  bool
 	kinds   []leafKind
-	leaf    []*Function // as kinds
-	swaps   *Function
-	records *Buffer
-	moves   *Buffer
+	leaf    []*gpu.Function // as kinds
+	swaps   *gpu.Function
+	records *gpu.Buffer
+	moves   *gpu.Buffer
 	seq     uint32 // the records' sequence number when the next leaf starts
 	sms     int
 }
 
-func (e *Engine) newPanelLU(la *linalg, mod *Module, double bool) (*panelLU, error) {
+func (e *Solver) newPanelLU(la *gpu.Linalg, mod *gpu.Module, double bool) (*panelLU, error) {
 	d := e.d
 	pl := &panelLU{e: e, la: la, double: double, kinds: leafKinds[double], sms: d.Multiprocessors()}
 	prefix, swaps := "panel_leaf_", "leaf_swaps"
@@ -72,7 +73,7 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module, double bool) (*panelLU, err
 		}
 		// A leaf's blocks spin on each other's records: a block that
 		// could not be resident would hang the others.
-		f.cooperative.Store(true)
+		f.SetCooperative()
 		pl.leaf = append(pl.leaf, f)
 	}
 	var err error
@@ -94,7 +95,7 @@ func (e *Engine) newPanelLU(la *linalg, mod *Module, double bool) (*panelLU, err
 }
 
 func (pl *panelLU) free() {
-	freeAll(pl.records, pl.moves)
+	gpu.FreeAll(pl.records, pl.moves)
 }
 
 // es is the panel's element size in bytes.
@@ -143,19 +144,19 @@ func (pl *panelLU) leafShape(rows, blocks int) (kind, grid int, err error) {
 // factor queues the LU of the m×nb panel at a (ld lda) on st: pivots
 // (1-based, relative to the panel's first row) to ipiv. blocks caps the
 // leaves' grids (the multiprocessors left to the panel).
-func (pl *panelLU) factor(st *Stream, a uintptr, lda, m, nb int, ipiv uintptr, blocks int) error {
+func (pl *panelLU) factor(st *gpu.Stream, a uintptr, lda, m, nb int, ipiv uintptr, blocks int) error {
 	d := pl.e.d
-	q := &launchQueue{d: d}
-	q.do(func() error { return pl.la.blasOn(d, st) })
+	q := d.NewLaunchQueue()
+	q.Do(func() error { return pl.la.BlasOn(d, st) })
 	if err := pl.rec(q, st, a, lda, m, nb, 0, nb, ipiv, max(blocks, 1)); err != nil {
 		return err
 	}
-	return q.flush()
+	return q.Flush()
 }
 
 // rec queues the factorization of columns [c0, c0+w) of the panel, rows
 // from c0 (those above are U's, done).
-func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w int, ipiv uintptr, blocks int) error {
+func (pl *panelLU) rec(q *gpu.LaunchQueue, st *gpu.Stream, a uintptr, lda, m, nb, c0, w int, ipiv uintptr, blocks int) error {
 	at := func(i, j int) uintptr { return a + uintptr(pl.es()*(i+j*lda)) }
 	rows := m - c0
 	if w <= leafMax {
@@ -163,13 +164,13 @@ func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w 
 		if err != nil {
 			return err
 		}
-		if err := q.launch(pl.leaf[k], [3]uint32{uint32(grid), 1, 1}, [3]uint32{uint32(pl.kinds[k].threads), 1, 1}, 0, st,
+		if err := q.Launch(pl.leaf[k], [3]uint32{uint32(grid), 1, 1}, [3]uint32{uint32(pl.kinds[k].threads), 1, 1}, 0, st,
 			at(c0, c0), int64(lda), int32(rows), int32(w), int32(c0), ipiv+uintptr(4*c0), pl.moves, pl.records, pl.seq); err != nil {
 			return err
 		}
 		pl.seq += uint32(w)
 		if other := nb - w; other > 0 {
-			return q.launch(pl.swaps, [3]uint32{uint32(other), 1, 1}, [3]uint32{64, 1, 1}, 0, st,
+			return q.Launch(pl.swaps, [3]uint32{uint32(other), 1, 1}, [3]uint32{64, 1, 1}, 0, st,
 				at(c0, 0), int64(lda), int32(other), int32(c0), int32(w), pl.moves)
 		}
 		return nil
@@ -179,17 +180,17 @@ func (pl *panelLU) rec(q *launchQueue, st *Stream, a uintptr, lda, m, nb, c0, w 
 		return err
 	}
 	w2 := w - w1
-	q.do(func() error {
-		return trsm(pl.la.blas, pl.double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, w1, w2,
+	q.Do(func() error {
+		return trsm(pl.la.Blas, pl.double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, w1, w2,
 			at(c0, c0), lda, at(c0, c0+w1), lda)
 	})
 	if below := rows - w1; below > 0 {
-		q.do(func() error {
+		q.Do(func() error {
 			if pl.double {
-				return cuda.Dgemm(pl.la.blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
+				return cuda.Dgemm(pl.la.Blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
 					at(c0+w1, c0), lda, at(c0, c0+w1), lda, 1, at(c0+w1, c0+w1), lda)
 			}
-			return cuda.Sgemm(pl.la.blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
+			return cuda.Sgemm(pl.la.Blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
 				at(c0+w1, c0), lda, at(c0, c0+w1), lda, 1, at(c0+w1, c0+w1), lda)
 		})
 	}

@@ -1,8 +1,9 @@
-package gpu
+package dense
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
@@ -15,11 +16,11 @@ import (
 // on the fp64 factors. Factors.Solve and GMRES's device basis both use it.
 type preconditioner struct {
 	fa      *Factors
-	perm    *Buffer // (P·x)[i] = x[perm[i]]
-	pairs   [butterflyDepth]*Buffer
-	r, s    [butterflyDepth]*Buffer // M's and N's diagonals per level
-	permute *Function
-	level   *Function
+	perm    *gpu.Buffer // (P·x)[i] = x[perm[i]]
+	pairs   [butterflyDepth]*gpu.Buffer
+	r, s    [butterflyDepth]*gpu.Buffer // M's and N's diagonals per level
+	permute *gpu.Function
+	level   *gpu.Function
 }
 
 // precond makes the factors' preconditioner on first use.
@@ -28,7 +29,7 @@ func (fa *Factors) precond() (*preconditioner, error) {
 		return fa.pc, nil
 	}
 	d, n := fa.s.e.d, fa.s.n
-	mod, err := d.Module("lu")
+	mod, err := d.Module(kernel("lu"))
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +77,8 @@ func gatherOf(ipiv []int32) []int32 {
 }
 
 // bufferOf copies a host slice into a new buffer of its size.
-func bufferOf(d *Device, x any) (*Buffer, error) {
-	_, n, err := hostBytes(x)
+func bufferOf(d *gpu.Device, x any) (*gpu.Buffer, error) {
+	n, err := gpu.HostBytes(x)
 	if err != nil {
 		return nil, err
 	}
@@ -92,24 +93,24 @@ func bufferOf(d *Device, x any) (*Buffer, error) {
 }
 
 func (pc *preconditioner) free() error {
-	bufs := append([]*Buffer{pc.perm}, pc.pairs[:]...)
+	bufs := append([]*gpu.Buffer{pc.perm}, pc.pairs[:]...)
 	bufs = append(append(bufs, pc.r[:]...), pc.s[:]...)
-	return freeAll(bufs...)
+	return gpu.FreeAll(bufs...)
 }
 
 // enqueue queues dst = M⁻¹·src (src and dst distinct n-vectors).
-func (pc *preconditioner) enqueue(q *launchQueue, la *linalg, src, dst *Buffer) error {
+func (pc *preconditioner) enqueue(q *gpu.LaunchQueue, la *gpu.Linalg, src, dst *gpu.Buffer) error {
 	fa := pc.fa
 	n := fa.s.n
 	grid := func(count int) [3]uint32 { return [3]uint32{uint32(min(4096, (count+255)/256)), 1, 1} }
 	block := [3]uint32{256, 1, 1}
-	if err := q.launch(pc.permute, grid(n), block, 0, nil, src, dst, pc.perm, int64(n)); err != nil {
+	if err := q.Launch(pc.permute, grid(n), block, 0, nil, src, dst, pc.perm, int64(n)); err != nil {
 		return err
 	}
-	levels := func(transposed int32, diag [butterflyDepth]*Buffer, order ...int) error {
+	levels := func(transposed int32, diag [butterflyDepth]*gpu.Buffer, order ...int) error {
 		for _, l := range order {
 			count := len(fa.bf.pairs[l]) / 2
-			if err := q.launch(pc.level, grid(count), block, 0, nil, dst, pc.pairs[l], int32(count), diag[l], transposed); err != nil {
+			if err := q.Launch(pc.level, grid(count), block, 0, nil, dst, pc.pairs[l], int32(count), diag[l], transposed); err != nil {
 				return err
 			}
 		}
@@ -120,14 +121,14 @@ func (pc *preconditioner) enqueue(q *launchQueue, la *linalg, src, dst *Buffer) 
 			return err
 		}
 	}
-	q.do(func() error {
-		if err := cuda.CublasSetStream(la.blas, 0); err != nil {
+	q.Do(func() error {
+		if err := cuda.CublasSetStream(la.Blas, 0); err != nil {
 			return err
 		}
-		if err := cuda.Dtrsv(la.blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.ptr, n, dst.ptr); err != nil {
+		if err := cuda.Dtrsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.Ptr(), n, dst.Ptr()); err != nil {
 			return err
 		}
-		return cuda.Dtrsv(la.blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.ptr, n, dst.ptr)
+		return cuda.Dtrsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.Ptr(), n, dst.Ptr())
 	})
 	if fa.bf != nil {
 		return levels(1, pc.s, 1, 0) // Nᵀ·z: level 2, then level 1
@@ -142,7 +143,7 @@ func (fa *Factors) Solve(x []float64) error {
 	if len(x) != n {
 		return fmt.Errorf("gpu: Solve: %d entries for a system of order %d", len(x), n)
 	}
-	la, err := e.linalg()
+	la, err := e.d.Linalg()
 	if err != nil {
 		return err
 	}
@@ -151,8 +152,8 @@ func (fa *Factors) Solve(x []float64) error {
 		return err
 	}
 	// x, then M⁻¹·x after it.
-	return e.onVector(x, x, 2*n, n, func(q *launchQueue, v *Buffer) error {
-		return pc.enqueue(q, la, v, v.view(8*n))
+	return e.onVector(x, x, 2*n, n, func(q *gpu.LaunchQueue, v *gpu.Buffer) error {
+		return pc.enqueue(q, la, v, v.View(8*n))
 	})
 }
 
@@ -164,11 +165,11 @@ func (fa *Factors) Solve(x []float64) error {
 // Each iteration brings 2k+2 coefficients and the norm to the host.
 type deviceBasis struct {
 	fa   *Factors
-	la   *linalg
+	la   *gpu.Linalg
 	pc   *preconditioner
-	v    *Buffer // n × (size+1), column-major
-	coef *Buffer // the two passes' coefficients, 2(size+1)
-	tmp  *Buffer // A·v_k
+	v    *gpu.Buffer // n × (size+1), column-major
+	coef *gpu.Buffer // the two passes' coefficients, 2(size+1)
+	tmp  *gpu.Buffer // A·v_k
 }
 
 // NewKrylovBasis makes GMRES's basis on the device when a is the system
@@ -182,7 +183,7 @@ func (fa *Factors) NewKrylovBasis(a solve.Operator, v0 []float64, size int) (sol
 	if len(v0) != n || size < 1 {
 		return nil, fmt.Errorf("gpu: Krylov basis: %d entries for order %d, size %d", len(v0), n, size)
 	}
-	la, err := e.linalg()
+	la, err := e.d.Linalg()
 	if err != nil {
 		return nil, err
 	}
@@ -207,27 +208,27 @@ func (fa *Factors) NewKrylovBasis(a solve.Operator, v0 []float64, size int) (sol
 }
 
 func (b *deviceBasis) Expand(k int, h []float64) error {
-	d, n, blas := b.fa.s.e.d, b.fa.s.n, b.la.blas
-	if len(h) != k+2 || 8*n*(k+2) > b.v.n {
-		return fmt.Errorf("gpu: Krylov basis: expanding v_%d with %d coefficients (the basis holds %d vectors)", k, len(h), b.v.n/(8*n))
+	d, n, blas := b.fa.s.e.d, b.fa.s.n, b.la.Blas
+	if len(h) != k+2 || 8*n*(k+2) > b.v.Bytes() {
+		return fmt.Errorf("gpu: Krylov basis: expanding v_%d with %d coefficients (the basis holds %d vectors)", k, len(h), b.v.Bytes()/(8*n))
 	}
-	vk, w := b.v.view(8*n*k), b.v.view(8*n*(k+1))
-	q := &launchQueue{d: d}
-	q.do(func() error {
+	vk, w := b.v.View(8*n*k), b.v.View(8*n*(k+1))
+	q := d.NewLaunchQueue()
+	q.Do(func() error {
 		if err := cuda.CublasSetStream(blas, 0); err != nil {
 			return err
 		}
-		return cuda.Dgemv(blas, cuda.OpN, n, n, 1, b.fa.s.a.ptr, n, vk.ptr, 0, b.tmp.ptr)
+		return cuda.Dgemv(blas, cuda.OpN, n, n, 1, b.fa.s.a.Ptr(), n, vk.Ptr(), 0, b.tmp.Ptr())
 	})
 	if err := b.pc.enqueue(q, b.la, b.tmp, w); err != nil {
 		return err
 	}
 	for pass := range 2 {
-		c := b.coef.view(8 * (k + 1) * pass)
+		c := b.coef.View(8 * (k + 1) * pass)
 		b.orthogonalize(q, w, c, k+1)
 	}
-	q.do(func() error {
-		norm, err := cuda.Dnrm2(blas, n, w.ptr)
+	q.Do(func() error {
+		norm, err := cuda.Dnrm2(blas, n, w.Ptr())
 		if err != nil {
 			return err
 		}
@@ -235,9 +236,9 @@ func (b *deviceBasis) Expand(k int, h []float64) error {
 		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
 			return nil
 		}
-		return cuda.Dscal(blas, n, 1/norm, w.ptr)
+		return cuda.Dscal(blas, n, 1/norm, w.Ptr())
 	})
-	if err := q.flush(); err != nil {
+	if err := q.Flush(); err != nil {
 		return err
 	}
 	c := make([]float64, 2*(k+1))
@@ -252,19 +253,19 @@ func (b *deviceBasis) Expand(k int, h []float64) error {
 
 // orthogonalize queues one pass of classical Gram–Schmidt against the
 // first k vectors: c = Vᵀw, w −= V·c.
-func (b *deviceBasis) orthogonalize(q *launchQueue, w, c *Buffer, k int) {
-	n, blas := b.fa.s.n, b.la.blas
-	q.do(func() error {
-		if err := cuda.Dgemv(blas, cuda.OpT, n, k, 1, b.v.ptr, n, w.ptr, 0, c.ptr); err != nil {
+func (b *deviceBasis) orthogonalize(q *gpu.LaunchQueue, w, c *gpu.Buffer, k int) {
+	n, blas := b.fa.s.n, b.la.Blas
+	q.Do(func() error {
+		if err := cuda.Dgemv(blas, cuda.OpT, n, k, 1, b.v.Ptr(), n, w.Ptr(), 0, c.Ptr()); err != nil {
 			return err
 		}
-		return cuda.Dgemv(blas, cuda.OpN, n, k, -1, b.v.ptr, n, c.ptr, 1, w.ptr)
+		return cuda.Dgemv(blas, cuda.OpN, n, k, -1, b.v.Ptr(), n, c.Ptr(), 1, w.Ptr())
 	})
 }
 
 func (b *deviceBasis) Combine(y, x []float64) error {
-	d, n, blas := b.fa.s.e.d, b.fa.s.n, b.la.blas
-	if len(x) != n || 8*len(y) > b.coef.n {
+	d, n, blas := b.fa.s.e.d, b.fa.s.n, b.la.Blas
+	if len(x) != n || 8*len(y) > b.coef.Bytes() {
 		return fmt.Errorf("gpu: Krylov basis: combining %d vectors into %d entries", len(y), len(x))
 	}
 	if len(y) == 0 {
@@ -274,15 +275,15 @@ func (b *deviceBasis) Combine(y, x []float64) error {
 	if err := d.Upload(b.coef, y); err != nil {
 		return err
 	}
-	if err := d.call(func() error {
+	if err := d.Do(func() error {
 		if err := cuda.CublasSetStream(blas, 0); err != nil {
 			return err
 		}
-		return cuda.Dgemv(blas, cuda.OpN, n, len(y), 1, b.v.ptr, n, b.coef.ptr, 0, b.tmp.ptr)
+		return cuda.Dgemv(blas, cuda.OpN, n, len(y), 1, b.v.Ptr(), n, b.coef.Ptr(), 0, b.tmp.Ptr())
 	}); err != nil {
 		return err
 	}
 	return d.Download(x, b.tmp)
 }
 
-func (b *deviceBasis) Free() error { return freeAll(b.v, b.coef, b.tmp) }
+func (b *deviceBasis) Free() error { return gpu.FreeAll(b.v, b.coef, b.tmp) }

@@ -1,7 +1,8 @@
-package gpu
+package dense
 
 import (
-	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
 // A trailing computes one blocked-LU step's trailing updates
@@ -10,32 +11,32 @@ import (
 // update any range of the trailing columns (the look-ahead updates the
 // next panel's columns first).
 type trailing interface {
-	prepare(j, jb int, st *Stream) error
-	update(c0, cols int, st *Stream, sms int) error
+	prepare(j, jb int, st *gpu.Stream) error
+	update(c0, cols int, st *gpu.Stream, sms int) error
 	free()
 }
 
 // fusedTrailing runs the updates on the fused kernel with the form's
 // multiword plan, reading L₂₁ and U₁₂ where they are.
 type fusedTrailing struct {
-	e     *Engine
+	e     *Solver
 	f     LUForm
-	w     *Buffer
+	w     *gpu.Buffer
 	n     int
 	j, jb int
 }
 
-func (t *fusedTrailing) prepare(j, jb int, _ *Stream) error {
+func (t *fusedTrailing) prepare(j, jb int, _ *gpu.Stream) error {
 	t.j, t.jb = j, jb
 	return nil
 }
 
-func (t *fusedTrailing) update(c0, cols int, st *Stream, sms int) error {
+func (t *fusedTrailing) update(c0, cols int, st *gpu.Stream, sms int) error {
 	at := func(i, j int) int { return 4 * (i + j*t.n) }
 	r := t.j + t.jb
-	return t.e.Fused(*t.f.Plan, FusedArgs{M: t.n - r, N: cols, K: t.jb, Stream: st, SMs: sms, Update: true,
-		A: t.w.view(at(r, t.j)), LayoutA: ColMajor, LdA: t.n, B: t.w.view(at(t.j, c0)), LayoutB: ColMajor, LdB: t.n,
-		C: t.w.view(at(r, c0)), LayoutC: ColMajor, LdC: t.n})
+	return t.e.eng.Fused(*t.f.Plan, gemm.FusedArgs{M: t.n - r, N: cols, K: t.jb, Stream: st, SMs: sms, Update: true,
+		A: t.w.View(at(r, t.j)), LayoutA: gemm.ColMajor, LdA: t.n, B: t.w.View(at(t.j, c0)), LayoutB: gemm.ColMajor, LdB: t.n,
+		C: t.w.View(at(r, c0)), LayoutC: gemm.ColMajor, LdC: t.n})
 }
 
 func (t *fusedTrailing) free() {}
@@ -44,17 +45,17 @@ func (t *fusedTrailing) free() {}
 // multiplies, round_words' kind (lu.cu) and the word as reports name it.
 var tc32Words = []struct {
 	form  string
-	typ   DataType
+	typ   gpu.DataType
 	kind  int32
 	label string
 }{
-	{"tc32-fp16", F16, 0, "fp16"},
-	{"tc32-bf16", BF16, 1, "bf16"},
-	{"tc32-tf32", F32, 2, "TF32"}, // binary32 values with TF32's 10 fraction bits
+	{"tc32-fp16", gpu.F16, 0, "fp16"},
+	{"tc32-bf16", gpu.BF16, 1, "bf16"},
+	{"tc32-tf32", gpu.F32, 2, "TF32"}, // binary32 values with TF32's 10 fraction bits
 }
 
 // tc32Word finds the TC32 word of type typ (index −1: none).
-func tc32Word(typ DataType) int {
+func tc32Word(typ gpu.DataType) int {
 	for i, w := range tc32Words {
 		if w.typ == typ {
 			return i
@@ -84,19 +85,19 @@ func (f LUForm) WordName() string {
 // (fp16_scales, cuBLASLt's device pointer mode), so no update waits for
 // the host.
 type ltTrailing struct {
-	e                   *Engine
-	round, amax, scales *Function
-	words               DataType
-	w, l, u             *Buffer
+	e                   *Solver
+	round, amax, scales *gpu.Function
+	words               gpu.DataType
+	w, l, u             *gpu.Buffer
 	// fp16 only: for L₂₁, for the next panel's columns of U₁₂ and for the
 	// rest, the max |value| (binary32 bits), then s, alpha and beta
 	// (fp16_scales; L₂₁'s only s).
-	scaleSlots *Buffer
+	scaleSlots *gpu.Buffer
 	n          int
 	j, jb      int
 	// The algorithms of the first step's two products (the next panel's
 	// columns, the rest), run again for every later step's shapes.
-	algos map[bool]*cuda.HeuristicResult
+	algos map[bool]*gpu.Algorithm
 }
 
 // scaleSlot is the words a scaleSlots entry takes (max, s, alpha, beta);
@@ -106,12 +107,12 @@ const (
 	lSlot     = 0
 )
 
-func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int) (*ltTrailing, error) {
+func (e *Solver) newLtTrailing(mod *gpu.Module, words gpu.DataType, w *gpu.Buffer, n, nb int) (*ltTrailing, error) {
 	d := e.d
-	t := &ltTrailing{e: e, words: words, w: w, n: n, algos: map[bool]*cuda.HeuristicResult{}}
+	t := &ltTrailing{e: e, words: words, w: w, n: n, algos: map[bool]*gpu.Algorithm{}}
 	var err error
 	for _, f := range []struct {
-		fn   **Function
+		fn   **gpu.Function
 		name string
 	}{{&t.round, "round_words"}, {&t.amax, "amax_f32"}, {&t.scales, "fp16_scales"}} {
 		if *f.fn, err = mod.Function(f.name); err != nil {
@@ -126,7 +127,7 @@ func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int
 		t.free()
 		return nil, err
 	}
-	if words == F16 {
+	if words == gpu.F16 {
 		if t.scaleSlots, err = d.Alloc(4 * 3 * scaleSlot); err != nil {
 			t.free()
 			return nil, err
@@ -140,7 +141,7 @@ func (e *Engine) newLtTrailing(mod *Module, words DataType, w *Buffer, n, nb int
 }
 
 func (t *ltTrailing) free() {
-	freeAll(t.l, t.u, t.scaleSlots)
+	gpu.FreeAll(t.l, t.u, t.scaleSlots)
 }
 
 // columns is the grid of a kernel whose blocks take columns: one each, up
@@ -157,15 +158,15 @@ func (t *ltTrailing) kind() int32 {
 }
 
 // slot is the scaleSlots entry k: its max, then its s (alpha, beta).
-func (t *ltTrailing) slot(k int) (maxBits, s *Buffer) {
-	b := t.scaleSlots.view(4 * scaleSlot * k)
-	return b, b.view(4)
+func (t *ltTrailing) slot(k int) (maxBits, s *gpu.Buffer) {
+	b := t.scaleSlots.View(4 * scaleSlot * k)
+	return b, b.View(4)
 }
 
 // fp16Scale queues the scale of the rows×cols block at x into slot k
 // (other: the scale of the product's other factor, or nil, and then only
 // the scale) and returns the scale, followed by alpha and beta with other.
-func (t *ltTrailing) fp16Scale(x *Buffer, rows, cols, k int, other *Buffer, st *Stream) (*Buffer, error) {
+func (t *ltTrailing) fp16Scale(x *gpu.Buffer, rows, cols, k int, other *gpu.Buffer, st *gpu.Stream) (*gpu.Buffer, error) {
 	maxBits, s := t.slot(k)
 	if err := t.amax.Launch(columns(cols, 1024), [3]uint32{256, 1, 1}, 0, st,
 		x, int64(t.n), int32(rows), int32(cols), maxBits); err != nil {
@@ -179,13 +180,13 @@ func (t *ltTrailing) fp16Scale(x *Buffer, rows, cols, k int, other *Buffer, st *
 }
 
 // prepare rounds L₂₁; each update rounds its own columns of U₁₂.
-func (t *ltTrailing) prepare(j, jb int, st *Stream) error {
+func (t *ltTrailing) prepare(j, jb int, st *gpu.Stream) error {
 	t.j, t.jb = j, jb
 	r := j + jb
 	rest := t.n - r
-	x := t.w.view(4 * (r + j*t.n))
+	x := t.w.View(4 * (r + j*t.n))
 	var scale any = uintptr(0) // none: 1
-	if t.words == F16 {
+	if t.words == gpu.F16 {
 		s, err := t.fp16Scale(x, rest, jb, lSlot, nil, st)
 		if err != nil {
 			return err
@@ -196,19 +197,19 @@ func (t *ltTrailing) prepare(j, jb int, st *Stream) error {
 		x, int64(t.n), int32(rest), int32(jb), t.l, scale, t.kind())
 }
 
-func (t *ltTrailing) update(c0, cols int, st *Stream, sms int) error {
+func (t *ltTrailing) update(c0, cols int, st *gpu.Stream, sms int) error {
 	r := t.j + t.jb
-	u := t.u.view(t.words.Size() * (c0 - r) * t.jb)
-	uSrc := t.w.view(4 * (t.j + c0*t.n))
+	u := t.u.View(t.words.Size() * (c0 - r) * t.jb)
+	uSrc := t.w.View(4 * (t.j + c0*t.n))
 	rest := c0 > r
-	spec := MatmulSpec{M: t.n - r, N: cols, K: t.jb, A: t.l, B: u,
-		TypeA: t.words, TypeB: t.words, TypeC: F32, TypeD: F32, Compute: Compute32F,
+	spec := gpu.MatmulSpec{M: t.n - r, N: cols, K: t.jb, A: t.l, B: u,
+		TypeA: t.words, TypeB: t.words, TypeC: gpu.F32, TypeD: gpu.F32, Compute: gpu.Compute32F,
 		Alpha: -1, Beta: 1, Workspace: t.e.workspace, Stream: st, SMs: sms}
-	if t.words == F32 {
-		spec.Compute = Compute32FFastTF32
+	if t.words == gpu.F32 {
+		spec.Compute = gpu.Compute32FFastTF32
 	}
 	var scale any = uintptr(0) // none: 1
-	if t.words == F16 {
+	if t.words == gpu.F16 {
 		k := 1
 		if rest {
 			k = 2
@@ -218,21 +219,21 @@ func (t *ltTrailing) update(c0, cols int, st *Stream, sms int) error {
 		if err != nil {
 			return err
 		}
-		scale, spec.scales = s, s.view(4) // alpha, beta
+		scale, spec.DeviceScales = s, s.View(4) // alpha, beta
 	}
 	if err := t.round.Launch(columns(cols, 65535), [3]uint32{256, 1, 1}, 0, st,
 		uSrc, int64(t.n), int32(t.jb), int32(cols), u, scale, t.kind()); err != nil {
 		return err
 	}
-	c := t.w.view(4 * (r + c0*t.n))
+	c := t.w.View(4 * (r + c0*t.n))
 	spec.C, spec.D, spec.LdC, spec.LdD = c, c, t.n, t.n
 	// A new heuristic and kernel per shape cost about 20-30 ms a
 	// factorization on an H100; the first step's algorithms serve all.
-	spec.reuse = t.algos[rest]
-	used, err := t.e.lt.matmul(spec)
-	if err != nil && spec.reuse != nil {
-		spec.reuse = nil // it does not suit this shape: ask the heuristic
-		used, err = t.e.lt.matmul(spec)
+	spec.Algorithm = t.algos[rest]
+	used, err := t.e.lt.MatmulAlgo(spec)
+	if err != nil && spec.Algorithm != nil {
+		spec.Algorithm = nil // it does not suit this shape: ask the heuristic
+		used, err = t.e.lt.MatmulAlgo(spec)
 	}
 	if err == nil && t.algos[rest] == nil {
 		t.algos[rest] = &used

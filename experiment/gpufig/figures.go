@@ -1,8 +1,9 @@
-package gpu
+package gpufig
 
 import (
 	"context"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu/gemm"
 	"slices"
 
 	"github.com/mwmm/mwmm/experiment"
@@ -14,17 +15,17 @@ const fasi = experiment.Fasi
 // the tests give a fake one, so that the task lists are checked without a
 // GPU.
 type measurer interface {
-	Time(n, reps int, methods []Method, after func()) ([]Timing, error)
-	Accuracy(m, n, dist int, seed uint64, methods []Method) ([]Accuracy, error)
+	Time(n, reps int, methods []gemm.Method, after func()) ([]gemm.Timing, error)
+	Accuracy(m, n, dist int, seed uint64, methods []gemm.Method) ([]gemm.Accuracy, error)
 }
 
 // paperMethods are the methods of the paper's Figures 4.1 and 4.2: the
 // baselines and the Algorithm 4.1 variants, all through cuBLASLt. The
 // fused FABsum variants of BenchVariants belong to fig4.4 and fig4.5.
-func paperMethods() []Method {
-	ms := slices.Clone(Baselines)
-	for _, v := range cublasVariants {
-		ms = append(ms, Method{Name: v, Variant: v})
+func paperMethods() []gemm.Method {
+	ms := slices.Clone(gemm.Baselines)
+	for _, v := range gemm.CublasVariants {
+		ms = append(ms, gemm.Method{Name: v, Variant: v})
 	}
 	return ms
 }
@@ -48,7 +49,9 @@ func errorHi(cfg experiment.Config) int {
 	return 20
 }
 
-func init() {
+// Register adds the papers' GPU figures (fig4.1–fig4.5) to the experiment
+// registry; cmd/mwmm calls it once at start-up.
+func Register() {
 	experiment.Register(&experiment.Experiment{
 		Name:  "fig4.1",
 		Title: "throughput of cuBLASLt baselines and multiword variants on this GPU",
@@ -63,11 +66,11 @@ func init() {
 		PanelColumn: "timing", SeriesColumn: "method", XColumn: "n", YColumn: "tflops",
 		XLabel: "n (A, B n×n)", YLabel: "effective Tflop/s (2n³/t)", LogX: true, LogY: true,
 		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
-			e, err := SharedEngine(0)
+			e, err := gemm.SharedEngine(0)
 			if err != nil {
 				return nil, err
 			}
-			return throughputTasks(cfg, e.d.Name(), nil, paperMethods(), e), nil
+			return throughputTasks(cfg, e.Device().Name(), nil, paperMethods(), e), nil
 		},
 	})
 	experiment.Register(paperErrors(16, &experiment.Experiment{
@@ -109,7 +112,7 @@ func init() {
 // the method drawn.
 type figureSeries struct {
 	Label  string
-	Method Method
+	Method gemm.Method
 }
 
 // algorithm44 is the spec of Algorithm 4.4 on the fused kernel: two
@@ -122,13 +125,13 @@ func algorithm44(sum string, b int) string {
 }
 
 func variantSeries(label, spec string) figureSeries {
-	return figureSeries{label, Method{Name: spec, Variant: spec}}
+	return figureSeries{label, gemm.Method{Name: spec, Variant: spec}}
 }
 
 // sgemmSeries is the fp32 baseline of the FABsum figures: cuBLASLt's
 // pedantic SGEMM (the paper's cublasGemmEx in fp32).
 func sgemmSeries() figureSeries {
-	return figureSeries{"fp32 (SGEMM)", Baselines[0]}
+	return figureSeries{"fp32 (SGEMM)", gemm.Baselines[0]}
 }
 
 // fig44Series are the curves of Figure 4.4: SGEMM, cuBLAS double-fp16
@@ -192,12 +195,12 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 		PanelColumn: "timing", SeriesColumn: "method", XColumn: "n", YColumn: "tflops",
 		XLabel: "n (A, B n×n)", YLabel: "effective Tflop/s (2n³/t)", LogX: true, LogY: true,
 		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
-			e, err := SharedEngine(0)
+			e, err := gemm.SharedEngine(0)
 			if err != nil {
 				return nil, err
 			}
 			s := series()
-			return throughputTasks(cfg, e.d.Name(), s, seriesMethods(s), e), nil
+			return throughputTasks(cfg, e.Device().Name(), s, seriesMethods(s), e), nil
 		},
 	}, {
 		Name:  name + "-error",
@@ -212,7 +215,7 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 		PanelColumn: "distribution", SeriesColumn: "method", XColumn: "n", YColumn: "componentwise_error", NoteColumn: "normwise_error",
 		XLabel: "n (inner dimension)", YLabel: "componentwise error max|C−Ĉ|/(|A||B|)", LogX: true, LogY: true,
 		Tasks: func(cfg experiment.Config) ([]experiment.Task, error) {
-			e, err := SharedEngine(0)
+			e, err := gemm.SharedEngine(0)
 			if err != nil {
 				return nil, err
 			}
@@ -222,8 +225,8 @@ func fabsumFigure(name, figure, what, shows string, series func() []figureSeries
 	}}
 }
 
-func seriesMethods(series []figureSeries) []Method {
-	var ms []Method
+func seriesMethods(series []figureSeries) []gemm.Method {
+	var ms []gemm.Method
 	for _, s := range series {
 		ms = append(ms, s.Method)
 	}
@@ -256,7 +259,7 @@ const (
 // throughputTasks times the methods on n×n matrices, one point per n with
 // every method (on the same operands, one after another), and reports
 // each timing twice: the paper's definition and ours, a panel each.
-func throughputTasks(cfg experiment.Config, device string, series []figureSeries, methods []Method, m measurer) []experiment.Task {
+func throughputTasks(cfg experiment.Config, device string, series []figureSeries, methods []gemm.Method, m measurer) []experiment.Task {
 	label := seriesLabel(series)
 	paper, ours := device+": "+paperTiming, device+": "+ourTiming
 	var tasks []experiment.Task
@@ -271,10 +274,10 @@ func throughputTasks(cfg experiment.Config, device string, series []figureSeries
 				}
 				var rows []experiment.Row
 				for _, t := range ts {
-					rows = append(rows, experiment.Row{Panel: paper, Series: label(t.Method), X: float64(n), Y: TFLOPs(n, t.MeanProducts)})
+					rows = append(rows, experiment.Row{Panel: paper, Series: label(t.Method), X: float64(n), Y: gemm.TFLOPs(n, t.MeanProducts)})
 				}
 				for _, t := range ts {
-					rows = append(rows, experiment.Row{Panel: ours, Series: label(t.Method), X: float64(n), Y: TFLOPs(n, t.Total)})
+					rows = append(rows, experiment.Row{Panel: ours, Series: label(t.Method), X: float64(n), Y: gemm.TFLOPs(n, t.Total)})
 				}
 				return rows, nil
 			}})
@@ -285,10 +288,10 @@ func throughputTasks(cfg experiment.Config, device string, series []figureSeries
 // errorTasks measures the methods' errors for A outer×n and B n×outer
 // drawn from the first dists distributions of DistNames, one point per
 // distribution and n with every method.
-func errorTasks(cfg experiment.Config, outer, dists int, series []figureSeries, methods []Method, m measurer) []experiment.Task {
+func errorTasks(cfg experiment.Config, outer, dists int, series []figureSeries, methods []gemm.Method, m measurer) []experiment.Task {
 	label := seriesLabel(series)
 	var tasks []experiment.Task
-	for dist, name := range DistNames[:dists] {
+	for dist, name := range gemm.DistNames[:dists] {
 		for x := 10; x <= errorHi(cfg); x++ {
 			n := 1 << x
 			tasks = append(tasks, experiment.Task{Panel: name, Series: "all methods", X: float64(n), Cost: float64(n) * float64(len(methods)),
@@ -317,7 +320,7 @@ func paperErrors(rows int, e *experiment.Experiment) *experiment.Experiment {
 	e.PanelColumn, e.SeriesColumn, e.XColumn, e.YColumn, e.NoteColumn = "distribution", "method", "n", "componentwise_error", "normwise_error"
 	e.XLabel, e.YLabel, e.LogX, e.LogY = "n (inner dimension)", "componentwise error max|C−Ĉ|/(|A||B|)", true, true
 	e.Tasks = func(cfg experiment.Config) ([]experiment.Task, error) {
-		eng, err := SharedEngine(0)
+		eng, err := gemm.SharedEngine(0)
 		if err != nil {
 			return nil, err
 		}

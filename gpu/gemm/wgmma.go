@@ -1,8 +1,9 @@
-package gpu
+package gemm
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
@@ -108,7 +109,7 @@ func wgmmaTiles(lines, k int) int { return ((lines + wgBM - 1) / wgBM) * ((k + w
 // wgmmaPlan reports why wgmma.cu cannot compute the plan, or nil: it keeps
 // one accumulator per output, so a multiword plan must be FABsumJoint.
 func wgmmaPlan(p *multiword.Plan) error {
-	if err := fusedSupports(p); err != nil {
+	if err := FusedSupports(p); err != nil {
 		return err
 	}
 	switch {
@@ -152,7 +153,7 @@ func (e *Engine) WGMMASupports(p multiword.Plan) error {
 
 // wgmmaModule compiles the kernel for a plan and layouts, and returns it
 // with its shared memory size and (presplit) wgmma_split.
-func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update bool) (gemm *Function, shared int, split *Function, err error) {
+func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update bool) (gemm *gpu.Function, shared int, split *gpu.Function, err error) {
 	word, _, _ := fusedWord(p.Low)
 	all, err := fusedPairs(p)
 	if err != nil {
@@ -161,7 +162,7 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update 
 	sf, sw, shared := wgmmaStages(p, presplit)
 	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
 	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
-	mod, err := e.d.Module("wgmma", "--fmad=false",
+	mod, err := e.d.Module(kernel("wgmma"), "--fmad=false",
 		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
 		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
 		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)),
@@ -188,9 +189,9 @@ func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update 
 // lines, the other in k-rows of 128 elements. The map is encoded on the
 // device's thread (the driver wants the context current), in q's turn:
 // before the launch that reads it.
-func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld int) *cuda.TensorMap {
+func tensorMap(q *gpu.LaunchQueue, buf *gpu.Buffer, l Layout, kContig bool, lines, k, ld int) *cuda.TensorMap {
 	tm := new(cuda.TensorMap)
-	q.do(func() error {
+	q.Do(func() error {
 		var err error
 		if kContig {
 			err = cuda.EncodeTiled2D(tm, cuda.TensorFloat32, buf.Ptr(), uint64(lines), uint64(k), uint64(4*ld), 128, wgBK, cuda.Swizzle128B)
@@ -211,7 +212,7 @@ func tensorMap(q *launchQueue, buf *Buffer, l Layout, kContig bool, lines, k, ld
 // presplit words. flags, if not 0, are line_amax's flags for A's rows and
 // B's columns, which the split then sets to mark for entries beyond limit
 // itself (no scan ran).
-func (e *Engine) launchWGMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
+func (e *Engine) launchWGMMA(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
 	flags [2]uintptr, limit, mark uint32) error {
 	presplit := words != 0
 	fn, shared, split := cfg.gemm, cfg.shared, cfg.split
@@ -220,7 +221,7 @@ func (e *Engine) launchWGMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan
 	if presplit {
 		wordsB += uintptr(wgmmaTiles(a.M, a.K) * cfg.wordTile)
 		tA, tB := int64(wgmmaTiles(a.M, a.K)), int64(wgmmaTiles(a.N, a.K))
-		if err := q.launch(split, [3]uint32{uint32(min(tA+tB, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
+		if err := q.Launch(split, [3]uint32{uint32(min(tA+tB, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
 			a.A, int64(lda), b2i32(a.LayoutA == RowMajor), int32(a.M), ea, wordsA, tA, flags[0],
 			a.B, int64(ldb), b2i32(a.LayoutB == ColMajor), int32(a.N), eb, wordsB, tB, flags[1], int32(a.K), limit, mark); err != nil {
 			return err
@@ -243,7 +244,7 @@ func (e *Engine) launchWGMMA(q *launchQueue, cfg *fusedConfig, p *multiword.Plan
 	}
 	grid := uint32(min(tiles, sms))
 	markPasses(q, a)
-	return q.launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
+	return q.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
 		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems,
 		wordsA, wordsB)
 }

@@ -1,9 +1,10 @@
-package gpu
+package gemm
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"runtime"
 	"strconv"
@@ -20,10 +21,6 @@ const (
 	WGMMA   = "wgmma"    // Hopper's warpgroup MMA (HGMMA, QGMMA), sm_90a only
 	FMA     = "fma"      // the CUDA cores' fused multiply-add chain (FFMA, DFMA)
 )
-
-func init() {
-	mma.RegisterHardware("gpu", "the GPU's own arithmetic: gpu:mma.sync, gpu:wgmma, gpu:fma (gpuN: device N)", openUnit)
-}
 
 // A unitKind is one instruction with one pair of formats.
 type unitKind struct {
@@ -81,15 +78,15 @@ func UnitPairs(instr string) [][2]format.Format {
 // are passed whole: the hardware reads their top 19 bits), and the addends
 // likewise into the output format.
 type Unit struct {
-	d    *Device
+	d    *gpu.Device
 	kind unitKind
-	fn   *Function
+	fn   *gpu.Function
 	mu   sync.Mutex
 }
 
 // NewUnit opens the unit of instruction family instr (MMASync, WGMMA, FMA)
 // for the formats in → out on d; a zero Format picks the family's default.
-func NewUnit(d *Device, instr string, in, out format.Format) (*Unit, error) {
+func NewUnit(d *gpu.Device, instr string, in, out format.Format) (*Unit, error) {
 	var kind *unitKind
 	var have []string
 	for i, k := range unitKinds {
@@ -107,7 +104,7 @@ func NewUnit(d *Device, instr string, in, out format.Format) (*Unit, error) {
 	case kind == nil:
 		return nil, fmt.Errorf("%s has no %s→%s unit; it has %s", instr, nameOr(in), nameOr(out), strings.Join(have, ", "))
 	}
-	mod, err := d.Module("units")
+	mod, err := d.Module(kernel("units"))
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +155,7 @@ func openUnit(spec, input, output string) (mma.Unit, error) {
 	}
 	e, err := SharedEngine(i)
 	if err != nil {
-		if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) || errors.Is(err, ErrDriverTooOld) {
+		if errors.Is(err, gpu.ErrNoDriver) || errors.Is(err, gpu.ErrNoDevice) || errors.Is(err, gpu.ErrDriverTooOld) {
 			return nil, fmt.Errorf("%w (the GPU units run on an NVIDIA GPU; the models are presets such as h100)", err)
 		}
 		return nil, err
@@ -251,7 +248,7 @@ func (u *Unit) batch(k int, a, b, c, d []float64) error {
 	for i, x := range c {
 		putCode(cb[i*outBytes:], kd.out, x)
 	}
-	bufs := make([]*Buffer, 4)
+	bufs := make([]*gpu.Buffer, 4)
 	defer func() {
 		for _, x := range bufs {
 			if x != nil {

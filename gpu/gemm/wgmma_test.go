@@ -1,7 +1,8 @@
-package gpu
+package gemm
 
 import (
 	"fmt"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -106,7 +107,7 @@ func TestWGMMAJointMatchesModelAndMMA(t *testing.T) {
 				sameBits(t, spec+" against the mma.sync kernel", multiplyOn(t, e, KernelMMA, p, m, n, k, a, b), got)
 				if sf, _, _ := wgmmaStages(&p, false); sf > 0 {
 					sameBits(t, spec+" split in shared memory", got, multiplyOn(t, e, KernelWGMMASmem, p, m, n, k, a, b))
-				} else if err := e.Fused(p, FusedArgs{M: 1, N: 1, K: 1, A: alloc(t, e.d, 16), B: alloc(t, e.d, 16), C: alloc(t, e.d, 16),
+				} else if err := e.Fused(p, FusedArgs{M: 1, N: 1, K: 1, A: gputest.Alloc(t, e.d, 16), B: gputest.Alloc(t, e.d, 16), C: gputest.Alloc(t, e.d, 16),
 					Kernel: KernelWGMMASmem}); err == nil {
 					t.Errorf("%s: split in shared memory without room for its stages", spec)
 				}
@@ -185,7 +186,7 @@ func TestWGMMAOperands(t *testing.T) {
 	const m, n, k = 20, 30, 40
 	a, b := fp32Data(rng, m*k, 0), fp32Data(rng, k*n, 0)
 	p := lookup(t, "double-fp16-fabsum")
-	buf := alloc(t, e.d, 4*4096)
+	buf := gputest.Alloc(t, e.d, 4*4096)
 	if err := e.Fused(p, FusedArgs{M: m, N: n, K: k, A: buf, LdA: k + 1, B: buf, C: buf, Kernel: KernelWGMMASmem}); err == nil {
 		t.Error("lda = k+1 (not divisible by 4) accepted by the wgmma kernel's copy engine")
 	}

@@ -1,7 +1,9 @@
-package gpu
+package gemm
 
 import (
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -59,7 +61,7 @@ func lookup(t *testing.T, spec string) multiword.Plan {
 func TestFusedMatchesModel(t *testing.T) {
 	e := engineGPU(t)
 	useKernel(t, e, KernelMMA)
-	if e.d.major != 9 {
+	if !hopper(e.d) {
 		t.Skipf("the h100 model describes sm_90; this is %s", e.d.Arch())
 	}
 	model, err := multiword.Open("model:h100")
@@ -105,7 +107,7 @@ func matchModel(t *testing.T, e *Engine, k FusedKernel, model multiword.Engine, 
 func TestFusedPlainMatchesModel(t *testing.T) {
 	e := engineGPU(t)
 	useKernel(t, e, KernelMMA)
-	if e.d.major != 9 {
+	if !hopper(e.d) {
 		t.Skipf("the h100 model describes sm_90; this is %s", e.d.Arch())
 	}
 	model, _ := multiword.Open("model:h100")
@@ -165,7 +167,7 @@ func fusedHost(t *testing.T, e *Engine, p multiword.Plan, m, n, k int, a, b []fl
 	for i := range hc {
 		hc[i] = math.Float32frombits(poison)
 	}
-	da, db, dc := upload(t, e.d, ha), upload(t, e.d, hb), upload(t, e.d, hc)
+	da, db, dc := gputest.Upload(t, e.d, ha), gputest.Upload(t, e.d, hb), gputest.Upload(t, e.d, hc)
 	err := e.Fused(p, FusedArgs{M: m, N: n, K: k, A: da, LayoutA: la, LdA: lda, B: db, LayoutB: lb, LdB: ldb,
 		C: dc, LayoutC: lc, LdC: ldc, Kernel: e.kernel})
 	if err != nil {
@@ -356,7 +358,7 @@ func rangeAndSpecials(t *testing.T, e *Engine) {
 func TestFusedBadArgs(t *testing.T) {
 	e := engineGPU(t)
 	useKernel(t, e, KernelMMA)
-	buf := alloc(t, e.d, 4*64)
+	buf := gputest.Alloc(t, e.d, 4*64)
 	p := lookup(t, "double-fp16-fabsum")
 	for _, tc := range []struct {
 		args FusedArgs
@@ -422,7 +424,7 @@ func TestFusedBackToBack(t *testing.T) {
 // 8192 (MWMM_BENCH_N overrides) and reports each as a multiple of SGEMM's
 // speed: go test -bench Fused -run '^$' ./gpu/ on a GPU machine.
 func BenchmarkFused(b *testing.B) {
-	if err := Available(); err != nil {
+	if err := gpu.Available(); err != nil {
 		b.Skipf("no GPU: %v", err)
 	}
 	e, err := SharedEngine(0)

@@ -1,7 +1,8 @@
-package gpu
+package gemm
 
 import (
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"strconv"
 	"strings"
@@ -13,7 +14,12 @@ import (
 	"github.com/mwmm/mwmm/multiword"
 )
 
-func init() {
+// Register makes this package's engine and units reachable by name:
+// multiword.Open("gpu") or "gpu:N", and mma.Open("gpu:mma.sync"),
+// "gpu:wgmma", "gpu:fma" (gpuN: device N). cmd/mwmm calls it once at
+// start-up; a program that builds its Engine with NewEngine needs not.
+func Register() {
+	mma.RegisterHardware("gpu", "the GPU's own arithmetic: gpu:mma.sync, gpu:wgmma, gpu:fma (gpuN: device N)", openUnit)
 	multiword.Register("gpu", func(arg string) (multiword.Engine, error) {
 		i := 0
 		if arg != "" {
@@ -40,7 +46,7 @@ func SharedEngine(i int) (*Engine, error) {
 	if e, ok := engines[i]; ok {
 		return e, nil
 	}
-	d, err := OpenIndex(i)
+	d, err := gpu.OpenIndex(i)
 	if err != nil {
 		return nil, err
 	}
@@ -65,24 +71,21 @@ func SharedEngine(i int) (*Engine, error) {
 // through multiword.Drive with cuBLASLt as its block FMA: the same
 // arithmetic on the GPU, with the splitting and summation on the CPU.
 type Engine struct {
-	d         *Device
-	lt        *Lt
-	mod       *Module
-	workspace *Buffer
+	d         *gpu.Device
+	lt        *gpu.Lt
+	mod       *gpu.Module
+	workspace *gpu.Buffer
 	mu        sync.Mutex // one product at a time: the buffers are the engine's
 
 	scratchMu   sync.Mutex
-	scratchBufs map[*Stream]*Buffer    // the fused kernel's row and column data, per stream
-	flagBufs    map[*Stream]*lineFlags // and its flags of lines with specials
+	scratchBufs map[*gpu.Stream]*gpu.Buffer // the fused kernel's row and column data, per stream
+	flagBufs    map[*gpu.Stream]*lineFlags  // and its flags of lines with specials
 
 	kernel FusedKernel // Multiply's fused kernel (tests compare both)
 
-	laMu  sync.Mutex
 	cfgMu sync.Mutex
 	cfgs  map[fusedKey]*fusedConfig // the fused kernels' configurations, per plan and call shape
 
-	la        *linalg    // cuBLAS and cuSOLVER, for the solver
-	luStreams [2]*Stream // the blocked LU's main and look-ahead streams
 }
 
 // workspaceBytes is cuBLASLt's scratch memory: the faster algorithms want
@@ -92,12 +95,12 @@ const workspaceBytes = 32 << 20
 // NewEngine builds the engine on d: the split kernels are compiled (or read
 // from the cache) and the cuBLASLt handle made now, so that failures show
 // here.
-func NewEngine(d *Device) (*Engine, error) {
+func NewEngine(d *gpu.Device) (*Engine, error) {
 	lt, err := d.Lt()
 	if err != nil {
 		return nil, err
 	}
-	mod, err := d.Module("split", "--fmad=false")
+	mod, err := d.Module(kernel("split"), "--fmad=false")
 	if err != nil {
 		return nil, err
 	}
@@ -109,33 +112,40 @@ func NewEngine(d *Device) (*Engine, error) {
 }
 
 // Device returns the engine's device.
-func (e *Engine) Device() *Device { return e.d }
+func (e *Engine) Device() *gpu.Device { return e.d }
+
+// Lt returns the engine's cuBLASLt handle, and Workspace its scratch
+// memory for cuBLASLt's faster algorithms: the solver's products share them.
+func (e *Engine) Lt() *gpu.Lt { return e.lt }
+
+// Workspace: see Lt.
+func (e *Engine) Workspace() *gpu.Buffer { return e.workspace }
 
 func (e *Engine) Name() string { return "gpu" }
 
 // wordType is how a word format travels to cuBLASLt.
 type wordType struct {
-	data    DataType
+	data    gpu.DataType
 	kind    int32 // the split kernel's KIND_*
-	compute ComputeType
+	compute gpu.ComputeType
 }
 
 func wordTypeOf(f format.Format) (wordType, bool) {
 	switch f {
 	case format.Binary16:
-		return wordType{F16, 0, Compute32F}, true
+		return wordType{gpu.F16, 0, gpu.Compute32F}, true
 	case format.BFloat16:
-		return wordType{BF16, 1, Compute32F}, true
+		return wordType{gpu.BF16, 1, gpu.Compute32F}, true
 	case format.TF32:
-		return wordType{F32, 2, Compute32FFastTF32}, true
+		return wordType{gpu.F32, 2, gpu.Compute32FFastTF32}, true
 	case format.E4M3:
-		return wordType{E4M3, -1, Compute32F}, true // kind -1: encoded on the host
+		return wordType{gpu.E4M3, -1, gpu.Compute32F}, true // kind -1: encoded on the host
 	case format.E5M2:
 		// cuBLASLt has no e5m2×e5m2 product (NOT_SUPPORTED on the H200),
 		// but e5m2 values are fp16 values (same exponent range, fewer
 		// bits): the split kernel rounds to e5m2 and stores fp16, and
 		// the fp16 tensor cores multiply them exactly.
-		return wordType{F16, 0, Compute32F}, true
+		return wordType{gpu.F16, 0, gpu.Compute32F}, true
 	}
 	return wordType{}, false
 }
@@ -177,9 +187,9 @@ func allFinite(x []float64) bool {
 }
 
 // wordBuffers holds the words of one matrix on the device.
-type wordBuffers []*Buffer
+type wordBuffers []*gpu.Buffer
 
-func (w wordBuffers) free() { freeAll(w...) }
+func (w wordBuffers) free() { gpu.FreeAll(w...) }
 
 func (w wordBuffers) ptr(i int) uintptr {
 	if i < len(w) {
@@ -204,7 +214,7 @@ func (e *Engine) allocWords(f format.Format, p, elems int) (wordBuffers, error) 
 
 // split launches the split kernel on x (float32 or float64 elements, as
 // the kernel name says) into p words of f.
-func (e *Engine) split(kernel string, x *Buffer, elems int, f format.Format, p, shift int, stream *Stream) (wordBuffers, error) {
+func (e *Engine) split(kernel string, x *gpu.Buffer, elems int, f format.Format, p, shift int, stream *gpu.Stream) (wordBuffers, error) {
 	ws, err := e.allocWords(f, p, elems)
 	if err != nil {
 		return nil, err
@@ -217,27 +227,21 @@ func (e *Engine) split(kernel string, x *Buffer, elems int, f format.Format, p, 
 }
 
 // splitInto splits x into the words ws (len(ws) of them) of f.
-func (e *Engine) splitInto(kernel string, x *Buffer, elems int, f format.Format, shift int, ws wordBuffers, stream *Stream) error {
+func (e *Engine) splitInto(kernel string, x *gpu.Buffer, elems int, f format.Format, shift int, ws wordBuffers, stream *gpu.Stream) error {
 	wt, _ := wordTypeOf(f)
 	fn, err := e.mod.Function(kernel)
 	if err != nil {
 		return err
 	}
-	return fn.Launch(grid(elems), [3]uint32{256, 1, 1}, 0, stream,
+	return fn.Launch(gpu.StrideGrid(elems), [3]uint32{256, 1, 1}, 0, stream,
 		x, ws.ptr(0), ws.ptr(1), ws.ptr(2), ws.ptr(3), int64(elems), int32(len(ws)), wt.kind,
 		int32(f.Precision()), int32(f.Emin()), f.MaxFinite(), math.Ldexp(1, shift))
-}
-
-// grid is a grid-stride launch of 256-thread blocks: enough blocks to fill
-// any current GPU, no more.
-func grid(elems int) [3]uint32 {
-	return [3]uint32{uint32(max(1, min((elems+255)/256, 8192))), 1, 1}
 }
 
 // products accumulates the plan's products of words into c (m×n fp32,
 // row-major): row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, so B's words
 // come first and nothing is transposed.
-func (e *Engine) products(p *multiword.Plan, m, n, k int, aw, bw wordBuffers, c *Buffer, accumulate bool, stream *Stream) error {
+func (e *Engine) products(p *multiword.Plan, m, n, k int, aw, bw wordBuffers, c *gpu.Buffer, accumulate bool, stream *gpu.Stream) error {
 	wt, _ := wordTypeOf(p.Low)
 	pairs := p.Pairs
 	if pairs == nil {
@@ -248,10 +252,10 @@ func (e *Engine) products(p *multiword.Plan, m, n, k int, aw, bw wordBuffers, c 
 		if x == 0 && !accumulate {
 			beta = 0
 		}
-		err := e.lt.Matmul(MatmulSpec{
+		err := e.lt.Matmul(gpu.MatmulSpec{
 			M: n, N: m, K: k, A: bw[pr.J], B: aw[pr.I], C: c, D: c,
 			LdA: n, LdB: k, LdC: n, LdD: n,
-			TypeA: wt.data, TypeB: wt.data, TypeC: F32, TypeD: F32, Compute: wt.compute,
+			TypeA: wt.data, TypeB: wt.data, TypeC: gpu.F32, TypeD: gpu.F32, Compute: wt.compute,
 			Alpha: math.Ldexp(1, -p.WordShift*(pr.I+pr.J)), Beta: beta,
 			Workspace: e.workspace, Stream: stream,
 		})
@@ -374,7 +378,7 @@ func (e *Engine) gemm(p *multiword.Plan, m, n, k int, a []float64, lda int, b []
 // layout (both operands k-contiguous) with leading dimensions that are
 // multiples of 16, so the words are encoded on the host, B transposed, and
 // every dimension padded with zeros to a multiple of 16 (exact).
-func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error {
+func (e *Engine) gemm8(p *multiword.Plan, dt gpu.DataType, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	mp, np, kp := roundUp(m, 16), roundUp(n, 16), roundUp(k, 16)
@@ -404,13 +408,13 @@ func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64,
 			c32[i*np+j] = float32(c[i*n+j])
 		}
 	}
-	var bufs []*Buffer
+	var bufs []*gpu.Buffer
 	defer func() {
 		for _, b := range bufs {
 			b.Free()
 		}
 	}()
-	load := func(x any, bytes int) (*Buffer, error) {
+	load := func(x any, bytes int) (*gpu.Buffer, error) {
 		buf, err := e.d.Alloc(bytes)
 		if err == nil {
 			bufs = append(bufs, buf)
@@ -430,9 +434,9 @@ func (e *Engine) gemm8(p *multiword.Plan, dt DataType, m, n, k int, a []float64,
 	if err != nil {
 		return err
 	}
-	err = e.lt.Matmul(MatmulSpec{M: np, N: mp, K: kp, TransA: true, A: db, B: da, C: dc, D: dc,
-		LdA: kp, LdB: kp, LdC: np, LdD: np, TypeA: dt, TypeB: dt, TypeC: F32, TypeD: F32,
-		Compute: Compute32F, Alpha: 1, Beta: 1, Workspace: e.workspace})
+	err = e.lt.Matmul(gpu.MatmulSpec{M: np, N: mp, K: kp, TransA: true, A: db, B: da, C: dc, D: dc,
+		LdA: kp, LdB: kp, LdC: np, LdD: np, TypeA: dt, TypeB: dt, TypeC: gpu.F32, TypeD: gpu.F32,
+		Compute: gpu.Compute32F, Alpha: 1, Beta: 1, Workspace: e.workspace})
 	if err != nil {
 		return fmt.Errorf("gpu: %s product of plan %q: %w", f.Name(), p.Name, err)
 	}
@@ -458,7 +462,7 @@ func (e *Engine) UnitError(p *multiword.Plan) (multiword.UnitError, error) {
 		low = "fp16" // fp8 products are exact in fp16's adder as well
 	}
 	preset := "a100"
-	if e.d.major == 9 {
+	if hopper(e.d) {
 		preset = "h100"
 	}
 	u, err := mma.Lookup(preset, low, "fp32")
@@ -476,3 +480,12 @@ func (e *Engine) UnitError(p *multiword.Plan) (multiword.UnitError, error) {
 func (e *Engine) String() string {
 	return "gpu (" + strings.TrimSpace(e.d.Name()) + ")"
 }
+
+// hopper reports an sm_90 device, where the wgmma kernels run.
+func hopper(d *gpu.Device) bool {
+	major, _ := d.ComputeCapability()
+	return major == 9
+}
+
+// roundUp rounds x up to a multiple of m.
+func roundUp(x, m int) int { return (x + m - 1) / m * m }

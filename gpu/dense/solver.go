@@ -1,8 +1,10 @@
-package gpu
+package dense
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
 	"math"
 	"slices"
 	"strconv"
@@ -16,103 +18,14 @@ import (
 	"github.com/mwmm/mwmm/multiword"
 )
 
-// ErrNoCusolver is wrapped by the solver's errors on a machine without
-// cuBLAS or cuSOLVER (libcublas.so.13, libcusolver.so.12).
-var ErrNoCusolver = cuda.ErrNoCusolver
-
-// linalg holds the cuBLAS and cuSOLVER handles of a device, made on first
-// use and destroyed with the device.
-type linalg struct {
-	blas, solver uintptr
-	id           uint64
-}
-
-func (e *Engine) linalg() (*linalg, error) {
-	e.laMu.Lock()
-	defer e.laMu.Unlock()
-	if e.la != nil {
-		return e.la, nil
-	}
-	la := &linalg{}
-	err := e.d.call(func() error {
-		if err := cuda.LoadCusolver(); err != nil {
-			return err
-		}
-		var err error
-		if la.blas, err = cuda.CublasCreate(); err != nil {
-			return err
-		}
-		if la.solver, err = cuda.CusolverCreate(); err != nil {
-			return errors.Join(err, cuda.CublasDestroy(la.blas))
-		}
-		la.id = e.d.track(func() error {
-			return errors.Join(cuda.CusolverDestroy(la.solver), cuda.CublasDestroy(la.blas))
-		})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: solver: %w", err)
-	}
-	e.la = la
-	return la, nil
-}
-
-// blasOn and solverOn send the cuBLAS or cuSOLVER handle's later work to
-// st (nil: the default stream); on the device's thread.
-func (la *linalg) blasOn(d *Device, st *Stream) error {
-	h, err := st.handle(d)
-	if err != nil {
-		return err
-	}
-	return cuda.CublasSetStream(la.blas, h)
-}
-
-func (la *linalg) solverOn(d *Device, st *Stream) error {
-	h, err := st.handle(d)
-	if err != nil {
-		return err
-	}
-	return cuda.CusolverSetStream(la.solver, h)
-}
-
-// SolverVersions returns the versions of cuBLAS (e.g. 130100) and
-// cuSOLVER (major, minor, patch) that the solver would use, or an error
-// wrapping ErrNoCusolver.
-func (d *Device) SolverVersions() (blas int, solver [3]int, err error) {
-	err = d.call(func() error {
-		if err := cuda.LoadCusolver(); err != nil {
-			return err
-		}
-		h, err := cuda.CublasCreate()
-		if err != nil {
-			return err
-		}
-		blas, err = cuda.CublasVersion(h)
-		if err = errors.Join(err, cuda.CublasDestroy(h)); err != nil {
-			return err
-		}
-		solver[0], solver[1], solver[2], err = cuda.CusolverVersion()
-		return err
-	})
-	return blas, solver, err
-}
-
-// view is the part of b from byte off on, freed with b (its own Free does
-// nothing): sub-matrices for the kernels and libraries that take a Buffer.
-func (b *Buffer) view(off int) *Buffer {
-	v := &Buffer{d: b.d, ptr: b.ptr + uintptr(off), n: b.n - off, id: b.id}
-	v.freeOnce.Do(func() {})
-	return v
-}
-
 // A System is an n×n matrix A on the device, in fp64 and column-major
 // (element (i, j) at i + j·n, as cuSOLVER keeps it), with what refinement
 // needs of it: y = A·x and ‖A‖∞. Free it when done.
 type System struct {
-	e       *Engine
+	e       *Solver
 	n       int
-	a       *Buffer
-	rowSums *Buffer // Σ_j |a_ij| for each row, for ‖A‖∞ and the dominance check
+	a       *gpu.Buffer
+	rowSums *gpu.Buffer // Σ_j |a_ij| for each row, for ‖A‖∞ and the dominance check
 	norm    float64
 	// dominant is DiagonallyDominant's answer (by rows, by columns), kept
 	// for the next Factor, whose PivotAuto takes it instead of passing
@@ -125,7 +38,7 @@ type System struct {
 var MatrixKinds = []string{"uniform", "centered", "normal", "diagdom"}
 
 // NewSystem copies the row-major n×n matrix a to the device.
-func (e *Engine) NewSystem(n int, a []float64) (*System, error) {
+func (e *Solver) NewSystem(n int, a []float64) (*System, error) {
 	if n <= 0 || len(a) != n*n {
 		return nil, fmt.Errorf("gpu: a system of order %d needs %d entries, got %d", n, n*n, len(a))
 	}
@@ -150,11 +63,11 @@ func (e *Engine) NewSystem(n int, a []float64) (*System, error) {
 // centered (uniform in (−0.5, 0.5]), normal, or diagdom (centered plus
 // n/2 on the diagonal, with its sign: diagonally dominant by rows and
 // columns). The same seed gives the same matrix on every GPU.
-func (e *Engine) GenerateSystem(n int, kind string, seed uint64) (*System, error) {
+func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("gpu: a system of order %d", n)
 	}
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		return nil, err
 	}
@@ -177,9 +90,9 @@ func (e *Engine) GenerateSystem(n int, kind string, seed uint64) (*System, error
 	case "centered", "diagdom":
 		err = fill("fill_uniform", -0.5, 0.5)
 		if err == nil && kind == "diagdom" {
-			var f *Function
+			var f *gpu.Function
 			if f, err = mod.Function("add_diag"); err == nil {
-				err = f.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, buf, int64(n), int32(n), float64(n)/2)
+				err = f.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, buf, int64(n), int32(n), float64(n)/2)
 			}
 		}
 	case "normal":
@@ -202,7 +115,7 @@ var randsvdChunk = 8192
 // one-small, σ₁ = 1, σ_n = 1/κ). Q₁ and Q₂ are the orthogonal factors of
 // the QR factorizations (cuSOLVER dgeqrf) of two Gaussian matrices,
 // applied by dormqr: κ₂(A) = σ₁/σ_n up to rounding.
-func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) {
+func (e *Solver) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) {
 	n := len(sigma)
 	if n == 0 {
 		return nil, errors.New("gpu: randsvd with no singular values")
@@ -212,11 +125,11 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 			return nil, fmt.Errorf("gpu: randsvd: σ_%d = %g; singular values must be finite and positive", i+1, v)
 		}
 	}
-	la, err := e.linalg()
+	la, err := e.d.Linalg()
 	if err != nil {
 		return nil, err
 	}
-	mod, err := e.d.Module("lu")
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +151,7 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 	}
 	defer small.Free()
 	fail := func(err error) (*System, error) { c.Free(); return nil, fmt.Errorf("gpu: randsvd: %w", err) }
-	tau, info := small.ptr+uintptr(8*n), small.ptr+uintptr(16*n)
+	tau, info := small.Ptr()+uintptr(8*n), small.Ptr()+uintptr(16*n)
 	if err := d.Memset32(c, 0); err != nil {
 		return fail(err)
 	}
@@ -249,7 +162,7 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 	if err != nil {
 		return fail(err)
 	}
-	if err := setDiag.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, c, int64(n), int32(n), small); err != nil {
+	if err := setDiag.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, c, int64(n), int32(n), small); err != nil {
 		return fail(err)
 	}
 	normal, err := mod.Function("fill_normal")
@@ -272,20 +185,20 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 		chunk := min(n, randsvdChunk)
 		apply := func(k0, off int, run func(m, cols, k int, a, tau, c uintptr) error) error {
 			k, w := min(chunk, n-k0), min(chunk, n-off)
-			a, t := g.ptr+uintptr(8*(k0+k0*n)), tau+uintptr(8*k0)
+			a, t := g.Ptr()+uintptr(8*(k0+k0*n)), tau+uintptr(8*k0)
 			if side == cuda.SideLeft {
-				return run(n-k0, w, k, a, t, c.ptr+uintptr(8*(k0+off*n)))
+				return run(n-k0, w, k, a, t, c.Ptr()+uintptr(8*(k0+off*n)))
 			}
-			return run(w, n-k0, k, a, t, c.ptr+uintptr(8*(off+k0*n)))
+			return run(w, n-k0, k, a, t, c.Ptr()+uintptr(8*(off+k0*n)))
 		}
 		var lq, lm int
-		if err := d.call(func() error {
+		if err := d.Do(func() error {
 			var err error
-			if lq, err = cuda.DgeqrfBufferSize(la.solver, n, n, g.ptr, n); err != nil {
+			if lq, err = cuda.DgeqrfBufferSize(la.Solver, n, n, g.Ptr(), n); err != nil {
 				return err
 			}
 			return apply(0, 0, func(m, cols, k int, a, t, cp uintptr) error {
-				lm, err = cuda.DormqrBufferSize(la.solver, side, trans, m, cols, k, a, n, t, cp, n)
+				lm, err = cuda.DormqrBufferSize(la.Solver, side, trans, m, cols, k, a, n, t, cp, n)
 				return err
 			})
 		}); err != nil {
@@ -296,14 +209,14 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 		if err != nil {
 			return fail(err)
 		}
-		err = d.call(func() error {
-			if err := cuda.Dgeqrf(la.solver, n, n, g.ptr, n, tau, work.ptr, lwork, info); err != nil {
+		err = d.Do(func() error {
+			if err := cuda.Dgeqrf(la.Solver, n, n, g.Ptr(), n, tau, work.Ptr(), lwork, info); err != nil {
 				return err
 			}
 			for k0 := (n - 1) / chunk * chunk; k0 >= 0; k0 -= chunk {
 				for off := 0; off < n; off += chunk {
 					if err := apply(k0, off, func(m, cols, k int, a, t, cp uintptr) error {
-						return cuda.Dormqr(la.solver, side, trans, m, cols, k, a, n, t, cp, n, work.ptr, lwork, info)
+						return cuda.Dormqr(la.Solver, side, trans, m, cols, k, a, n, t, cp, n, work.Ptr(), lwork, info)
 					}); err != nil {
 						return err
 					}
@@ -323,8 +236,8 @@ func (e *Engine) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 }
 
 // system computes ‖A‖∞ and checks that A is finite.
-func (e *Engine) system(n int, a *Buffer) (*System, error) {
-	mod, err := e.d.Module("lu")
+func (e *Solver) system(n int, a *gpu.Buffer) (*System, error) {
+	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
 		a.Free()
 		return nil, err
@@ -341,7 +254,7 @@ func (e *Engine) system(n int, a *Buffer) (*System, error) {
 	}
 	f, err := mod.Function("row_abs_sums")
 	if err == nil {
-		err = f.Launch(grid(n), [3]uint32{256, 1, 1}, 0, nil, a, int64(n), int32(n), sums)
+		err = f.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, a, int64(n), int32(n), sums)
 	}
 	s := make([]float64, n)
 	if err == nil {
@@ -363,7 +276,7 @@ func (e *Engine) system(n int, a *Buffer) (*System, error) {
 // dominance says whether A is strictly diagonally dominant by rows or by
 // columns (with a relative margin of 2^-20): one pass over A on the
 // device.
-func (s *System) dominance(mod *Module) (rows, cols bool, err error) {
+func (s *System) dominance(mod *gpu.Module) (rows, cols bool, err error) {
 	d := s.e.d
 	count, err := d.Alloc(8)
 	if err != nil {
@@ -390,7 +303,7 @@ func (s *System) dominance(mod *Module) (rows, cols bool, err error) {
 // takeDominance is dominance, or the answer DiagonallyDominant kept,
 // which it takes: each solve (DiagonallyDominant, then Factor) passes
 // over A once, and a benchmark's every solve pays its pass.
-func (s *System) takeDominance(mod *Module) (rows, cols bool, err error) {
+func (s *System) takeDominance(mod *gpu.Module) (rows, cols bool, err error) {
 	s.dominantMu.Lock()
 	kept := s.dominant
 	s.dominant = nil
@@ -407,7 +320,7 @@ const butterflySeed = 0x9e3779b97f4a7c15
 
 // transform writes M·A·Nᵀ to out64 (fp64), or, when out32 is not nil,
 // level 1 to out64 and the result rounded to fp32 to out32.
-func (s *System) transform(mod *Module, bf *butterfly, out64, out32 *Buffer) error {
+func (s *System) transform(mod *gpu.Module, bf *butterfly, out64, out32 *gpu.Buffer) error {
 	d, n := s.e.d, s.n
 	src := s.a
 	for l := 0; l < butterflyDepth; l++ {
@@ -437,7 +350,7 @@ func (s *System) transform(mod *Module, bf *butterfly, out64, out32 *Buffer) err
 			return err
 		}
 		grid := [3]uint32{uint32((count + 255) / 256), uint32(min(count, 65535)), 1}
-		if err := f.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, src, dst, int64(n), pairs, int32(count), diag, diag.view(8*n)); err != nil {
+		if err := f.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, src, dst, int64(n), pairs, int32(count), diag, diag.View(8*n)); err != nil {
 			return err
 		}
 		src = out64
@@ -449,7 +362,7 @@ func (s *System) transform(mod *Module, bf *butterfly, out64, out32 *Buffer) err
 // rows or by columns, as PivotAuto decides: one pass over A, which the
 // next Factor's PivotAuto does not repeat.
 func (s *System) DiagonallyDominant() (bool, error) {
-	mod, err := s.e.d.Module("lu")
+	mod, err := s.e.d.Module(kernel("lu"))
 	if err != nil {
 		return false, err
 	}
@@ -477,15 +390,15 @@ func (s *System) MulVec(x, y []float64) error {
 	return s.e.gemv(s.a, s.n, x, y)
 }
 
-func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
-	la, err := e.linalg()
+func (e *Solver) gemv(a *gpu.Buffer, n int, x, y []float64) error {
+	la, err := e.d.Linalg()
 	if err != nil {
 		return err
 	}
 	// x, then y = A·x after it.
-	return e.onVector(x, y, 2*n, n, func(q *launchQueue, v *Buffer) error {
-		q.do(func() error {
-			return cuda.Dgemv(la.blas, cuda.OpN, n, n, 1, a.ptr, n, v.ptr, 0, v.ptr+uintptr(8*n))
+	return e.onVector(x, y, 2*n, n, func(q *gpu.LaunchQueue, v *gpu.Buffer) error {
+		q.Do(func() error {
+			return cuda.Dgemv(la.Blas, cuda.OpN, n, n, 1, a.Ptr(), n, v.Ptr(), 0, v.Ptr()+uintptr(8*n))
 		})
 		return nil
 	})
@@ -495,7 +408,7 @@ func (e *Engine) gemv(a *Buffer, n int, x, y []float64) error {
 // on it and runs it in one trip to the device's thread, and copies len(y)
 // float64s from element from on back into y: every host-vector operation
 // of refinement.
-func (e *Engine) onVector(x, y []float64, size, from int, f func(q *launchQueue, v *Buffer) error) error {
+func (e *Solver) onVector(x, y []float64, size, from int, f func(q *gpu.LaunchQueue, v *gpu.Buffer) error) error {
 	v, err := e.d.Alloc(8 * size)
 	if err != nil {
 		return err
@@ -504,14 +417,14 @@ func (e *Engine) onVector(x, y []float64, size, from int, f func(q *launchQueue,
 	if err := e.d.Upload(v, x); err != nil {
 		return err
 	}
-	q := &launchQueue{d: e.d}
+	q := e.d.NewLaunchQueue()
 	if err := f(q, v); err != nil {
 		return err
 	}
-	if err := q.flush(); err != nil {
+	if err := q.Flush(); err != nil {
 		return err
 	}
-	return e.d.Download(y, v.view(8*from))
+	return e.d.Download(y, v.View(8*from))
 }
 
 // An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
@@ -526,7 +439,7 @@ type LUForm struct {
 	// Words, for the TC32 forms, is the word the blocked LU's updates
 	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
 	// accumulation: F16, BF16, or F32 holding TF32 values.
-	Words DataType
+	Words gpu.DataType
 	// OzakiDigits, for the Ozaki forms (ozaki-int8xS), is S: the LU is
 	// held in fp64 and its updates run on the int8 tensor cores, each
 	// row of L₂₁ and column of U₁₂ cut into S 7-bit digits (ozakiTrailing).
@@ -677,7 +590,7 @@ func ParseLUForm(name string) (LUForm, error) {
 	if err != nil {
 		return LUForm{}, fmt.Errorf("gpu: no GPU factorization %q: the forms are %v and the multiword variants with FABsum (%v)", name, LUForms, err)
 	}
-	if err := fusedSupports(&p); err != nil {
+	if err := gemm.FusedSupports(&p); err != nil {
 		return LUForm{}, fmt.Errorf("gpu: factorization %q: %w", name, err)
 	}
 	return LUForm{Name: name, Plan: &p}, nil
@@ -691,7 +604,7 @@ func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }
 // pivots: Solve applies Û⁻¹L̂⁻¹P in fp64, as refinement wants.
 type Factors struct {
 	s        *System
-	lu, ipiv *Buffer
+	lu, ipiv *gpu.Buffer
 	bf       *butterfly      // with PivotButterfly: Solve applies M before the factors and Nᵀ after
 	pc       *preconditioner // Solve's device side, made on first use
 	Form     string
@@ -723,12 +636,12 @@ func (e *SingularError) Error() string {
 // Factor factors A in the form. The time covers the whole factorization
 // on the device.
 func (s *System) Factor(f LUForm) (*Factors, error) {
-	la, err := s.e.linalg()
+	la, err := s.e.d.Linalg()
 	if err != nil {
 		return nil, err
 	}
 	n, d := s.n, s.e.d
-	mod, err := d.Module("lu")
+	mod, err := d.Module(kernel("lu"))
 	if err != nil {
 		return nil, err
 	}
@@ -749,7 +662,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	start := time.Now()
 	// piv is where the pivots go: nowhere without pivoting (cuSOLVER's
 	// getrf then does not pivot), and ipiv becomes the identity.
-	piv := ipiv.ptr
+	piv := ipiv.Ptr()
 	fa.Pivoting = "partial"
 	switch f.Pivoting {
 	case PivotNone:
@@ -805,7 +718,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 			return fail(err)
 		}
 		if f.Getrf64 {
-			err = s.e.getrf(la, true, n, n, lu.ptr, n, piv)
+			err = s.e.getrf(la, true, n, n, lu.Ptr(), n, piv)
 		} else if err = blockSize(); err == nil {
 			if f.Profile {
 				fa.Phases = new(Phases)
@@ -835,7 +748,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		}
 		if f.Getrf32 {
 			err = timed(d, ph, func(p *Phases) *time.Duration { return &p.Panel }, func() error {
-				return s.e.getrf(la, false, n, n, w.ptr, n, piv)
+				return s.e.getrf(la, false, n, n, w.Ptr(), n, piv)
 			})
 		} else if err = blockSize(); err == nil {
 			err = s.e.blockedLU(la, mod, f, fa.NB, n, w, ipiv, piv != 0, ph)
@@ -886,7 +799,7 @@ func DefaultNB(f LUForm, n int, pivots bool) int {
 
 // timed runs f and, when ph is not nil, waits for the GPU and adds the
 // time to the phase that which picks.
-func timed(d *Device, ph *Phases, which func(*Phases) *time.Duration, f func() error) error {
+func timed(d *gpu.Device, ph *Phases, which func(*Phases) *time.Duration, f func() error) error {
 	start := time.Now()
 	if err := f(); err != nil {
 		return err
@@ -902,7 +815,7 @@ func timed(d *Device, ph *Phases, which func(*Phases) *time.Duration, f func() e
 }
 
 // launch runs a grid-stride kernel of lu.cu on (x, y, count).
-func launch(mod *Module, name string, x, y *Buffer, count int64) error {
+func launch(mod *gpu.Module, name string, x, y *gpu.Buffer, count int64) error {
 	f, err := mod.Function(name)
 	if err != nil {
 		return err
@@ -912,14 +825,14 @@ func launch(mod *Module, name string, x, y *Buffer, count int64) error {
 
 // getrf factors the m×n matrix at a (ld lda) with cuSOLVER; the pivots
 // go to ipiv. A zero pivot is reported by check, not here.
-func (e *Engine) getrf(la *linalg, double bool, m, n int, a uintptr, lda int, ipiv uintptr) error {
+func (e *Solver) getrf(la *gpu.Linalg, double bool, m, n int, a uintptr, lda int, ipiv uintptr) error {
 	work, err := e.getrfWork(la, double, m, n, a, lda)
 	if err != nil {
 		return err
 	}
 	defer work.Free()
-	err = e.d.call(func() error {
-		return cuda.Getrf(la.solver, double, m, n, a, lda, work.ptr, ipiv, work.ptr+uintptr(work.n-256))
+	err = e.d.Do(func() error {
+		return cuda.Getrf(la.Solver, double, m, n, a, lda, work.Ptr(), ipiv, work.Ptr()+uintptr(work.Bytes()-256))
 	})
 	if err != nil {
 		return err
@@ -929,11 +842,11 @@ func (e *Engine) getrf(la *linalg, double bool, m, n int, a uintptr, lda int, ip
 
 // getrfWork allocates getrf's work space for an m×n matrix, and 256 bytes
 // at its end for the info word.
-func (e *Engine) getrfWork(la *linalg, double bool, m, n int, a uintptr, lda int) (*Buffer, error) {
+func (e *Solver) getrfWork(la *gpu.Linalg, double bool, m, n int, a uintptr, lda int) (*gpu.Buffer, error) {
 	var lwork int
-	if err := e.d.call(func() error {
+	if err := e.d.Do(func() error {
 		var err error
-		lwork, err = cuda.GetrfBufferSize(la.solver, double, m, n, a, lda)
+		lwork, err = cuda.GetrfBufferSize(la.Solver, double, m, n, a, lda)
 		return err
 	}); err != nil {
 		return nil, err
@@ -980,7 +893,7 @@ func trmm(h uintptr, double bool, side, uplo, trans, diag, m, n int, a uintptr, 
 // (cuBLAS trmm with U₁₁'s inverse): a short sequential part, then a
 // product-like one, where partial pivoting's pivot search runs down every
 // row of the panel, column by column; ipiv is left as it is.
-func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv *Buffer, pivots bool, ph *Phases) error {
+func (e *Solver) blockedLU(la *gpu.Linalg, mod *gpu.Module, f LUForm, nb, n int, w, ipiv *gpu.Buffer, pivots bool, ph *Phases) error {
 	d := e.d
 	// The Ozaki forms' working matrix is fp64, the others' fp32.
 	double := f.OzakiDigits > 0
@@ -992,12 +905,12 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		return fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d: use cuSOLVER's (--panel sgetrf)", most, n)
 	}
 	// One work space for every panel: the first is the largest.
-	work, err := e.getrfWork(la, double, n, min(nb, n), w.ptr, n)
+	work, err := e.getrfWork(la, double, n, min(nb, n), w.Ptr(), n)
 	if err != nil {
 		return err
 	}
 	defer work.Free()
-	info := work.ptr + uintptr(work.n-256)
+	info := work.Ptr() + uintptr(work.Bytes()-256)
 	permuteRows, err := mod.Function(inPrecision("permute_rows", es))
 	if err != nil {
 		return err
@@ -1026,8 +939,8 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	if err != nil {
 		return err
 	}
-	var invL, tmpU, invU, tmpL *Buffer
-	defer func() { freeAll(invL, tmpU, invU, tmpL) }()
+	var invL, tmpU, invU, tmpL *gpu.Buffer
+	defer func() { gpu.FreeAll(invL, tmpU, invU, tmpL) }()
 	jbMax := min(nb, n)
 	if invL, err = d.Alloc(es * jbMax * jbMax); err != nil {
 		return err
@@ -1070,8 +983,8 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		return err
 	}
 	defer ready.Close()
-	defer d.call(func() error {
-		return errors.Join(cuda.CusolverSetStream(la.solver, 0), cuda.CublasSetStream(la.blas, 0))
+	defer d.Do(func() error {
+		return errors.Join(cuda.CusolverSetStream(la.Solver, 0), cuda.CublasSetStream(la.Blas, 0))
 	})
 	var tr trailing = &fusedTrailing{e: e, f: f, w: w, n: n}
 	switch {
@@ -1095,32 +1008,32 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// invertDiag sets inv to the inverse of the jb×jb diagonal block at
 	// (j, j): of its unit lower triangle L₁₁, or of its upper triangle U₁₁
 	// when upper. It leaves cuBLAS on st.
-	invertDiag := func(st *Stream, upper bool, j, jb int, inv *Buffer) error {
-		if err := eye.Launch(grid(jb*jb), [3]uint32{256, 1, 1}, 0, st, inv, int64(jb), int32(jb)); err != nil {
+	invertDiag := func(st *gpu.Stream, upper bool, j, jb int, inv *gpu.Buffer) error {
+		if err := eye.Launch(gpu.StrideGrid(jb*jb), [3]uint32{256, 1, 1}, 0, st, inv, int64(jb), int32(jb)); err != nil {
 			return err
 		}
 		fill, diag := cuda.FillLower, cuda.DiagUnit
 		if upper {
 			fill, diag = cuda.FillUpper, cuda.DiagNonUnit
 		}
-		return d.call(func() error {
-			if err := la.blasOn(d, st); err != nil {
+		return d.Do(func() error {
+			if err := la.BlasOn(d, st); err != nil {
 				return err
 			}
-			return trsm(la.blas, double, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, w.ptr+uintptr(at(j, j)), n, inv.ptr, jb)
+			return trsm(la.Blas, double, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, w.Ptr()+uintptr(at(j, j)), n, inv.Ptr(), jb)
 		})
 	}
 	// getrfOn runs cuSOLVER's sgetrf on the m×jb block at (j, j) on st;
 	// piv 0: without pivoting.
-	getrfOn := func(st *Stream, j, m, jb int, piv uintptr) error {
-		return d.call(func() error {
-			if err := la.solverOn(d, st); err != nil {
+	getrfOn := func(st *gpu.Stream, j, m, jb int, piv uintptr) error {
+		return d.Do(func() error {
+			if err := la.SolverOn(d, st); err != nil {
 				return err
 			}
-			return cuda.Getrf(la.solver, double, m, jb, w.ptr+uintptr(at(j, j)), n, work.ptr, piv, info)
+			return cuda.Getrf(la.Solver, double, m, jb, w.Ptr()+uintptr(at(j, j)), n, work.Ptr(), piv, info)
 		})
 	}
-	panel := func(j int, st *Stream) error {
+	panel := func(j int, st *gpu.Stream) error {
 		jb := min(nb, n-j)
 		// A zero pivot shows in U's diagonal (Factors.check), so the info
 		// word is not read: no wait per panel.
@@ -1129,8 +1042,8 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				// The diagonal block's LU, U₁₁⁻¹, and L₂₁ = A₂₁·U₁₁⁻¹.
 				below := n - j - jb
 				if below > 0 {
-					if err := copyBlock.Launch(grid(below*jb), [3]uint32{256, 1, 1}, 0, st,
-						w.view(at(j+jb, j)), int64(n), tmpL, int64(below), int32(below), int32(jb)); err != nil {
+					if err := copyBlock.Launch(gpu.StrideGrid(below*jb), [3]uint32{256, 1, 1}, 0, st,
+						w.View(at(j+jb, j)), int64(n), tmpL, int64(below), int32(below), int32(jb)); err != nil {
 						return err
 					}
 				}
@@ -1140,9 +1053,9 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				if err := invertDiag(st, true, j, jb, invU); err != nil {
 					return err
 				}
-				return d.call(func() error {
-					return trmm(la.blas, double, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, below, jb,
-						invU.ptr, jb, tmpL.ptr, below, w.ptr+uintptr(at(j+jb, j)), n)
+				return d.Do(func() error {
+					return trmm(la.Blas, double, cuda.SideRight, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, below, jb,
+						invU.Ptr(), jb, tmpL.Ptr(), below, w.Ptr()+uintptr(at(j+jb, j)), n)
 				})
 			}
 			if pl != nil {
@@ -1150,9 +1063,9 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				if st != main {
 					blocks = sideSMs
 				}
-				return pl.factor(st, w.ptr+uintptr(at(j, j)), n, n-j, jb, ipiv.ptr+uintptr(4*j), blocks)
+				return pl.factor(st, w.Ptr()+uintptr(at(j, j)), n, n-j, jb, ipiv.Ptr()+uintptr(4*j), blocks)
 			}
-			return getrfOn(st, j, n-j, jb, ipiv.ptr+uintptr(4*j))
+			return getrfOn(st, j, n-j, jb, ipiv.Ptr()+uintptr(4*j))
 		})
 		if err != nil {
 			return fmt.Errorf("gpu: LU panel at column %d: %w", j, err)
@@ -1162,7 +1075,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// L's interchanges wait for the end (gatherL) when a column fits in
 	// shared memory and the rows to gather (about n²/2nb) in 256 MB: each
 	// step's moves are kept here.
-	deferL := pivots && (double || 4*n <= d.sharedOptin-1024) && (n/nb+1)*n/2 <= deferredRows
+	deferL := pivots && (double || 4*n <= d.MaxSharedPerBlock()-1024) && (n/nb+1)*n/2 <= deferredRows
 	stepMoves := make([][]int32, (n+nb-1)/nb)
 	factored := false // the panel at j, by the look-ahead
 	np := 0           // the step's interchanges: pairs holds np destinations, then np sources
@@ -1179,7 +1092,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		}
 		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
 			return permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(es*np), main,
-				w.view(at(0, c0)), int64(n), int32(cols), pairs, pairs.view(4*np), int32(np))
+				w.View(at(0, c0)), int64(n), int32(cols), pairs, pairs.View(4*np), int32(np))
 		})
 	}
 	// invertL sets invL = L₁₁⁻¹ for the step's panel.
@@ -1192,20 +1105,20 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 	// at most sms multiprocessors when sms > 0.
 	u12 := func(j, jb, c0, cols, sms int) error {
 		return timed(d, ph, func(p *Phases) *time.Duration { return &p.Trsm }, func() error {
-			if err := copyBlock.Launch(grid(jb*cols), [3]uint32{256, 1, 1}, 0, main,
-				w.view(at(j, c0)), int64(n), tmpU, int64(jb), int32(jb), int32(cols)); err != nil {
+			if err := copyBlock.Launch(gpu.StrideGrid(jb*cols), [3]uint32{256, 1, 1}, 0, main,
+				w.View(at(j, c0)), int64(n), tmpU, int64(jb), int32(jb), int32(cols)); err != nil {
 				return err
 			}
-			return d.call(func() error {
-				if err := la.blasOn(d, main); err != nil {
+			return d.Do(func() error {
+				if err := la.BlasOn(d, main); err != nil {
 					return err
 				}
-				if err := cuda.CublasSetSMCountTarget(la.blas, sms); err != nil {
+				if err := cuda.CublasSetSMCountTarget(la.Blas, sms); err != nil {
 					return err
 				}
-				return errors.Join(trmm(la.blas, double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, cols,
-					invL.ptr, jb, tmpU.ptr, jb, w.ptr+uintptr(at(j, c0)), n),
-					cuda.CublasSetSMCountTarget(la.blas, 0))
+				return errors.Join(trmm(la.Blas, double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, jb, cols,
+					invL.Ptr(), jb, tmpU.Ptr(), jb, w.Ptr()+uintptr(at(j, c0)), n),
+					cuda.CublasSetSMCountTarget(la.Blas, 0))
 			})
 		})
 	}
@@ -1214,14 +1127,14 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 			return tr.update(c0, cols, main, sms)
 		})
 	}
-	mark := func(j int, what string, st *Stream) {
+	mark := func(j int, what string, st *gpu.Stream) {
 		if stepMark != nil {
 			stepMark(j, what, st)
 		}
 	}
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
-		piv := ipiv.ptr + uintptr(4*j)
+		piv := ipiv.Ptr() + uintptr(4*j)
 		if !factored {
 			if err := panel(j, main); err != nil {
 				return err
@@ -1242,7 +1155,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 		// download waits for every stream.
 		if pivots {
 			if err := timed(d, ph, func(p *Phases) *time.Duration { return &p.Swap }, func() error {
-				if err := d.Download(pivHost[:jb], ipiv.view(4*j)); err != nil {
+				if err := d.Download(pivHost[:jb], ipiv.View(4*j)); err != nil {
 					return err
 				}
 				moves = panelMoves(moves[:0], pivHost[:jb], j)
@@ -1257,7 +1170,7 @@ func (e *Engine) blockedLU(la *linalg, mod *Module, f LUForm, nb, n int, w, ipiv
 				return err
 			}
 			if j > 0 { // the pivots become global row numbers
-				if err := shift.Launch(grid(jb), [3]uint32{256, 1, 1}, 0, main, piv, int32(jb), int32(j)); err != nil {
+				if err := shift.Launch(gpu.StrideGrid(jb), [3]uint32{256, 1, 1}, 0, main, piv, int32(jb), int32(j)); err != nil {
 					return err
 				}
 			}
@@ -1348,7 +1261,7 @@ var deferredRows = 1 << 26
 // update's stream is done with the step before), the end of the next
 // panel's columns ("ready") and of the rest ("updated"); on the panel's,
 // the end of the next panel ("panel").
-var stepMark func(j int, what string, st *Stream)
+var stepMark func(j int, what string, st *gpu.Stream)
 
 // composeLater composes what each column block of L owes: block k's rows
 // from r0 = (k+1)·nb on were left by step k and moved since by the steps
@@ -1393,7 +1306,7 @@ func composeLater(steps [][]int32, nb, n int) [][]int32 {
 // the column's rows in shared memory (in global memory, in cache, for
 // fp64), read and written whole (coalesced), instead of scattered rows at
 // every step.
-func (e *Engine) gatherL(mod *Module, w *Buffer, es, n, nb int, src [][]int32, st *Stream) error {
+func (e *Solver) gatherL(mod *gpu.Module, w *gpu.Buffer, es, n, nb int, src [][]int32, st *gpu.Stream) error {
 	var all []int32
 	for _, s := range src {
 		all = append(all, s...)
@@ -1413,7 +1326,7 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, es, n, nb int, src [][]int32, s
 	if err := e.d.Upload(buf, all); err != nil {
 		return err
 	}
-	var held *Buffer
+	var held *gpu.Buffer
 	if es == 8 {
 		if held, err = e.d.Alloc(8 * nb * n); err != nil {
 			return err
@@ -1428,7 +1341,7 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, es, n, nb int, src [][]int32, s
 			continue
 		}
 		r0 := (k + 1) * nb
-		args := []any{w.view(es * k * nb * n), int64(n), int32(nb), int32(r0), int32(len(s)), buf.view(4 * off)}
+		args := []any{w.View(es * k * nb * n), int64(n), int32(nb), int32(r0), int32(len(s)), buf.View(4 * off)}
 		shared := uint32(4 * len(s))
 		if held != nil {
 			args, shared = append(args, held), 0
@@ -1443,9 +1356,9 @@ func (e *Engine) gatherL(mod *Module, w *Buffer, es, n, nb int, src [][]int32, s
 
 // solverStreams returns the blocked LU's two streams, made once per engine
 // (the fused kernel keeps scratch memory per stream).
-func (e *Engine) solverStreams() (main, side *Stream, err error) {
-	e.laMu.Lock()
-	defer e.laMu.Unlock()
+func (e *Solver) solverStreams() (main, side *gpu.Stream, err error) {
+	e.streamsMu.Lock()
+	defer e.streamsMu.Unlock()
 	if e.luStreams[0] == nil {
 		for i := range e.luStreams {
 			if e.luStreams[i], err = e.d.NewStream(); err != nil {
@@ -1484,7 +1397,7 @@ func panelMoves(moves, piv []int32, r0 int) []int32 {
 }
 
 // check reports a zero pivot or a non-finite factor.
-func (fa *Factors) check(mod *Module) error {
+func (fa *Factors) check(mod *gpu.Module) error {
 	d, n := fa.s.e.d, fa.s.n
 	count, err := d.Alloc(4)
 	if err != nil {
@@ -1540,7 +1453,7 @@ var SolveBaselines = []string{"getrf+getrs", "DDgesv", "DSgesv", "DXgesv", "DHge
 func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 	res := BaselineResult{Method: method}
 	e, n, d := s.e, s.n, s.e.d
-	la, err := e.linalg()
+	la, err := e.d.Linalg()
 	if err != nil {
 		return res, err
 	}
@@ -1557,7 +1470,7 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 		return res, err
 	}
 	defer vec.Free()
-	bp, xp, ipiv := vec.ptr, vec.ptr+uintptr(8*n), vec.ptr+uintptr(16*n)
+	bp, xp, ipiv := vec.Ptr(), vec.Ptr()+uintptr(8*n), vec.Ptr()+uintptr(16*n)
 	info := ipiv + uintptr(4*n)
 	if err := d.Upload(vec, b); err != nil {
 		return res, err
@@ -1574,12 +1487,12 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 	if err := d.Copy(a, s.a); err != nil {
 		return res, err
 	}
-	var work *Buffer
+	var work *gpu.Buffer
 	if gesv >= 0 {
 		var bytes int
-		if err := d.call(func() error {
+		if err := d.Do(func() error {
 			var err error
-			bytes, err = cuda.GesvBufferSize(gesv, la.solver, n, a.ptr, ipiv, bp, xp)
+			bytes, err = cuda.GesvBufferSize(gesv, la.Solver, n, a.Ptr(), ipiv, bp, xp)
 			return err
 		}); err != nil {
 			return res, err
@@ -1594,15 +1507,15 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 	}
 	start := time.Now()
 	if gesv >= 0 {
-		err = d.call(func() error {
+		err = d.Do(func() error {
 			var err error
-			res.Iterations, err = cuda.Gesv(gesv, la.solver, n, a.ptr, ipiv, bp, xp, work.ptr, work.n, info)
+			res.Iterations, err = cuda.Gesv(gesv, la.Solver, n, a.Ptr(), ipiv, bp, xp, work.Ptr(), work.Bytes(), info)
 			return err
 		})
 	} else {
-		err = e.getrf(la, true, n, n, a.ptr, n, ipiv)
+		err = e.getrf(la, true, n, n, a.Ptr(), n, ipiv)
 		if err == nil {
-			err = d.call(func() error { return cuda.Dgetrs(la.solver, cuda.OpN, n, 1, a.ptr, n, ipiv, bp, n, info) })
+			err = d.Do(func() error { return cuda.Dgetrs(la.Solver, cuda.OpN, n, 1, a.Ptr(), n, ipiv, bp, n, info) })
 		}
 		xp = bp
 	}
@@ -1614,14 +1527,14 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 		return res, fmt.Errorf("gpu: cuSOLVER %s: %w", method, err)
 	}
 	var inf [1]int32
-	if err := d.Download(inf[:], vec.view(int(info-vec.ptr))); err != nil {
+	if err := d.Download(inf[:], vec.View(int(info-vec.Ptr()))); err != nil {
 		return res, err
 	}
 	if inf[0] != 0 {
 		return res, fmt.Errorf("gpu: cuSOLVER %s: info = %d (a zero pivot, or the refinement failed)", method, inf[0])
 	}
 	res.X = make([]float64, n)
-	return res, d.Download(res.X, vec.view(int(xp-vec.ptr)))
+	return res, d.Download(res.X, vec.View(int(xp-vec.Ptr())))
 }
 
 // Host copies the factors here as lu.Factors (row-major, 0-based pivots),

@@ -1,10 +1,13 @@
-package gpu
+package gemm
 
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/mwmm/mwmm/gpu"
 
 	"github.com/mwmm/mwmm/multiword"
 	"github.com/mwmm/mwmm/multiword/multiwordtest"
@@ -13,7 +16,7 @@ import (
 // engineGPU is the shared engine on device 0; it skips without a GPU.
 func engineGPU(t *testing.T) *Engine {
 	t.Helper()
-	if err := Available(); err != nil {
+	if err := gpu.Available(); err != nil {
 		t.Skipf("no GPU: %v", err)
 	}
 	e, err := SharedEngine(0)
@@ -27,7 +30,7 @@ func TestEngineRegistered(t *testing.T) {
 	if _, err := multiword.Open("gpu:x"); err == nil || !strings.Contains(err.Error(), "device index") {
 		t.Errorf("Open(gpu:x) = %v, want a device-index error", err)
 	}
-	if Available() != nil {
+	if gpu.Available() != nil {
 		if _, err := multiword.Open("gpu"); err == nil {
 			t.Error("Open(gpu) succeeded without a GPU")
 		}
@@ -110,4 +113,10 @@ func TestBenchSmall(t *testing.T) {
 	if !(byName["double-fp16"]*10 < byName["fp16"]) || byName["sgemm"] > 1e-5 {
 		t.Errorf("double-fp16 %g, fp16 %g, sgemm %g", byName["double-fp16"], byName["fp16"], byName["sgemm"])
 	}
+}
+
+// TestMain registers the engine and units, as cmd/mwmm does.
+func TestMain(m *testing.M) {
+	Register()
+	os.Exit(m.Run())
 }

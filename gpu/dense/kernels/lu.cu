@@ -1,6 +1,6 @@
 // lu.cu: the small passes of the GPU LU and its refinement, on
 // column-major matrices (element (i, j) at i + j·ld, as cuSOLVER keeps
-// them): row permutations, C −= T, conversions between binary32 and
+// them): row permutations, conversions between binary32 and
 // binary64, and the matrix generators. No headers: NVRTC has none here.
 
 typedef unsigned long long u64;
@@ -10,16 +10,6 @@ extern "C" __global__ void shift_pivots(int* ipiv, int n, int r0) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         ipiv[i] += r0;
-    }
-}
-
-// sub_f32 computes C −= T for m×n column-major C (ld ldc) and T (ld ldt),
-// the difference rounded once.
-extern "C" __global__ void sub_f32(float* c, long long ldc, const float* t, long long ldt, int m, int n) {
-    long long total = (long long)m * n;
-    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
-        long long i = x % m, j = x / m;
-        c[i + j * ldc] -= t[i + j * ldt];
     }
 }
 
