@@ -17,8 +17,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mwmm/mwmm/experiment/gpufig"
-	"github.com/mwmm/mwmm/gpu/gemm"
 	"io"
 	"math"
 	"os"
@@ -27,7 +25,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mwmm/mwmm/experiment/gpufig"
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
 // A command is one subcommand of mwmm. To add one, write a file with a

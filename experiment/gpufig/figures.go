@@ -3,10 +3,10 @@ package gpufig
 import (
 	"context"
 	"fmt"
-	"github.com/mwmm/mwmm/gpu/gemm"
 	"slices"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
 const fasi = experiment.Fasi

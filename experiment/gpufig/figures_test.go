@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/gemm"
-
-	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/internal/plotting"
 	"github.com/mwmm/mwmm/multiword"
 )

@@ -3,9 +3,9 @@ package dense
 import (
 	"errors"
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/solve"
 )

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/internal/gputest"
-
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"github.com/mwmm/mwmm/solve"
 )
 

@@ -2,8 +2,9 @@ package dense
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"math"
+
+	"github.com/mwmm/mwmm/gpu"
 )
 
 // The Ozaki forms' digits: each a signed 7-bit int8 word, so S digits

@@ -1,11 +1,12 @@
 package dense
 
 import (
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mwmm/mwmm/gpu"
 )
 
 // ozakiRef is the Ozaki update C −= A·B (column-major, lda = m, ldb = k,

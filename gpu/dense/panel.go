@@ -2,8 +2,8 @@ package dense
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 

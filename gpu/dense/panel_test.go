@@ -2,15 +2,16 @@ package dense
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/gemm"
-	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 )
 
 // testSolver is the solver of the tests, on the shared engine of device 0.

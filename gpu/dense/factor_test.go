@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"github.com/mwmm/mwmm/lu"
 	"github.com/mwmm/mwmm/solve"
 	"gonum.org/v1/gonum/mat"

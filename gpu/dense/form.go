@@ -1,0 +1,186 @@
+package dense
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
+
+	"github.com/mwmm/mwmm/multiword"
+)
+
+// An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
+// or the blocked LU whose trailing updates run on the tensor cores through
+// the fused kernel with Plan: one word (the TC32 form: fp16, bf16 or TF32
+// inputs, fp32 accumulation and storage) or a multiword FABsum plan.
+type LUForm struct {
+	Name    string
+	Getrf64 bool            // cusolverDnDgetrf
+	Getrf32 bool            // cusolverDnSgetrf
+	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
+	// Words, for the TC32 forms, is the word the blocked LU's updates
+	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
+	// accumulation: F16, BF16, or F32 holding TF32 values.
+	Words gpu.DataType
+	// OzakiDigits, for the Ozaki forms (ozaki-int8xS), is S: the LU is
+	// held in fp64 and its updates run on the int8 tensor cores, each
+	// row of L₂₁ and column of U₁₂ cut into S 7-bit digits (ozakiTrailing).
+	OzakiDigits int
+	NB          int // the block size of the blocked LU; 0: DefaultNB's
+	// Profile times the blocked LU's phases (Factors.Phases), waiting for
+	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
+	Profile bool
+	// LookaheadSMs are the multiprocessors the trailing update leaves to
+	// the next panel, factored meanwhile on a second stream: 0 means 32,
+	// negative turns the look-ahead off.
+	LookaheadSMs int
+	// Panels is how the blocked LU factors its panels when it pivots:
+	// PanelsAuto (the zero value) takes our recursive panel where it was
+	// faster than cuSOLVER's getrf on an H100, from n = 16384 on for the
+	// fp32 working forms.
+	Panels Panels
+	// Pivoting is how the factorization picks its pivots (PivotAuto:
+	// none when A is strictly diagonally dominant, else partial).
+	Pivoting Pivoting
+}
+
+// Panels says how a blocked LU with partial pivoting factors its panels.
+type Panels int
+
+const (
+	PanelsAuto      Panels = iota // PanelsRecursive from n = RecursivePanelsFrom on for the fp32 working forms, else PanelsGetrf
+	PanelsGetrf                   // cuSOLVER's getrf down the panel (sgetrf; dgetrf for the Ozaki forms)
+	PanelsRecursive               // our recursive panel (at most maxPanelRows rows)
+)
+
+// PanelKinds names the Panels values, as ParsePanels reads them.
+var PanelKinds = []string{"auto", "sgetrf", "recursive"}
+
+// ParsePanels reads auto, sgetrf or recursive.
+func ParsePanels(name string) (Panels, error) {
+	if i := slices.Index(PanelKinds, name); i >= 0 {
+		return Panels(i), nil
+	}
+	return 0, fmt.Errorf("gpu: no panel kind %q: %v", name, PanelKinds)
+}
+
+// RecursivePanelsFrom is the smallest order at which PanelsAuto takes the
+// recursive panel: on an H100 both panels gave the same factorization
+// times at n = 8192, and the recursive one 5–7% shorter (medians of four
+// runs) at 16384 and 32768 (docs/perf/solve-h100.md).
+const RecursivePanelsFrom = 16384
+
+// recursivePanels says whether the blocked LU of order n in the form
+// factors its pivoted panels with panelLU, on a GPU of sms
+// multiprocessors.
+func (f LUForm) recursivePanels(n, sms int) bool {
+	switch f.Panels {
+	case PanelsRecursive:
+		return true
+	case PanelsAuto:
+		return f.OzakiDigits == 0 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms, false)
+	}
+	return false
+}
+
+// Pivoting says how an LU picks its pivots.
+type Pivoting int
+
+const (
+	// PivotAuto leaves pivoting out when A is strictly diagonally
+	// dominant by rows or by columns (checked on the device, one pass
+	// over A), where Gaussian elimination without pivoting is stable
+	// (growth factor at most 2) and partial pivoting's panels, the LU's
+	// critical path, are not needed: each panel is then the LU of its
+	// diagonal block and a triangular solve for the rest. Otherwise the
+	// fp64 form takes PivotButterfly, whose growth (3·10^4 at n = 1024
+	// on a random matrix) fp64 factors absorb: refinement from
+	// them converges in a step, and where it does not (or the
+	// factorization fails), factor again with PivotPartial, as mwmm
+	// solve does. The other forms pivot partially: the growth would cost
+	// their fp32 factors their accuracy.
+	PivotAuto Pivoting = iota
+	PivotPartial
+	// PivotNone never interchanges rows. On a matrix that needs pivoting
+	// the factors may be inaccurate; refinement then says it stalled, or
+	// the factorization finds a zero or non-finite pivot and says so.
+	PivotNone
+	// PivotButterfly factors Ã = M·A·Nᵀ without pivoting, M and N random
+	// butterflies of depth 2 (two passes over A, in place of the
+	// conversion to fp32): at the speed of no pivoting and without zero
+	// pivots, but with the growth of elimination without pivoting on a
+	// random matrix (3·10^4 at n = 1024), which fp64 factors absorb
+	// and fp32 ones do not. Solve applies the butterflies, so the factors
+	// still precondition A; refinement against A says when a matrix
+	// defeats the transform.
+	PivotButterfly
+)
+
+// ErrButterflyFailed is wrapped by Factor's error when the factors of
+// PivotButterfly's transformed matrix have a zero or non-finite pivot.
+var ErrButterflyFailed = errors.New("without pivoting, after a random butterfly transform")
+
+// ButterflyPivoting is Factors.Pivoting after PivotButterfly's transform.
+const ButterflyPivoting = "none, after a random butterfly transform"
+
+// Pivotings names the Pivoting values, as ParsePivoting reads them.
+var Pivotings = []string{"auto", "partial", "none", "butterfly"}
+
+// ParsePivoting reads auto, partial, none or butterfly.
+func ParsePivoting(name string) (Pivoting, error) {
+	if i := slices.Index(Pivotings, name); i >= 0 {
+		return Pivoting(i), nil
+	}
+	return 0, fmt.Errorf("gpu: no pivoting %q: %v", name, Pivotings)
+}
+
+// LUForms lists the names ParseLUForm takes besides multiword variants
+// and Ozaki forms with other digit counts.
+var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32", "ozaki-int8x5"}
+
+// ozakiPrefix begins the Ozaki forms' names: ozaki-int8x5 has 5 digits.
+const ozakiPrefix = "ozaki-int8x"
+
+// ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
+// tensor cores, fp32 accumulation and storage), tc32-bf16, tc32-tf32,
+// a multiword variant with FABsum (double-fp16-fabsum ...), whose updates
+// run on the fused kernel, or ozaki-int8xS (fp64 storage, updates from S
+// int8 digits, S = 2 … 7).
+func ParseLUForm(name string) (LUForm, error) {
+	if digits, ok := strings.CutPrefix(name, ozakiPrefix); ok {
+		s, err := strconv.Atoi(digits)
+		if err != nil || s < OzakiMinDigits || s > OzakiMaxDigits {
+			return LUForm{}, fmt.Errorf("gpu: factorization %q: the Ozaki forms are %s%d to %s%d (the digits per row of L₂₁ and column of U₁₂)",
+				name, ozakiPrefix, OzakiMinDigits, ozakiPrefix, OzakiMaxDigits)
+		}
+		return LUForm{Name: name, OzakiDigits: s}, nil
+	}
+	switch name {
+	case "fp64":
+		return LUForm{Name: name, Getrf64: true}, nil
+	case "fp32":
+		return LUForm{Name: name, Getrf32: true}, nil
+	}
+	for _, w := range tc32Words {
+		// The words are rounded by our kernel, not by cuBLASLt's FAST_16F
+		// or FAST_16BF compute types: on an H100 those ran TF32.
+		if name == w.form {
+			return LUForm{Name: name, Words: w.typ}, nil
+		}
+	}
+	p, err := multiword.Lookup(name)
+	if err != nil {
+		return LUForm{}, fmt.Errorf("gpu: no GPU factorization %q: the forms are %v and the multiword variants with FABsum (%v)", name, LUForms, err)
+	}
+	if err := gemm.FusedSupports(&p); err != nil {
+		return LUForm{}, fmt.Errorf("gpu: factorization %q: %w", name, err)
+	}
+	return LUForm{Name: name, Plan: &p}, nil
+}
+
+// Blocked says whether the form is our blocked LU (not cuSOLVER's getrf).
+func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }

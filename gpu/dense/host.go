@@ -1,0 +1,37 @@
+package dense
+
+import (
+	"errors"
+
+	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/lu"
+)
+
+// Host copies the factors here as lu.Factors (row-major, 0-based pivots),
+// for checks such as lu.Factors.Errors. Their Storage is fp64 for the
+// fp64 form and fp32 for the others (A is rounded to fp32 first).
+func (fa *Factors) Host() (*lu.Factors, error) {
+	n, d := fa.s.n, fa.s.e.d
+	if fa.bf != nil {
+		return nil, errors.New("gpu: Host: these are the factors of the butterfly-transformed matrix M·A·Nᵀ, not of A")
+	}
+	cm := make([]float64, n*n)
+	if err := d.Download(cm, fa.lu); err != nil {
+		return nil, err
+	}
+	piv := make([]int32, n)
+	if err := d.Download(piv, fa.ipiv); err != nil {
+		return nil, err
+	}
+	h := &lu.Factors{N: n, Form: fa.Form, Storage: format.Binary32, NB: fa.NB, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1, Duration: fa.Duration}
+	if fa.Form == "fp64" {
+		h.Storage = format.Binary64
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			h.LU[i*n+j] = cm[i+j*n]
+		}
+		h.Piv[i] = int(piv[i]) - 1
+	}
+	return h, nil
+}

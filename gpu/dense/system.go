@@ -1,0 +1,422 @@
+package dense
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/mwmm/mwmm/gpu"
+
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+)
+
+// A System is an n×n matrix A on the device, in fp64 and column-major
+// (element (i, j) at i + j·n, as cuSOLVER keeps it), with what refinement
+// needs of it: y = A·x and ‖A‖∞. Free it when done.
+type System struct {
+	e       *Solver
+	n       int
+	a       *gpu.Buffer
+	rowSums *gpu.Buffer // Σ_j |a_ij| for each row, for ‖A‖∞ and the dominance check
+	norm    float64
+	// dominant is DiagonallyDominant's answer (by rows, by columns), kept
+	// for the next Factor, whose PivotAuto takes it instead of passing
+	// over A again (A does not change).
+	dominant   *[2]bool
+	dominantMu sync.Mutex
+}
+
+// MatrixKinds are the generators of GenerateSystem.
+var MatrixKinds = []string{"uniform", "centered", "normal", "diagdom"}
+
+// NewSystem copies the row-major n×n matrix a to the device.
+func (e *Solver) NewSystem(n int, a []float64) (*System, error) {
+	if n <= 0 || len(a) != n*n {
+		return nil, fmt.Errorf("gpu: a system of order %d needs %d entries, got %d", n, n*n, len(a))
+	}
+	cm := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			cm[i+j*n] = a[i*n+j]
+		}
+	}
+	buf, err := e.d.Alloc(8 * n * n)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.d.Upload(buf, cm); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return e.system(n, buf)
+}
+
+// GenerateSystem draws an n×n matrix on the device: uniform in (0, 1],
+// centered (uniform in (−0.5, 0.5]), normal, or diagdom (centered plus
+// n/2 on the diagonal, with its sign: diagonally dominant by rows and
+// columns). The same seed gives the same matrix on every GPU.
+func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("gpu: a system of order %d", n)
+	}
+	mod, err := e.d.Module(kernel("lu"))
+	if err != nil {
+		return nil, err
+	}
+	buf, err := e.d.Alloc(8 * n * n)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*System, error) { buf.Free(); return nil, err }
+	total := int64(n) * int64(n)
+	fill := func(name string, args ...any) error {
+		f, err := mod.Function(name)
+		if err != nil {
+			return err
+		}
+		return f.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, append([]any{buf, total, seed}, args...)...)
+	}
+	switch kind {
+	case "uniform":
+		err = fill("fill_uniform", 0.0, 1.0)
+	case "centered", "diagdom":
+		err = fill("fill_uniform", -0.5, 0.5)
+		if err == nil && kind == "diagdom" {
+			var f *gpu.Function
+			if f, err = mod.Function("add_diag"); err == nil {
+				err = f.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, buf, int64(n), int32(n), float64(n)/2)
+			}
+		}
+	case "normal":
+		err = fill("fill_normal")
+	default:
+		err = fmt.Errorf("gpu: no matrix kind %q on the device; the kinds are %v", kind, MatrixKinds)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return e.system(n, buf)
+}
+
+// randsvdChunk is the most columns (or rows) of C one dormqr call takes
+// (a variable for the test of its edges).
+var randsvdChunk = 8192
+
+// GenerateRandsvd draws A = Q₁·Σ·Q₂ᵀ on the device with the singular
+// values sigma (experiment.MatrixSpec.Sigmas gives randsvd's: geometric or
+// one-small, σ₁ = 1, σ_n = 1/κ). Q₁ and Q₂ are the orthogonal factors of
+// the QR factorizations (cuSOLVER dgeqrf) of two Gaussian matrices,
+// applied by dormqr: κ₂(A) = σ₁/σ_n up to rounding.
+func (e *Solver) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) {
+	n := len(sigma)
+	if n == 0 {
+		return nil, errors.New("gpu: randsvd with no singular values")
+	}
+	for i, v := range sigma {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("gpu: randsvd: σ_%d = %g; singular values must be finite and positive", i+1, v)
+		}
+	}
+	la, err := e.d.Linalg()
+	if err != nil {
+		return nil, err
+	}
+	mod, err := e.d.Module(kernel("lu"))
+	if err != nil {
+		return nil, err
+	}
+	d := e.d
+	c, err := d.Alloc(8 * n * n)
+	if err != nil {
+		return nil, err
+	}
+	g, err := d.Alloc(8 * n * n)
+	if err != nil {
+		c.Free()
+		return nil, err
+	}
+	defer g.Free()
+	small, err := d.Alloc(16*n + 256) // σ, then tau and the info word
+	if err != nil {
+		c.Free()
+		return nil, err
+	}
+	defer small.Free()
+	fail := func(err error) (*System, error) { c.Free(); return nil, fmt.Errorf("gpu: randsvd: %w", err) }
+	tau, info := small.Ptr()+uintptr(8*n), small.Ptr()+uintptr(16*n)
+	if err := d.Memset32(c, 0); err != nil {
+		return fail(err)
+	}
+	if err := d.Upload(small, sigma); err != nil {
+		return fail(err)
+	}
+	setDiag, err := mod.Function("set_diag")
+	if err != nil {
+		return fail(err)
+	}
+	if err := setDiag.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, c, int64(n), int32(n), small); err != nil {
+		return fail(err)
+	}
+	normal, err := mod.Function("fill_normal")
+	if err != nil {
+		return fail(err)
+	}
+	for q, side := range []int{cuda.SideLeft, cuda.SideRight} {
+		if err := normal.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, g, int64(n)*int64(n), seed*2+uint64(q)); err != nil {
+			return fail(err)
+		}
+		trans := cuda.OpN
+		if side == cuda.SideRight {
+			trans = cuda.OpT
+		}
+		// Q = H₁H₂⋯H_n is applied in blocks of reflectors, the last block
+		// first (Q·C and C·Qᵀ alike), each to a block of C's columns (rows
+		// for Qᵀ on the right) at a time: cuSOLVER's dormqr refuses
+		// n = 32768 in one call (CUSOLVER_STATUS_INVALID_VALUE from its
+		// workspace query). Reflectors k0… touch rows (columns) k0… only.
+		chunk := min(n, randsvdChunk)
+		apply := func(k0, off int, run func(m, cols, k int, a, tau, c uintptr) error) error {
+			k, w := min(chunk, n-k0), min(chunk, n-off)
+			a, t := g.Ptr()+uintptr(8*(k0+k0*n)), tau+uintptr(8*k0)
+			if side == cuda.SideLeft {
+				return run(n-k0, w, k, a, t, c.Ptr()+uintptr(8*(k0+off*n)))
+			}
+			return run(w, n-k0, k, a, t, c.Ptr()+uintptr(8*(off+k0*n)))
+		}
+		var lq, lm int
+		if err := d.Do(func() error {
+			var err error
+			if lq, err = cuda.DgeqrfBufferSize(la.Solver, n, n, g.Ptr(), n); err != nil {
+				return err
+			}
+			return apply(0, 0, func(m, cols, k int, a, t, cp uintptr) error {
+				lm, err = cuda.DormqrBufferSize(la.Solver, side, trans, m, cols, k, a, n, t, cp, n)
+				return err
+			})
+		}); err != nil {
+			return fail(err)
+		}
+		lwork := max(lq, lm, 1)
+		work, err := d.Alloc(8 * lwork)
+		if err != nil {
+			return fail(err)
+		}
+		err = d.Do(func() error {
+			if err := cuda.Dgeqrf(la.Solver, n, n, g.Ptr(), n, tau, work.Ptr(), lwork, info); err != nil {
+				return err
+			}
+			for k0 := (n - 1) / chunk * chunk; k0 >= 0; k0 -= chunk {
+				for off := 0; off < n; off += chunk {
+					if err := apply(k0, off, func(m, cols, k int, a, t, cp uintptr) error {
+						return cuda.Dormqr(la.Solver, side, trans, m, cols, k, a, n, t, cp, n, work.Ptr(), lwork, info)
+					}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			err = d.Sync()
+		}
+		work.Free()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	return e.system(n, c)
+}
+
+// system computes ‖A‖∞ and checks that A is finite.
+func (e *Solver) system(n int, a *gpu.Buffer) (*System, error) {
+	mod, err := e.d.Module(kernel("lu"))
+	if err != nil {
+		a.Free()
+		return nil, err
+	}
+	sums, err := e.d.Alloc(8 * n)
+	if err != nil {
+		a.Free()
+		return nil, err
+	}
+	fail := func(err error) (*System, error) {
+		sums.Free()
+		a.Free()
+		return nil, err
+	}
+	f, err := mod.Function("row_abs_sums")
+	if err == nil {
+		err = f.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, a, int64(n), int32(n), sums)
+	}
+	s := make([]float64, n)
+	if err == nil {
+		err = e.d.Download(s, sums)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	norm := 0.0
+	for _, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fail(errors.New("gpu: A has a NaN or an Inf entry (or its rows' sums overflow)"))
+		}
+		norm = max(norm, v)
+	}
+	return &System{e: e, n: n, a: a, rowSums: sums, norm: norm}, nil
+}
+
+// dominance says whether A is strictly diagonally dominant by rows or by
+// columns (with a relative margin of 2^-20): one pass over A on the
+// device.
+func (s *System) dominance(mod *gpu.Module) (rows, cols bool, err error) {
+	d := s.e.d
+	count, err := d.Alloc(8)
+	if err != nil {
+		return false, false, err
+	}
+	defer count.Free()
+	if err := d.Memset32(count, 0); err != nil {
+		return false, false, err
+	}
+	f, err := mod.Function("dominance")
+	if err != nil {
+		return false, false, err
+	}
+	if err := f.Launch([3]uint32{uint32(min(s.n, 4096)), 1, 1}, [3]uint32{256, 1, 1}, 0, nil, s.a, int64(s.n), int32(s.n), s.rowSums, count); err != nil {
+		return false, false, err
+	}
+	var c [2]int32
+	if err := d.Download(c[:], count); err != nil {
+		return false, false, err
+	}
+	return c[0] == 0, c[1] == 0, nil
+}
+
+// takeDominance is dominance, or the answer DiagonallyDominant kept,
+// which it takes: each solve (DiagonallyDominant, then Factor) passes
+// over A once, and a benchmark's every solve pays its pass.
+func (s *System) takeDominance(mod *gpu.Module) (rows, cols bool, err error) {
+	s.dominantMu.Lock()
+	kept := s.dominant
+	s.dominant = nil
+	s.dominantMu.Unlock()
+	if kept != nil {
+		return kept[0], kept[1], nil
+	}
+	return s.dominance(mod)
+}
+
+// butterflySeed draws every factorization's butterflies: a solve is
+// repeatable, and the transform does not depend on A.
+const butterflySeed = 0x9e3779b97f4a7c15
+
+// transform writes M·A·Nᵀ to out64 (fp64), or, when out32 is not nil,
+// level 1 to out64 and the result rounded to fp32 to out32.
+func (s *System) transform(mod *gpu.Module, bf *butterfly, out64, out32 *gpu.Buffer) error {
+	d, n := s.e.d, s.n
+	src := s.a
+	for l := 0; l < butterflyDepth; l++ {
+		count := len(bf.pairs[l]) / 2
+		pairs, err := d.Alloc(8 * count)
+		if err != nil {
+			return err
+		}
+		defer pairs.Free()
+		diag, err := d.Alloc(16 * n)
+		if err != nil {
+			return err
+		}
+		defer diag.Free()
+		if err := d.Upload(pairs, bf.pairs[l]); err != nil {
+			return err
+		}
+		if err := d.Upload(diag, append(slices.Clone(bf.r[l]), bf.s[l]...)); err != nil {
+			return err
+		}
+		name, dst := "butterfly_f64", out64
+		if l == butterflyDepth-1 && out32 != nil {
+			name, dst = "butterfly_f32", out32
+		}
+		f, err := mod.Function(name)
+		if err != nil {
+			return err
+		}
+		grid := [3]uint32{uint32((count + 255) / 256), uint32(min(count, 65535)), 1}
+		if err := f.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, src, dst, int64(n), pairs, int32(count), diag, diag.View(8*n)); err != nil {
+			return err
+		}
+		src = out64
+	}
+	return d.Sync() // before the deferred frees of pairs and diagonals
+}
+
+// DiagonallyDominant says whether A is strictly diagonally dominant by
+// rows or by columns, as PivotAuto decides: one pass over A, which the
+// next Factor's PivotAuto does not repeat.
+func (s *System) DiagonallyDominant() (bool, error) {
+	mod, err := s.e.d.Module(kernel("lu"))
+	if err != nil {
+		return false, err
+	}
+	rows, cols, err := s.dominance(mod)
+	if err != nil {
+		return false, err
+	}
+	s.dominantMu.Lock()
+	s.dominant = &[2]bool{rows, cols}
+	s.dominantMu.Unlock()
+	return rows || cols, nil
+}
+
+// N returns the order of the system.
+func (s *System) N() int { return s.n }
+
+// NormInf returns ‖A‖∞.
+func (s *System) NormInf() float64 { return s.norm }
+
+// Free frees the matrix.
+func (s *System) Free() error { return errors.Join(s.a.Free(), s.rowSums.Free()) }
+
+// MulVec computes y = A·x in fp64 (cublasDgemv).
+func (s *System) MulVec(x, y []float64) error {
+	return s.e.gemv(s.a, s.n, x, y)
+}
+
+func (e *Solver) gemv(a *gpu.Buffer, n int, x, y []float64) error {
+	la, err := e.d.Linalg()
+	if err != nil {
+		return err
+	}
+	// x, then y = A·x after it.
+	return e.onVector(x, y, 2*n, n, func(q *gpu.LaunchQueue, v *gpu.Buffer) error {
+		q.Do(func() error {
+			return cuda.Dgemv(la.Blas, cuda.OpN, n, n, 1, a.Ptr(), n, v.Ptr(), 0, v.Ptr()+uintptr(8*n))
+		})
+		return nil
+	})
+}
+
+// onVector copies x to a device vector of size float64s, queues f's work
+// on it and runs it in one trip to the device's thread, and copies len(y)
+// float64s from element from on back into y: every host-vector operation
+// of refinement.
+func (e *Solver) onVector(x, y []float64, size, from int, f func(q *gpu.LaunchQueue, v *gpu.Buffer) error) error {
+	v, err := e.d.Alloc(8 * size)
+	if err != nil {
+		return err
+	}
+	defer v.Free()
+	if err := e.d.Upload(v, x); err != nil {
+		return err
+	}
+	q := e.d.NewLaunchQueue()
+	if err := f(q, v); err != nil {
+		return err
+	}
+	if err := q.Flush(); err != nil {
+		return err
+	}
+	return e.d.Download(y, v.View(8*from))
+}
