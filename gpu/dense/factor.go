@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
-
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/gemm"
-
 	"github.com/mwmm/mwmm/multiword"
 )
 

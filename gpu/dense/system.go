@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/mwmm/mwmm/gpu"
-
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 

@@ -2,13 +2,13 @@ package gemm
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/multiword"
 )
 

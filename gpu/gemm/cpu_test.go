@@ -3,9 +3,10 @@ package gemm
 // Tests that need no GPU.
 
 import (
-	"github.com/mwmm/mwmm/multiword"
 	"strings"
 	"testing"
+
+	"github.com/mwmm/mwmm/multiword"
 )
 
 func TestParseMethod(t *testing.T) {

@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/mma"
 	"github.com/mwmm/mwmm/multiword"
 )

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu"
-
 	"github.com/mwmm/mwmm/multiword"
 	"github.com/mwmm/mwmm/multiword/multiwordtest"
 )

@@ -3,13 +3,13 @@ package gemm
 import (
 	"errors"
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/multiword"
 )
 

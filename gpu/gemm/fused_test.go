@@ -2,8 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"github.com/mwmm/mwmm/multiword"
 	"github.com/mwmm/mwmm/multiword/multiwordtest"
 )

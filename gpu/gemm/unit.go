@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"runtime"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/mma"
 )
 

@@ -1,13 +1,13 @@
 package gemm
 
 import (
-	"github.com/mwmm/mwmm/gpu"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/mma"
 	"github.com/mwmm/mwmm/probe"
 )

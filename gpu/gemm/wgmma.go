@@ -3,11 +3,11 @@ package gemm
 import (
 	"errors"
 	"fmt"
-	"github.com/mwmm/mwmm/gpu"
 	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/multiword"
 )

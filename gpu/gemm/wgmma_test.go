@@ -2,11 +2,11 @@ package gemm
 
 import (
 	"fmt"
-	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"github.com/mwmm/mwmm/multiword"
 	"github.com/mwmm/mwmm/multiword/multiwordtest"
 )
