@@ -150,7 +150,7 @@ func factorRefine(ctx context.Context, sys *dense.System, b []float64, form dens
 			}
 			return nil, rep, fd, err, nil
 		}
-		fd = factored{form: fa.Form, pivoting: fa.Pivoting, nb: fa.NB, duration: fa.Duration, phases: fa.Phases}
+		fd = factored{form: fa.Form, pivoting: fa.Pivoting.String(), nb: fa.NB, duration: fa.Duration, phases: fa.Phases}
 		if why != "" {
 			fd.pivoting = "partial, as the butterfly transform failed: " + why
 		}
@@ -165,7 +165,7 @@ func factorRefine(ctx context.Context, sys *dense.System, b []float64, form dens
 		x, rep, serr = solve.RefineOperator(ctx, op, b, f, sopt)
 		fd.elapsed = time.Since(start)
 		fa.Free()
-		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == dense.PivotAuto && fa.Pivoting == dense.ButterflyPivoting {
+		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == dense.PivotAuto && fa.Pivoting.Kind == dense.PivotButterfly {
 			why, form.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", rep.Stop, rep.BackwardError), dense.PivotPartial
 			continue
 		}
@@ -547,7 +547,7 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 		}
 		status := r.status
 		switch {
-		case r.pivoting == dense.ButterflyPivoting:
+		case r.pivoting == "none, after a random butterfly transform":
 			status += " (butterfly, no pivoting)"
 		case strings.Contains(r.pivoting, "butterfly"):
 			status += " (butterfly failed: partial pivoting)"

@@ -20,11 +20,8 @@ type Factors struct {
 	pc       *preconditioner // Solve's device side, made on first use
 	Form     string
 	NB       int
-	// Pivoting is how the pivots were picked: "partial" ("partial,
-	// recursive panels" with our panel), or "none" and why (PivotAuto
-	// found A diagonally dominant, PivotNone, or after PivotButterfly's
-	// transform).
-	Pivoting string
+	// Pivoting is how the pivots were picked, and why.
+	Pivoting PivotingDone
 	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
 	// Phases splits the blocked LU's time (with LUForm.Profile): the
 	// panels, the interchanges, the triangular solves for U₁₂, the
@@ -74,26 +71,27 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 	// piv is where the pivots go: nowhere without pivoting (cuSOLVER's
 	// getrf then does not pivot), and ipiv becomes the identity.
 	piv := ipiv.Ptr()
-	fa.Pivoting = "partial"
+	fa.Pivoting = PivotingDone{Kind: PivotPartial}
 	switch f.Pivoting {
 	case PivotNone:
-		piv, fa.Pivoting = 0, "none, as asked"
+		piv, fa.Pivoting.Kind = 0, PivotNone
 	case PivotButterfly:
 		fa.bf = newButterfly(n, butterflySeed)
-		piv, fa.Pivoting = 0, ButterflyPivoting
+		piv, fa.Pivoting.Kind = 0, PivotButterfly
 	case PivotAuto:
 		rows, cols, err := s.takeDominance(mod)
 		if err != nil {
 			return fail(err)
 		}
+		fa.Pivoting.Reason = ReasonNotDominant
 		switch {
 		case rows:
-			piv, fa.Pivoting = 0, "none: A is strictly diagonally dominant by rows"
+			piv, fa.Pivoting = 0, PivotingDone{Kind: PivotNone, Reason: ReasonRowDominant}
 		case cols:
-			piv, fa.Pivoting = 0, "none: A is strictly diagonally dominant by columns"
+			piv, fa.Pivoting = 0, PivotingDone{Kind: PivotNone, Reason: ReasonColumnDominant}
 		case f.Getrf64:
 			fa.bf = newButterfly(n, butterflySeed)
-			piv, fa.Pivoting = 0, ButterflyPivoting
+			piv, fa.Pivoting.Kind = 0, PivotButterfly
 		}
 	}
 	if piv == 0 {
@@ -106,7 +104,7 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		}
 	}
 	if piv != 0 && f.Blocked() && f.recursivePanels(n, d.Multiprocessors()) {
-		fa.Pivoting += ", recursive panels"
+		fa.Pivoting.RecursivePanels = true
 	}
 	// blockSize sets fa.NB: f.NB, or DefaultNB's.
 	blockSize := func() error {

@@ -123,8 +123,57 @@ const (
 // PivotButterfly's transformed matrix have a zero or non-finite pivot.
 var ErrButterflyFailed = errors.New("without pivoting, after a random butterfly transform")
 
-// ButterflyPivoting is Factors.Pivoting after PivotButterfly's transform.
-const ButterflyPivoting = "none, after a random butterfly transform"
+// A PivotReason says why a factorization pivoted as it did.
+type PivotReason int
+
+const (
+	ReasonAsked          PivotReason = iota // the form's Pivoting asked for it
+	ReasonRowDominant                       // PivotAuto: A is strictly diagonally dominant by rows
+	ReasonColumnDominant                    // PivotAuto: ... by columns
+	ReasonNotDominant                       // PivotAuto: A is not diagonally dominant
+)
+
+// PivotingDone is how a factorization picked its pivots: Kind is
+// PivotPartial, PivotNone or PivotButterfly (never PivotAuto).
+type PivotingDone struct {
+	Kind            Pivoting
+	Reason          PivotReason
+	RecursivePanels bool // partial pivoting with our recursive panel
+	// Fallback, when set, says why partial pivoting replaced a failed
+	// butterfly transform (Solve's escalation; Factor never sets it).
+	Fallback string
+}
+
+// String says it for people: "partial", "partial, recursive panels",
+// "none: A is strictly diagonally dominant by rows", "none, after a
+// random butterfly transform", ...
+func (p PivotingDone) String() string {
+	var s string
+	switch p.Kind {
+	case PivotPartial:
+		s = "partial"
+		if p.RecursivePanels {
+			s += ", recursive panels"
+		}
+	case PivotButterfly:
+		s = "none, after a random butterfly transform"
+	default:
+		s = "none, as asked"
+	}
+	switch p.Reason {
+	case ReasonRowDominant:
+		s = "none: A is strictly diagonally dominant by rows"
+	case ReasonColumnDominant:
+		s = "none: A is strictly diagonally dominant by columns"
+	}
+	if p.Fallback != "" {
+		s += ", as the butterfly transform failed: " + p.Fallback
+	}
+	return s
+}
+
+// Pivots says whether rows were interchanged.
+func (p PivotingDone) Pivots() bool { return p.Kind == PivotPartial }
 
 // Pivotings names the Pivoting values, as ParsePivoting reads them.
 var Pivotings = []string{"auto", "partial", "none", "butterfly"}
