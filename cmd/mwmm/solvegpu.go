@@ -87,124 +87,6 @@ getrf+getrs and iterations against n, or against κ for one size and
 randsvd kinds); --replot TABLE.csv --plot PREFIX redraws a saved table
 on any machine.`
 
-// autoForms are --factor auto's forms for an n×n A, fastest first on an
-// H100 (docs/perf/solve-h100.md), each tried when refinement from the
-// one before does not converge:
-//   - n < 16384: fp64, without pivoting when A is diagonally dominant,
-//     else after the butterfly transform (2.3× getrf+getrs at n = 8192);
-//   - diagonally dominant from 16384: tc32-fp16 (2.7× at 16384, 4.1× at
-//     32768), then double-fp16-fabsum, then fp64;
-//   - otherwise fp64 after the butterfly transform below 32768 (1.8× at
-//     16384), and from 32768 double-fp16-fabsum with partial pivoting
-//     (1.4×), then fp64.
-func autoForms(n int, dominant bool) []string {
-	switch {
-	case n < 16384:
-		return []string{"fp64"}
-	case dominant:
-		return []string{"tc32-fp16", "double-fp16-fabsum", "fp64"}
-	case n < 32768:
-		return []string{"fp64"}
-	}
-	return []string{"double-fp16-fabsum", "fp64"}
-}
-
-// autoFormsFor is --factor auto's forms for sys, built by build: one
-// pass over A on the device decides whether it is diagonally dominant.
-func autoFormsFor(sys *dense.System, build func([]string) ([]dense.LUForm, error)) ([]dense.LUForm, error) {
-	dominant, err := sys.DiagonallyDominant()
-	if err != nil {
-		return nil, err
-	}
-	return build(autoForms(sys.N(), dominant))
-}
-
-// factored is what a solve reports of its factorization.
-type factored struct {
-	form, pivoting string
-	nb             int
-	duration       time.Duration
-	phases         *dense.Phases
-	// elapsed is the whole solve, from the first factorization to the
-	// refined x, before the factors are freed (as cuSOLVER's times are).
-	elapsed time.Duration
-}
-
-// factorRefine factors A in the form and refines x from b, through wrap's
-// timing wrappers when it is not nil. When PivotAuto took the butterfly
-// transform and it fails (a zero or non-finite pivot, or refinement that
-// does not converge), it factors again with partial pivoting and the
-// pivoting line says why. A factorization error comes back as ferr, a
-// refinement that does not converge as serr (solve.ErrNotConverged),
-// with x its best iterate. With budgeted, refinement may take as long as
-// the factorization did and no longer (solve.Options.TimeBudget).
-func factorRefine(ctx context.Context, sys *dense.System, b []float64, form dense.LUForm, sopt solve.Options, budgeted bool, wrap func(*dense.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, ferr, serr error) {
-	why := ""
-	start := time.Now()
-	for {
-		fa, err := sys.Factor(form)
-		if err != nil {
-			if form.Pivoting == dense.PivotAuto && errors.Is(err, dense.ErrButterflyFailed) {
-				why, form.Pivoting = err.Error(), dense.PivotPartial
-				continue
-			}
-			return nil, rep, fd, err, nil
-		}
-		fd = factored{form: fa.Form, pivoting: fa.Pivoting.String(), nb: fa.NB, duration: fa.Duration, phases: fa.Phases}
-		if why != "" {
-			fd.pivoting = "partial, as the butterfly transform failed: " + why
-		}
-		if budgeted {
-			sopt.TimeBudget = fa.Duration
-		}
-		var op solve.Operator = sys
-		var f solve.Factorization = fa
-		if wrap != nil {
-			op, f = wrap(fa)
-		}
-		x, rep, serr = solve.RefineOperator(ctx, op, b, f, sopt)
-		fd.elapsed = time.Since(start)
-		fa.Free()
-		if serr != nil && errors.Is(serr, solve.ErrNotConverged) && form.Pivoting == dense.PivotAuto && fa.Pivoting.Kind == dense.PivotButterfly {
-			why, form.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", rep.Stop, rep.BackwardError), dense.PivotPartial
-			continue
-		}
-		rep.Factor, rep.NB, rep.FactorSeconds = fa.Form, fa.NB, fa.Duration.Seconds()
-		return x, rep, fd, nil, serr
-	}
-}
-
-// solveEscalating solves with each form in turn until refinement
-// converges (--factor auto's forms): a failed factorization or a
-// refinement that does not converge moves on to the next, and tried
-// says why. Every form but the last may refine for as long as it took to
-// factor: refinement that slow has lost the form its lead, and a stalling
-// one would otherwise run its steps to the end (seconds at n = 32768).
-// fd.elapsed covers every attempt.
-func solveEscalating(ctx context.Context, sys *dense.System, b []float64, forms []dense.LUForm, sopt solve.Options, wrap func(*dense.Factors) (solve.Operator, solve.Factorization)) (x []float64, rep solve.Report, fd factored, form dense.LUForm, tried []string, ferr, serr error) {
-	var elapsed time.Duration
-	for i := range forms {
-		form = forms[i]
-		start := time.Now()
-		x, rep, fd, ferr, serr = factorRefine(ctx, sys, b, form, sopt, i < len(forms)-1, wrap)
-		if ferr != nil {
-			elapsed += time.Since(start)
-			if i == len(forms)-1 {
-				break
-			}
-			tried = append(tried, fmt.Sprintf("%s (%v)", form.Name, ferr))
-			continue
-		}
-		elapsed += fd.elapsed
-		if serr == nil || !errors.Is(serr, solve.ErrNotConverged) || i == len(forms)-1 {
-			break
-		}
-		tried = append(tried, fmt.Sprintf("%s (%s, backward error %.3g)", fd.form, rep.Stop, rep.BackwardError))
-	}
-	fd.elapsed = elapsed
-	return x, rep, fd, form, tried, ferr, serr
-}
-
 // sharedSolver is the solver on the process's engine of device 0.
 func sharedSolver() (*dense.Solver, error) {
 	e, err := gemm.SharedEngine(0)
@@ -212,6 +94,15 @@ func sharedSolver() (*dense.Solver, error) {
 		return nil, err
 	}
 	return dense.New(e), nil
+}
+
+// policyFor is the library's policy for --factor: forms empty (auto) or
+// one form, with --nb, --panel, --pivot ... as the auto forms' tuning.
+func policyFor(forms []dense.LUForm, tuning dense.LUForm, sopt solve.Options) dense.Policy {
+	if len(forms) == 1 && forms[0].Name == "auto" {
+		forms = nil
+	}
+	return dense.Policy{Forms: forms, Tuning: tuning, Refine: sopt}
 }
 
 // gpuFormName maps the CLI's --factor and --input to a GPU form.
@@ -297,14 +188,13 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		}
 		return forms, nil
 	}
-	var forms []dense.LUForm
-	if o.factor != "auto" || o.bench != "" {
-		var err error
-		if forms, err = buildForms(strings.Split(o.factor, ",")); err != nil {
-			return err
-		}
+	forms, err := buildForms(strings.Split(o.factor, ","))
+	if err != nil {
+		return err
 	}
-	if o.bench == "" && len(forms) > 1 && o.factor != "auto" {
+	// auto's forms take the other flags' settings.
+	tuning := dense.LUForm{NB: nb, LookaheadSMs: o.lookahead, Profile: o.profile, Pivoting: pivotings[0], Panels: panels[0]}
+	if o.bench == "" && len(forms) > 1 {
 		return usagef("--factor %s: one factorization per solve (several with --bench)", o.factor)
 	}
 	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
@@ -328,7 +218,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		}
 		ctx, stop := signalContext()
 		defer stop()
-		return solveBench(ctx, e, o, forms, sopt, sizes, kinds, buildForms, stdout)
+		return solveBench(ctx, e, o, forms, tuning, sopt, sizes, kinds, stdout)
 	}
 	if o.csv != "" || o.plot != "" {
 		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES")
@@ -348,23 +238,18 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		return err
 	}
 	defer sys.Free()
-	if o.factor == "auto" {
-		if forms, err = autoFormsFor(sys, buildForms); err != nil {
-			return err
-		}
-	}
-	// With --factor auto, each form in turn until refinement converges.
-	x, rep, fd, form, tried, ferr, serr := solveEscalating(ctx, sys, b, forms, sopt, nil)
-	if ferr != nil {
-		return ferr
-	}
-	if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
+	// With --factor auto, the library's forms in turn until refinement
+	// converges.
+	x, rep, serr := dense.Solve(ctx, sys, b, policyFor(forms, tuning, sopt))
+	final := rep.Final()
+	if final.Outcome == dense.FactorFailed || final.Outcome == dense.RefineFailed {
 		return serr
 	}
+	tried := rep.Escalations()
 	if len(tried) > 0 && serr == nil {
-		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), rep.Factor)
+		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), final.Form.Name)
 	}
-	sum := solveSummary{Matrix: what, Update: gpuUpdateName(form, fd.nb), Pivoting: fd.pivoting, Report: rep, Escalated: tried}
+	sum := solveSummary{Matrix: what, Update: gpuUpdateName(final.Form, final.NB), Pivoting: final.Pivoting.String(), Report: final.Refine, Escalated: tried}
 	if serr == nil && o.x != "" {
 		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
 			return err
@@ -432,7 +317,8 @@ type benchRow struct {
 	outer, inner        int
 	backward            float64
 	status              string
-	pivoting            string // how the factorization pivoted (Factors.Pivoting)
+	pivoting            string // how the factorization pivoted, for the CSV
+	done                dense.PivotingDone
 	phases              *dense.Phases
 	mulVec, solves      time.Duration // refinement: A·x and the factors' solves for the residuals and corrections
 	gmres               time.Duration // GMRES's iterations on the device's basis (their products and solves included)
@@ -520,8 +406,8 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 	return sizes, kinds, nil
 }
 
-func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []dense.LUForm, sopt solve.Options,
-	sizes []int, kinds []benchKind, build func([]string) ([]dense.LUForm, error), stdout io.Writer) error {
+func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []dense.LUForm, tuning dense.LUForm, sopt solve.Options,
+	sizes []int, kinds []benchKind, stdout io.Writer) error {
 	var out *csv.Writer
 	if o.csv != "" {
 		f, err := os.Create(o.csv)
@@ -546,12 +432,12 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 			ratio = fmt.Sprintf("%.2f×", base/r.seconds)
 		}
 		status := r.status
-		switch {
-		case r.pivoting == "none, after a random butterfly transform":
+		switch p := r.done; {
+		case p.Kind == dense.PivotButterfly:
 			status += " (butterfly, no pivoting)"
-		case strings.Contains(r.pivoting, "butterfly"):
+		case p.Fallback != "":
 			status += " (butterfly failed: partial pivoting)"
-		case strings.HasPrefix(r.pivoting, "none"):
+		case p.Kind == dense.PivotNone:
 			status += " (no pivoting)"
 		}
 		fmt.Fprintf(stdout, rowFormat, strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprintf("%.4g", r.seconds), fmt.Sprintf("%.1f", tf),
@@ -583,14 +469,6 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 				return err
 			}
 			b := experiment.RandomVector(o.seed, "b", n)
-			// formsFor resolves --factor auto for this system, as a solve
-			// does: its dominance pass is part of its time.
-			formsFor := func(f dense.LUForm) ([]dense.LUForm, error) {
-				if f.Name != "auto" {
-					return []dense.LUForm{f}, nil
-				}
-				return autoFormsFor(sys, build)
-			}
 			// Every method once, untimed, on this system: the kernels its
 			// shapes and its pivoting pick are loaded, and every time is a
 			// steady one.
@@ -598,9 +476,7 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 				sys.Baseline(m, b)
 			}
 			for _, f := range forms {
-				if fs, err := formsFor(f); err == nil {
-					solveEscalating(ctx, sys, b, fs, sopt, nil)
-				}
+				dense.Solve(ctx, sys, b, policyFor([]dense.LUForm{f}, tuning, sopt))
 			}
 			base := 0.0
 			for _, m := range dense.SolveBaselines {
@@ -626,30 +502,28 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 			}
 			for _, f := range forms {
 				r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
-				start := time.Now()
-				fs, err := formsFor(f)
-				if err != nil {
-					return err
+				pol := policyFor([]dense.LUForm{f}, tuning, sopt)
+				pol.Instrument = func(op solve.Operator, fa solve.Factorization) (solve.Operator, solve.Factorization) {
+					return timedOperator{op.(*dense.System), &r.mulVec}, timedFactors{fa.(*dense.Factors), &r.solves, &r.gmres}
 				}
-				resolving := time.Since(start)
-				x, rep, fd, _, tried, ferr, err := solveEscalating(ctx, sys, b, fs, sopt, func(fa *dense.Factors) (solve.Operator, solve.Factorization) {
-					return timedOperator{sys, &r.mulVec}, timedFactors{fa, &r.solves, &r.gmres}
-				})
-				if ferr != nil {
-					r.status, r.backward, r.seconds = ferr.Error(), math.NaN(), time.Since(start).Seconds()
+				x, srep, err := dense.Solve(ctx, sys, b, pol)
+				final := srep.Final()
+				if final.Outcome == dense.FactorFailed {
+					r.status, r.backward, r.seconds = final.Err.Error(), math.NaN(), srep.Elapsed.Seconds()
 					emit(r, base)
 					continue
 				}
-				r.phases, r.pivoting = fd.phases, fd.pivoting
-				r.seconds = (resolving + fd.elapsed).Seconds()
+				rep := final.Refine
+				r.phases, r.pivoting, r.done = final.Phases, final.Pivoting.String(), final.Pivoting
+				r.seconds = srep.Elapsed.Seconds()
 				if f.Name == "auto" {
 					// Which form answered, and which were tried first.
-					r.status = "ok: " + fd.form
-					if len(tried) > 0 {
+					r.status = "ok: " + final.Form.Name
+					if tried := srep.Escalations(); len(tried) > 0 {
 						r.status += fmt.Sprintf(" after %d other", len(tried))
 					}
 				}
-				r.factorSecs, r.outer, r.inner = fd.duration.Seconds(), rep.Outer, rep.GMRES
+				r.factorSecs, r.outer, r.inner = final.Factor.Seconds(), rep.Outer, rep.GMRES
 				if err != nil && !errors.Is(err, solve.ErrNotConverged) {
 					return err
 				}

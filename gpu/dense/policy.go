@@ -1,0 +1,253 @@
+package dense
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mwmm/mwmm/solve"
+)
+
+// AutoForms are the forms Solve tries, in order, for an n×n A when its
+// policy names none: the fastest on an H100 first (docs/perf/solve-h100.md),
+// each next one tried when refinement from the one before does not
+// converge.
+//   - n < 16384: fp64, without pivoting when A is diagonally dominant,
+//     else after the butterfly transform (2.3× getrf+getrs at n = 8192);
+//   - diagonally dominant from 16384: tc32-fp16 (2.7× at 16384, 4.1× at
+//     32768), then double-fp16-fabsum, then fp64;
+//   - otherwise fp64 after the butterfly transform below 32768 (1.8× at
+//     16384), and from 32768 double-fp16-fabsum with partial pivoting
+//     (1.4×), then fp64.
+func AutoForms(n int, dominant bool) []string {
+	switch {
+	case n < 16384:
+		return []string{"fp64"}
+	case dominant:
+		return []string{"tc32-fp16", "double-fp16-fabsum", "fp64"}
+	case n < 32768:
+		return []string{"fp64"}
+	}
+	return []string{"double-fp16-fabsum", "fp64"}
+}
+
+// A Policy says how Solve factors A and refines x.
+type Policy struct {
+	// Forms are tried in order: the next when a factorization fails or
+	// refinement from it does not converge. Empty: AutoForms for A's
+	// order and diagonal dominance (one pass over A on the device), each
+	// with Tuning's NB, Profile, LookaheadSMs, Panels and Pivoting.
+	Forms  []LUForm
+	Tuning LUForm
+	// Refine is refinement's options. Every form but the last refines
+	// for at most as long as it took to factor (solve.Options.TimeBudget):
+	// refinement that slow has lost the form its lead, and a stalling one
+	// would run its steps to the end (seconds at n = 32768).
+	Refine solve.Options
+	// Instrument, when set, wraps what refinement sees of A and of the
+	// factors (a *Factors), to time them; it must keep their behaviour.
+	Instrument func(solve.Operator, solve.Factorization) (solve.Operator, solve.Factorization)
+}
+
+// An Outcome is how one attempt of Solve ended.
+type Outcome int
+
+const (
+	Converged    Outcome = iota // the backward error reached the tolerance
+	NotConverged                // refinement stopped above it (Attempt.Refine.Stop says why)
+	FactorFailed                // the factorization failed (Attempt.Err)
+	RefineFailed                // refinement failed for another reason than accuracy (Attempt.Err)
+)
+
+func (o Outcome) String() string {
+	return [...]string{"converged", "not converged", "factorization failed", "refinement failed"}[o]
+}
+
+// An Attempt is one factorization of A and the refinement from it.
+type Attempt struct {
+	Form     LUForm // as factored (its Pivoting as asked; Attempt.Pivoting as done)
+	NB       int
+	Pivoting PivotingDone
+	Factor   time.Duration // the factorization on the device
+	Phases   *Phases       // with LUForm.Profile
+	Refine   solve.Report  // empty when the factorization failed
+	Outcome  Outcome
+	Err      error         // why the attempt failed, if it did
+	Elapsed  time.Duration // factorization and refinement
+}
+
+// A Report is what Solve tried, in order, and how each attempt ended.
+type Report struct {
+	Attempts []Attempt
+	// Elapsed is the whole solve: the dominance pass and every attempt, up
+	// to the refined x (not freeing the factors, as cuSOLVER's times).
+	Elapsed time.Duration
+}
+
+// Final is the attempt that gave Solve's answer (or its last failure).
+func (r Report) Final() Attempt { return r.Attempts[len(r.Attempts)-1] }
+
+// Escalations says, for people, why each earlier form was left: one line
+// per form, not counting a failed butterfly transform retried with
+// partial pivoting in the same form (Final's Pivoting.Fallback says so).
+func (r Report) Escalations() []string {
+	var out []string
+	for i, a := range r.Attempts[:len(r.Attempts)-1] {
+		if r.Attempts[i+1].Form.Name == a.Form.Name {
+			continue
+		}
+		switch a.Outcome {
+		case FactorFailed:
+			out = append(out, fmt.Sprintf("%s (%v)", a.Form.Name, a.Err))
+		default:
+			out = append(out, fmt.Sprintf("%s (%s, backward error %.3g)", a.Form.Name, a.Refine.Stop, a.Refine.BackwardError))
+		}
+	}
+	return out
+}
+
+// Solve solves A·x = b for the system's A as the policy says: it factors
+// in each form in turn, refines in fp64 from the factors, and returns the
+// first x whose backward error reaches the tolerance. When every form
+// fails, the error is the last one's: a factorization error, or one that
+// wraps solve.ErrNotConverged with x the best iterate. The report lists
+// every attempt.
+func Solve(ctx context.Context, sys *System, b []float64, pol Policy) ([]float64, Report, error) {
+	return solveWith(ctx, systemSeam{sys}, b, pol)
+}
+
+// factorSource is what Solve needs of a System: the seam its tests fake.
+type factorSource interface {
+	N() int
+	DiagonallyDominant() (bool, error)
+	factor(LUForm) (factored, error)
+	// operator is A for refinement: the *System itself, which the
+	// factors' NewKrylovBasis recognizes to keep GMRES on the device.
+	operator() solve.Operator
+}
+
+// factored is what Solve needs of Factors.
+type factored interface {
+	solve.Factorization
+	attempt() Attempt // the factorization's part of an Attempt
+	Free() error
+}
+
+func solveWith(ctx context.Context, sys factorSource, b []float64, pol Policy) ([]float64, Report, error) {
+	start := time.Now()
+	var rep Report
+	forms, err := policyForms(sys, pol)
+	rep.Elapsed = time.Since(start)
+	if err != nil {
+		return nil, rep, err
+	}
+	for i, f := range forms {
+		before := len(rep.Attempts)
+		x, err := tryForm(ctx, sys, b, f, pol, i < len(forms)-1, &rep)
+		for _, a := range rep.Attempts[before:] {
+			rep.Elapsed += a.Elapsed
+		}
+		out := rep.Final().Outcome
+		if i == len(forms)-1 || ctx.Err() != nil || (out != FactorFailed && out != NotConverged) {
+			return x, rep, err
+		}
+	}
+	return nil, rep, errors.New("gpu: a policy with no forms")
+}
+
+// policyForms is the policy's forms, or AutoForms's for sys.
+func policyForms(sys factorSource, pol Policy) ([]LUForm, error) {
+	if len(pol.Forms) > 0 {
+		return pol.Forms, nil
+	}
+	dominant, err := sys.DiagonallyDominant()
+	if err != nil {
+		return nil, err
+	}
+	var forms []LUForm
+	for _, name := range AutoForms(sys.N(), dominant) {
+		f, err := ParseLUForm(name)
+		if err != nil {
+			return nil, err
+		}
+		t := pol.Tuning
+		f.NB, f.Profile, f.LookaheadSMs, f.Panels, f.Pivoting = t.NB, t.Profile, t.LookaheadSMs, t.Panels, t.Pivoting
+		forms = append(forms, f)
+	}
+	return forms, nil
+}
+
+// tryForm factors in the form and refines, appending its attempts to rep.
+// With PivotAuto, a butterfly transform that fails (a zero or non-finite
+// pivot, or refinement that does not converge) is factored again with
+// partial pivoting, in a second attempt that says why. With budgeted,
+// refinement may take as long as the factorization did.
+func tryForm(ctx context.Context, sys factorSource, b []float64, f LUForm, pol Policy, budgeted bool, rep *Report) ([]float64, error) {
+	fallback := ""
+	for {
+		start := time.Now()
+		fa, err := sys.factor(f)
+		if err != nil {
+			rep.Attempts = append(rep.Attempts, Attempt{Form: f, Pivoting: PivotingDone{Kind: f.Pivoting, Fallback: fallback},
+				Outcome: FactorFailed, Err: err, Elapsed: time.Since(start)})
+			if f.Pivoting == PivotAuto && errors.Is(err, ErrButterflyFailed) {
+				fallback, f.Pivoting = err.Error(), PivotPartial
+				continue
+			}
+			return nil, err
+		}
+		a := fa.attempt()
+		a.Form, a.Pivoting.Fallback = f, fallback
+		x, err := refine(ctx, sys, b, fa, a.Factor, pol, budgeted, &a)
+		a.Elapsed = time.Since(start)
+		fa.Free()
+		rep.Attempts = append(rep.Attempts, a)
+		if a.Outcome == NotConverged && f.Pivoting == PivotAuto && a.Pivoting.Kind == PivotButterfly {
+			fallback, f.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", a.Refine.Stop, a.Refine.BackwardError), PivotPartial
+			continue
+		}
+		return x, err
+	}
+}
+
+// refine refines x from the factors into a's Refine and Outcome.
+func refine(ctx context.Context, sys factorSource, b []float64, fa factored, took time.Duration, pol Policy, budgeted bool, a *Attempt) ([]float64, error) {
+	opt := pol.Refine
+	if budgeted {
+		opt.TimeBudget = took
+	}
+	op := sys.operator()
+	var f solve.Factorization = fa
+	if pol.Instrument != nil {
+		op, f = pol.Instrument(op, f)
+	}
+	x, r, err := solve.RefineOperator(ctx, op, b, f, opt)
+	r.Factor, r.NB, r.FactorSeconds = a.Form.Name, a.NB, took.Seconds()
+	a.Refine, a.Err = r, err
+	switch {
+	case errors.Is(err, solve.ErrNotConverged):
+		a.Outcome = NotConverged
+	case err != nil:
+		a.Outcome = RefineFailed
+	}
+	return x, err
+}
+
+// systemSeam is a System as Solve's factorSource.
+type systemSeam struct{ *System }
+
+func (s systemSeam) operator() solve.Operator { return s.System }
+
+func (s systemSeam) factor(f LUForm) (factored, error) {
+	fa, err := s.Factor(f)
+	if err != nil {
+		return nil, err
+	}
+	return fa, nil
+}
+
+// attempt is the factorization's part of an Attempt.
+func (fa *Factors) attempt() Attempt {
+	return Attempt{NB: fa.NB, Pivoting: fa.Pivoting, Factor: fa.Duration, Phases: fa.Phases}
+}
