@@ -1,0 +1,53 @@
+// Package dense solves dense linear systems A·x = b on one NVIDIA GPU to
+// fp64 accuracy: LU factors made on the tensor cores, refined in fp64 by
+// package solve's iterative refinement and GMRES-IR, with A, the factors
+// and GMRES's basis on the device.
+//
+// # Solve: the policy
+//
+// Solve chooses for the caller. Given no forms (Policy.Forms empty) it
+// takes AutoForms's for A's order and diagonal dominance (the fastest on
+// an H100 first), factors, refines, and goes on to the next form when a
+// factorization fails or refinement does not converge (every form but
+// the last refines for at most as long as it took to factor). The Report
+// lists every attempt with its form, pivoting, times and refinement:
+//
+//	e, _ := gemm.SharedEngine(0)
+//	s := dense.New(e)
+//	sys, _ := s.GenerateSystem(32768, "centered", 1)
+//	defer sys.Free()
+//	x, rep, err := dense.Solve(ctx, sys, b, dense.Policy{})
+//	final := rep.Final() // final.Form.Name, final.Pivoting, final.Refine ...
+//
+// # The pieces
+//
+// A System holds A on the device in binary64 (NewSystem copies one,
+// GenerateSystem and GenerateRandsvd draw one there). System.Factor makes
+// LU factors in an LUForm: cuSOLVER's getrf in fp64 or fp32, or a blocked
+// LU whose pivoted panels are cuSOLVER's getrf or our recursive panel
+// (LUForm.Panels) and whose trailing updates run on the tensor cores:
+// TC32 forms on cuBLASLt from copies of L₂₁ and U₁₂ rounded to fp16, bf16
+// or TF32, multiword forms on gpu/gemm's fused FABsum kernel, and the
+// Ozaki forms (ozaki-int8x5 ...), held in fp64, on the int8 tensor cores:
+// L₂₁'s rows and U₁₂'s columns cut into 7-bit digits whose products
+// cuBLASLt sums exactly in int32. The next panel is factored on a second
+// stream beside the update (the look-ahead), and L's row interchanges are
+// applied once, at the end.
+//
+// Pivoting (LUForm.Pivoting): PivotAuto, the zero value, leaves it out
+// when A is strictly diagonally dominant (one pass over A), gives the
+// fp64 form a random butterfly transform instead, and pivots partially
+// otherwise; Factors.Pivoting says what was done and why.
+//
+// Factors and System are what package solve's refinement needs
+// (solve.Factorization, solve.Operator), and Factors keeps GMRES's basis
+// on the device (solve.KrylovFactorization), so a caller may also factor
+// and refine by hand:
+//
+//	f, _ := dense.ParseLUForm("double-fp16-fabsum")
+//	fa, _ := sys.Factor(f)
+//	x, r, err := solve.RefineOperator(ctx, sys, b, fa, solve.Options{})
+//
+// System.Baseline runs cuSOLVER's getrf+getrs and its gesv refinement
+// solvers on the same A, for comparison.
+package dense
