@@ -125,77 +125,9 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if res != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
-	nb := 0 // dense.DefaultNB's
-	if set["nb"] {
-		nb = o.nb
-	}
-	if set["nb"] && nb < 1 {
-		return usagef("--nb %d: the block size must be at least 1", nb)
-	}
-	var panels []dense.Panels
-	for _, name := range strings.Split(o.panel, ",") {
-		p, err := dense.ParsePanels(strings.TrimSpace(name))
-		if err != nil {
-			return usagef("--panel %q: %s", name, strings.Join(dense.PanelKinds, ", "))
-		}
-		panels = append(panels, p)
-	}
-	if len(panels) > 1 && o.bench == "" {
-		return usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
-	}
-	pivots := strings.Split(o.pivot, ",")
-	var pivotings []dense.Pivoting
-	for _, name := range pivots {
-		p, err := dense.ParsePivoting(strings.TrimSpace(name))
-		if err != nil {
-			return usagef("--pivot %q: %s", name, strings.Join(dense.Pivotings, ", "))
-		}
-		pivotings = append(pivotings, p)
-	}
-	if len(pivots) > 1 && o.bench == "" {
-		return usagef("--pivot %s: one kind per solve (several with --bench)", o.pivot)
-	}
-	buildForms := func(names []string) ([]dense.LUForm, error) {
-		var forms []dense.LUForm
-		for _, name := range names {
-			if strings.TrimSpace(name) == "auto" {
-				forms = append(forms, dense.LUForm{Name: "auto"}) // resolved for each system
-				continue
-			}
-			base, err := dense.ParseLUForm(gpuFormName(strings.TrimSpace(name), o.input))
-			if err != nil {
-				return nil, usage(err)
-			}
-			base.NB, base.LookaheadSMs, base.Profile = nb, o.lookahead, o.profile
-			for _, pivoting := range pivotings {
-				f := base
-				f.Pivoting = pivoting
-				if len(pivots) > 1 {
-					f.Name += "+" + dense.Pivotings[pivoting]
-				}
-				for i, kind := range panels {
-					if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
-						break
-					}
-					g := f
-					g.Panels = kind
-					if len(panels) > 1 && f.Blocked() {
-						g.Name += "+" + dense.PanelKinds[kind]
-					}
-					forms = append(forms, g)
-				}
-			}
-		}
-		return forms, nil
-	}
-	forms, err := buildForms(strings.Split(o.factor, ","))
+	forms, tuning, err := gpuForms(o, set["nb"])
 	if err != nil {
 		return err
-	}
-	// auto's forms take the other flags' settings.
-	tuning := dense.LUForm{NB: nb, LookaheadSMs: o.lookahead, Profile: o.profile, Pivoting: pivotings[0], Panels: panels[0]}
-	if o.bench == "" && len(forms) > 1 {
-		return usagef("--factor %s: one factorization per solve (several with --bench)", o.factor)
 	}
 	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
 	if o.maxIter == 0 {
@@ -223,6 +155,94 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if o.csv != "" || o.plot != "" {
 		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES")
 	}
+	return solveOneGPU(fs, o, policyFor(forms, tuning, sopt), stdout, stderr)
+}
+
+// gpuForms reads --factor, --input, --nb, --panel and --pivot: the forms
+// to solve with (several, crossed, with --bench; "auto" a placeholder),
+// and the settings auto's forms take.
+func gpuForms(o *systemOptions, nbSet bool) (forms []dense.LUForm, tuning dense.LUForm, err error) {
+	nb := 0 // dense.DefaultNB's
+	if nbSet {
+		if nb = o.nb; nb < 1 {
+			return nil, tuning, usagef("--nb %d: the block size must be at least 1", nb)
+		}
+	}
+	panels, err := parseList(o.panel, "--panel", dense.PanelKinds, dense.ParsePanels)
+	if err != nil {
+		return nil, tuning, err
+	}
+	if len(panels) > 1 && o.bench == "" {
+		return nil, tuning, usagef("--panel %s: one kind per solve (both with --bench)", o.panel)
+	}
+	pivotings, err := parseList(o.pivot, "--pivot", dense.Pivotings, dense.ParsePivoting)
+	if err != nil {
+		return nil, tuning, err
+	}
+	if len(pivotings) > 1 && o.bench == "" {
+		return nil, tuning, usagef("--pivot %s: one kind per solve (several with --bench)", o.pivot)
+	}
+	tuning = dense.LUForm{NB: nb, LookaheadSMs: o.lookahead, Profile: o.profile, Pivoting: pivotings[0], Panels: panels[0]}
+	for _, name := range strings.Split(o.factor, ",") {
+		name = strings.TrimSpace(name)
+		if name == "auto" {
+			forms = append(forms, dense.LUForm{Name: "auto"}) // resolved for each system
+			continue
+		}
+		base, err := dense.ParseLUForm(gpuFormName(name, o.input))
+		if err != nil {
+			return nil, tuning, usage(err)
+		}
+		base.NB, base.LookaheadSMs, base.Profile = nb, o.lookahead, o.profile
+		forms = append(forms, crossForms(base, pivotings, panels)...)
+	}
+	if o.bench == "" && len(forms) > 1 {
+		return nil, tuning, usagef("--factor %s: one factorization per solve (several with --bench)", o.factor)
+	}
+	return forms, tuning, nil
+}
+
+// parseList reads a comma-separated flag value with parse.
+func parseList[T any](value, flagName string, names []string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, name := range strings.Split(value, ",") {
+		v, err := parse(strings.TrimSpace(name))
+		if err != nil {
+			return nil, usagef("%s %q: %s", flagName, name, strings.Join(names, ", "))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// crossForms is base with each pivoting and, for the blocked LU, each
+// panel kind, named "+partial", "+recursive" ... when there are several.
+func crossForms(base dense.LUForm, pivotings []dense.Pivoting, panels []dense.Panels) []dense.LUForm {
+	var forms []dense.LUForm
+	for _, pivoting := range pivotings {
+		f := base
+		f.Pivoting = pivoting
+		if len(pivotings) > 1 {
+			f.Name += "+" + dense.Pivotings[pivoting]
+		}
+		for i, kind := range panels {
+			if !f.Blocked() && i > 0 { // cuSOLVER's own getrf: no panels
+				break
+			}
+			g := f
+			g.Panels = kind
+			if len(panels) > 1 && f.Blocked() {
+				g.Name += "+" + dense.PanelKinds[kind]
+			}
+			forms = append(forms, g)
+		}
+	}
+	return forms
+}
+
+// solveOneGPU solves the system of the command line with the policy and
+// prints the report.
+func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, stderr io.Writer) error {
 	in, err := readSystem(fs, o, true)
 	if err != nil {
 		return err
@@ -240,7 +260,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	defer sys.Free()
 	// With --factor auto, the library's forms in turn until refinement
 	// converges.
-	x, rep, serr := dense.Solve(ctx, sys, b, policyFor(forms, tuning, sopt))
+	x, rep, serr := dense.Solve(ctx, sys, b, pol)
 	final := rep.Final()
 	if final.Outcome == dense.FactorFailed || final.Outcome == dense.RefineFailed {
 		return serr
