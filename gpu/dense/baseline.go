@@ -85,7 +85,7 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 			return err
 		})
 	} else {
-		err = e.getrf(la, true, n, n, a.Ptr(), n, ipiv)
+		err = e.getrf(la, FP64, n, n, a.Ptr(), n, ipiv)
 		if err == nil {
 			err = d.Do(func() error { return cuda.Dgetrs(la.Solver, cuda.OpN, n, 1, a.Ptr(), n, ipiv, bp, n, info) })
 		}

@@ -100,8 +100,8 @@ func TestSolverLUForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.OzakiDigits > 0 {
-				if bnd := ozakiLUBound(f.OzakiDigits, h, a, got); !(got.Normwise <= bnd) {
+			if oz, ok := f.Update.(Ozaki); ok {
+				if bnd := ozakiLUBound(oz.Digits, h, a, got); !(got.Normwise <= bnd) {
 					t.Errorf("n=%d %s: normwise error %.3g above the bound %.3g", n, name, got.Normwise, bnd)
 				}
 			} else {
@@ -552,7 +552,7 @@ func TestSolverTC32Inputs(t *testing.T) {
 			if err := e.d.Upload(buf, w); err != nil {
 				t.Fatal(err)
 			}
-			tr, err := e.newLtTrailing(mod, f.Words, buf, n, k)
+			tr, err := e.newLtTrailing(mod, f.Update.(TC32).Words, buf, n, k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -941,8 +941,8 @@ func TestSolverPivoting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.OzakiDigits > 0 {
-				if bnd := ozakiLUBound(f.OzakiDigits, h, c.a, got); !(got.Normwise <= bnd) {
+			if oz, ok := f.Update.(Ozaki); ok {
+				if bnd := ozakiLUBound(oz.Digits, h, c.a, got); !(got.Normwise <= bnd) {
 					t.Errorf("%s, %s: normwise error %.3g above the bound %.3g", name, c.want, got.Normwise, bnd)
 				}
 			} else {
