@@ -17,6 +17,7 @@ type Factors struct {
 	lu, ipiv *gpu.Buffer
 	bf       *butterfly      // with PivotButterfly: Solve applies M before the factors and Nᵀ after
 	pc       *preconditioner // Solve's device side, made on first use
+	update   Update          // the form's: Form is only a label
 	Form     string
 	NB       int
 	// Pivoting is how the pivots were picked, and why.
@@ -110,7 +111,7 @@ func (s *System) newFactors(f LUForm) (*gpu.Linalg, *gpu.Module, *Factors, error
 		ipiv.Free()
 		return nil, nil, nil, err
 	}
-	return la, mod, &Factors{s: s, lu: lu, ipiv: ipiv, Form: f.Name}, nil
+	return la, mod, &Factors{s: s, lu: lu, ipiv: ipiv, update: f.Update, Form: f.Name}, nil
 }
 
 // pickPivots sets fa.Pivoting (and fa.bf for PivotButterfly) and returns
@@ -363,11 +364,17 @@ func (fa *Factors) check(mod *gpu.Module) error {
 	if err := d.Download(c[:], count); err != nil {
 		return err
 	}
+	return diagCheckError(c[0])
+}
+
+// diagCheckError is the error of diag_check's answer: −1 for a NaN or
+// an Inf, else the first zero pivot's column, from 1 (0: none).
+func diagCheckError(c int32) error {
 	switch {
-	case c[0] < 0:
+	case c < 0:
 		return errors.New("gpu: the LU factors have a NaN or an Inf: the factorization overflowed")
-	case c[0] > 0:
-		return &SingularError{Column: int(c[0])}
+	case c > 0:
+		return &SingularError{Column: int(c)}
 	}
 	return nil
 }

@@ -23,6 +23,13 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 	if err := d.Download(piv, fa.ipiv); err != nil {
 		return nil, err
 	}
+	return fa.hostFactors(cm, piv), nil
+}
+
+// hostFactors is Host's lu.Factors from the column-major factors cm and
+// the 1-based pivots piv.
+func (fa *Factors) hostFactors(cm []float64, piv []int32) *lu.Factors {
+	n := fa.s.n
 	h := &lu.Factors{N: n, Form: fa.Form, Storage: format.Binary32, NB: fa.NB, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1, Duration: fa.Duration}
 	if fa.Form == "fp64" {
 		h.Storage = format.Binary64
@@ -33,5 +40,5 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 		}
 		h.Piv[i] = int(piv[i]) - 1
 	}
-	return h, nil
+	return h
 }
