@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
 )
 
@@ -231,6 +232,38 @@ func TestComposeLaterExample(t *testing.T) {
 	for k := range want {
 		if !slices.Equal(got[k], want[k]) {
 			t.Errorf("block %d: rows %v, want %v", k, got[k], want[k])
+		}
+	}
+}
+
+// Host marks factors held in fp64 as fp64 whatever their label: lu's
+// Errors then measures exact fp64 factors as exact, not as off by fp32's
+// rounding of A.
+func TestHostStorage(t *testing.T) {
+	// A = L·U exactly, with 0.1 (not an fp32 number) in L.
+	a := []float64{1, 0, 0.1, 1}
+	cm := []float64{1, 0.1, 0, 1} // L\U, column-major
+	piv := []int32{1, 2}
+	for _, c := range []struct {
+		label string
+		u     Update
+		want  format.Format
+	}{
+		{"fp64", Getrf{FP64}, format.Binary64}, {"fp64+partial", Getrf{FP64}, format.Binary64},
+		{"ozaki-int8x5", Ozaki{5}, format.Binary64}, {"fp32", Getrf{FP32}, format.Binary32},
+		{"tc32-fp16", TC32{gpu.F16}, format.Binary32},
+	} {
+		fa := &Factors{s: &System{n: 2}, Form: c.label, update: c.u}
+		h := fa.hostFactors(cm, piv)
+		if h.Storage != c.want || h.Form != c.label {
+			t.Errorf("%s: storage %v, want %v", c.label, h.Storage, c.want)
+		}
+		e, err := h.Errors(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact := c.want == format.Binary64; exact != (e.Componentwise == 0) {
+			t.Errorf("%s: componentwise error %g", c.label, e.Componentwise)
 		}
 	}
 }
