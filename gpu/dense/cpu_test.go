@@ -3,7 +3,10 @@ package dense
 // Tests that need no GPU.
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mwmm/mwmm/format"
@@ -265,5 +268,26 @@ func TestHostStorage(t *testing.T) {
 		if exact := c.want == format.Binary64; exact != (e.Componentwise == 0) {
 			t.Errorf("%s: componentwise error %g", c.label, e.Componentwise)
 		}
+	}
+}
+
+// diag_check's column counts from 1; SingularError's from 0, as lu's.
+func TestSingularErrorColumn(t *testing.T) {
+	for c, want := range map[int32]int{1: 0, 3: 2, 1000: 999} {
+		var se *SingularError
+		err := diagCheckError(c)
+		if !errors.As(err, &se) || se.Column != want {
+			t.Errorf("diag_check %d: %v, want column %d", c, err, want)
+			continue
+		}
+		if say := fmt.Sprintf("U(%d,%d) = 0", want+1, want+1); !strings.Contains(err.Error(), say) {
+			t.Errorf("diag_check %d: %q, want it to say %q", c, err, say)
+		}
+	}
+	if err := diagCheckError(-1); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("diag_check −1: %v", err)
+	}
+	if err := diagCheckError(0); err != nil {
+		t.Errorf("diag_check 0: %v", err)
 	}
 }

@@ -35,10 +35,13 @@ type Phases struct {
 }
 
 // SingularError says that U has an exact zero pivot.
-type SingularError struct{ Column int }
+type SingularError struct {
+	Column int // from 0, as lu.SingularError's: U(Column, Column) = 0
+}
 
+// Error names the column from 1, as lu's does.
 func (e *SingularError) Error() string {
-	return fmt.Sprintf("gpu: the matrix is singular to working precision: U(%d,%d) = 0", e.Column, e.Column)
+	return fmt.Sprintf("gpu: the matrix is singular to working precision: U(%d,%d) = 0", e.Column+1, e.Column+1)
 }
 
 // Factor factors A in the form. The time covers the whole factorization
@@ -374,7 +377,7 @@ func diagCheckError(c int32) error {
 	case c < 0:
 		return errors.New("gpu: the LU factors have a NaN or an Inf: the factorization overflowed")
 	case c > 0:
-		return &SingularError{Column: int(c)}
+		return &SingularError{Column: int(c) - 1}
 	}
 	return nil
 }

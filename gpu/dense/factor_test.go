@@ -188,6 +188,8 @@ func TestSolverPivotsAndErrors(t *testing.T) {
 		var se *SingularError
 		if !errors.As(err, &se) {
 			t.Errorf("%s on a singular matrix: %v, want a SingularError", name, err)
+		} else if se.Column < 0 || se.Column >= 3 {
+			t.Errorf("%s on a singular matrix: column %d, want 0, 1 or 2 (from 0)", name, se.Column)
 		}
 	}
 
