@@ -5,12 +5,14 @@ package dense
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/lu"
 )
 
 // The wider block is for the fused kernel's forms with pivoting at large
@@ -289,5 +291,16 @@ func TestSingularErrorColumn(t *testing.T) {
 	}
 	if err := diagCheckError(0); err != nil {
 		t.Errorf("diag_check 0: %v", err)
+	}
+}
+
+// ozakiLUBound divides by ‖A‖∞ (the largest row sum), not ‖A‖₁: here 3
+// and 2.
+func TestOzakiLUBoundNorm(t *testing.T) {
+	a := []float64{1, 1, 1, 0, 1, 0, 0, 0, 1} // row-major, upper triangular
+	h := &lu.Factors{N: 3, LU: a}             // L = I, U = A
+	want := 3 * ozakiBound(5, 3) * 4 / 3
+	if got := ozakiLUBound(5, h, a, lu.Errors{}); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("bound %g, want %g", got, want)
 	}
 }

@@ -135,7 +135,7 @@ func ozakiLUBound(digits int, h *lu.Factors, a []float64, e lu.Errors) float64 {
 	for i := range n {
 		row := 0.0
 		for j := range n {
-			row += math.Abs(a[i+j*n])
+			row += math.Abs(a[i*n+j]) // a is row-major: row i
 			if v := math.Abs(h.LU[i*n+j]); j < i {
 				maxL = math.Max(maxL, v)
 			} else {
