@@ -292,18 +292,18 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 
 // gpuUpdateName says how the form factors, with block size nb.
 func gpuUpdateName(f dense.LUForm, nb int) string {
-	switch {
-	case f.Getrf64:
-		return "cuSOLVER dgetrf (fp64)"
-	case f.Getrf32:
+	switch u := f.Update.(type) {
+	case dense.Getrf:
+		if u.Precision == dense.FP64 {
+			return "cuSOLVER dgetrf (fp64)"
+		}
 		return "cuSOLVER sgetrf (fp32)"
-	case f.OzakiDigits > 0:
-		return fmt.Sprintf("blocked LU in fp64, nb %d, updates on the int8 tensor cores (Ozaki scheme, %d digits)", nb, f.OzakiDigits)
+	case dense.Ozaki:
+		return fmt.Sprintf("blocked LU in fp64, nb %d, updates on the int8 tensor cores (Ozaki scheme, %d digits)", nb, u.Digits)
+	case dense.Fused:
+		return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", nb, u.Plan.Name)
 	}
-	if f.Plan == nil {
-		return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", nb, f.WordName())
-	}
-	return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", nb, f.Plan.Name)
+	return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", nb, f.WordName())
 }
 
 // gpuSystem puts the A of in on the device: copied, or drawn there.

@@ -24,8 +24,8 @@ var SolveBaselines = []string{"getrf+getrs", "DDgesv", "DSgesv", "DXgesv", "DHge
 // (A copied first: they overwrite it).
 func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 	res := BaselineResult{Method: method}
-	e, n, d := s.e, s.n, s.e.d
-	la, err := e.d.Linalg()
+	n, d := s.n, s.e.d
+	la, err := d.Linalg()
 	if err != nil {
 		return res, err
 	}
@@ -37,74 +37,105 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 		return res, err
 	}
 	defer a.Free()
+	// b, x, the pivots and the info word.
 	vec, err := d.Alloc(16*n + 4*n + 256)
 	if err != nil {
 		return res, err
 	}
 	defer vec.Free()
-	bp, xp, ipiv := vec.Ptr(), vec.Ptr()+uintptr(8*n), vec.Ptr()+uintptr(16*n)
-	info := ipiv + uintptr(4*n)
+	bl := baselineRun{la: la, a: a, b: vec.Ptr(), x: vec.Ptr() + uintptr(8*n), ipiv: vec.Ptr() + uintptr(16*n), gesv: gesvIndex(method)}
+	bl.info = bl.ipiv + uintptr(4*n)
 	if err := d.Upload(vec, b); err != nil {
 		return res, err
 	}
-	gesv := -1
-	for i, name := range cuda.GesvNames {
-		if method == name+"gesv" {
-			gesv = i
-		}
-	}
-	if gesv < 0 && method != "getrf+getrs" {
+	if bl.gesv < 0 && method != "getrf+getrs" {
 		return res, fmt.Errorf("gpu: no cuSOLVER method %q; the methods are %v", method, SolveBaselines)
 	}
 	if err := d.Copy(a, s.a); err != nil {
 		return res, err
 	}
-	var work *gpu.Buffer
-	if gesv >= 0 {
-		var bytes int
-		if err := d.Do(func() error {
-			var err error
-			bytes, err = cuda.GesvBufferSize(gesv, la.Solver, n, a.Ptr(), ipiv, bp, xp)
-			return err
-		}); err != nil {
-			return res, err
-		}
-		if work, err = d.Alloc(max(bytes, 256)); err != nil {
-			return res, err
-		}
-		defer work.Free()
+	if err := s.gesvWork(&bl); err != nil {
+		return res, err
 	}
+	defer bl.work.Free()
 	if err := d.Sync(); err != nil {
 		return res, err
 	}
 	start := time.Now()
-	if gesv >= 0 {
-		err = d.Do(func() error {
-			var err error
-			res.Iterations, err = cuda.Gesv(gesv, la.Solver, n, a.Ptr(), ipiv, bp, xp, work.Ptr(), work.Bytes(), info)
-			return err
-		})
-	} else {
-		err = e.getrf(la, true, n, n, a.Ptr(), n, ipiv)
-		if err == nil {
-			err = d.Do(func() error { return cuda.Dgetrs(la.Solver, cuda.OpN, n, 1, a.Ptr(), n, ipiv, bp, n, info) })
-		}
-		xp = bp
-	}
-	if err == nil {
-		err = d.Sync()
-	}
+	err = s.runBaseline(&bl, &res)
 	res.Duration = time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("gpu: cuSOLVER %s: %w", method, err)
 	}
 	var inf [1]int32
-	if err := d.Download(inf[:], vec.View(int(info-vec.Ptr()))); err != nil {
+	if err := d.Download(inf[:], vec.View(int(bl.info-vec.Ptr()))); err != nil {
 		return res, err
 	}
 	if inf[0] != 0 {
 		return res, fmt.Errorf("gpu: cuSOLVER %s: info = %d (a zero pivot, or the refinement failed)", method, inf[0])
 	}
 	res.X = make([]float64, n)
-	return res, d.Download(res.X, vec.View(int(xp-vec.Ptr())))
+	return res, d.Download(res.X, vec.View(int(bl.x-vec.Ptr())))
+}
+
+// baselineRun is one Baseline's operands on the device.
+type baselineRun struct {
+	la               *gpu.Linalg
+	a, work          *gpu.Buffer // work: gesv's, nil for getrf+getrs
+	b, x, ipiv, info uintptr
+	gesv             int // cuda.GesvNames' index; −1: getrf+getrs
+}
+
+// gesvIndex is the index in cuda.GesvNames of a gesv method, or −1.
+func gesvIndex(method string) int {
+	gesv := -1
+	for i, name := range cuda.GesvNames {
+		if method == name+"gesv" {
+			gesv = i
+		}
+	}
+	return gesv
+}
+
+// gesvWork allocates a gesv solver's work space.
+func (s *System) gesvWork(bl *baselineRun) error {
+	if bl.gesv < 0 {
+		return nil
+	}
+	d, n := s.e.d, s.n
+	var bytes int
+	if err := d.Do(func() error {
+		var err error
+		bytes, err = cuda.GesvBufferSize(bl.gesv, bl.la.Solver, n, bl.a.Ptr(), bl.ipiv, bl.b, bl.x)
+		return err
+	}); err != nil {
+		return err
+	}
+	var err error
+	bl.work, err = d.Alloc(max(bytes, 256))
+	return err
+}
+
+// runBaseline solves, the time's part: x (getrf+getrs: in place of b)
+// and the iterations in res.
+func (s *System) runBaseline(bl *baselineRun, res *BaselineResult) error {
+	d, n, la := s.e.d, s.n, bl.la
+	var err error
+	if bl.gesv >= 0 {
+		err = d.Do(func() error {
+			var err error
+			res.Iterations, err = cuda.Gesv(bl.gesv, la.Solver, n, bl.a.Ptr(), bl.ipiv, bl.b, bl.x, bl.work.Ptr(), bl.work.Bytes(), bl.info)
+			return err
+		})
+	} else {
+		err = s.e.getrf(la, FP64, n, n, bl.a.Ptr(), n, bl.ipiv)
+		if err == nil {
+			err = d.Do(func() error { return cuda.Dgetrs(la.Solver, cuda.OpN, n, 1, bl.a.Ptr(), n, bl.ipiv, bl.b, n, bl.info) })
+		}
+		bl.x = bl.b
+	}
+	if err == nil {
+		err = d.Sync()
+	}
+	return err
 }

@@ -100,8 +100,8 @@ func TestSolverLUForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.OzakiDigits > 0 {
-				if bnd := ozakiLUBound(f.OzakiDigits, h, a, got); !(got.Normwise <= bnd) {
+			if oz, ok := f.Update.(Ozaki); ok {
+				if bnd := ozakiLUBound(oz.Digits, h, a, got); !(got.Normwise <= bnd) {
 					t.Errorf("n=%d %s: normwise error %.3g above the bound %.3g", n, name, got.Normwise, bnd)
 				}
 			} else {
@@ -135,7 +135,7 @@ func ozakiLUBound(digits int, h *lu.Factors, a []float64, e lu.Errors) float64 {
 	for i := range n {
 		row := 0.0
 		for j := range n {
-			row += math.Abs(a[i+j*n])
+			row += math.Abs(a[i*n+j]) // a is row-major: row i
 			if v := math.Abs(h.LU[i*n+j]); j < i {
 				maxL = math.Max(maxL, v)
 			} else {
@@ -188,6 +188,8 @@ func TestSolverPivotsAndErrors(t *testing.T) {
 		var se *SingularError
 		if !errors.As(err, &se) {
 			t.Errorf("%s on a singular matrix: %v, want a SingularError", name, err)
+		} else if se.Column < 0 || se.Column >= 3 {
+			t.Errorf("%s on a singular matrix: column %d, want 0, 1 or 2 (from 0)", name, se.Column)
 		}
 	}
 
@@ -552,7 +554,7 @@ func TestSolverTC32Inputs(t *testing.T) {
 			if err := e.d.Upload(buf, w); err != nil {
 				t.Fatal(err)
 			}
-			tr, err := e.newLtTrailing(mod, f.Words, buf, n, k)
+			tr, err := e.newLtTrailing(mod, f.Update.(TC32).Words, buf, n, k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -941,8 +943,8 @@ func TestSolverPivoting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.OzakiDigits > 0 {
-				if bnd := ozakiLUBound(f.OzakiDigits, h, c.a, got); !(got.Normwise <= bnd) {
+			if oz, ok := f.Update.(Ozaki); ok {
+				if bnd := ozakiLUBound(oz.Digits, h, c.a, got); !(got.Normwise <= bnd) {
 					t.Errorf("%s, %s: normwise error %.3g above the bound %.3g", name, c.want, got.Normwise, bnd)
 				}
 			} else {

@@ -7,29 +7,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/multiword"
 )
 
-// An LUForm says how the GPU factors: cuSOLVER's getrf in fp64 or fp32,
-// or the blocked LU whose trailing updates run on the tensor cores through
-// the fused kernel with Plan: one word (the TC32 form: fp16, bf16 or TF32
-// inputs, fp32 accumulation and storage) or a multiword FABsum plan.
+// An LUForm says how the GPU factors (Update: cuSOLVER's getrf, or our
+// blocked LU with its trailing updates on the tensor cores) and tunes
+// the blocked LU. Name is a label for reports, which callers may change.
 type LUForm struct {
-	Name    string
-	Getrf64 bool            // cusolverDnDgetrf
-	Getrf32 bool            // cusolverDnSgetrf
-	Plan    *multiword.Plan // the blocked LU's updates on the fused kernel
-	// Words, for the TC32 forms, is the word the blocked LU's updates
-	// round L₂₁ and U₁₂ to before cuBLASLt multiplies them with fp32
-	// accumulation: F16, BF16, or F32 holding TF32 values.
-	Words gpu.DataType
-	// OzakiDigits, for the Ozaki forms (ozaki-int8xS), is S: the LU is
-	// held in fp64 and its updates run on the int8 tensor cores, each
-	// row of L₂₁ and column of U₁₂ cut into S 7-bit digits (ozakiTrailing).
-	OzakiDigits int
-	NB          int // the block size of the blocked LU; 0: DefaultNB's
+	Name   string
+	Update Update
+	NB     int // the block size of the blocked LU; 0: DefaultNB's
 	// Profile times the blocked LU's phases (Factors.Phases), waiting for
 	// the GPU after each: about 10 µs a phase. It turns the look-ahead off.
 	Profile bool
@@ -81,7 +69,7 @@ func (f LUForm) recursivePanels(n, sms int) bool {
 	case PanelsRecursive:
 		return true
 	case PanelsAuto:
-		return f.OzakiDigits == 0 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms, false)
+		return f.Update != nil && f.Update.Working() == FP32 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms, FP32)
 	}
 	return false
 }
@@ -205,19 +193,19 @@ func ParseLUForm(name string) (LUForm, error) {
 			return LUForm{}, fmt.Errorf("gpu: factorization %q: the Ozaki forms are %s%d to %s%d (the digits per row of L₂₁ and column of U₁₂)",
 				name, ozakiPrefix, OzakiMinDigits, ozakiPrefix, OzakiMaxDigits)
 		}
-		return LUForm{Name: name, OzakiDigits: s}, nil
+		return LUForm{Name: name, Update: Ozaki{Digits: s}}, nil
 	}
 	switch name {
 	case "fp64":
-		return LUForm{Name: name, Getrf64: true}, nil
+		return LUForm{Name: name, Update: Getrf{FP64}}, nil
 	case "fp32":
-		return LUForm{Name: name, Getrf32: true}, nil
+		return LUForm{Name: name, Update: Getrf{FP32}}, nil
 	}
 	for _, w := range tc32Words {
 		// The words are rounded by our kernel, not by cuBLASLt's FAST_16F
 		// or FAST_16BF compute types: on an H100 those ran TF32.
 		if name == w.form {
-			return LUForm{Name: name, Words: w.typ}, nil
+			return LUForm{Name: name, Update: TC32{Words: w.typ}}, nil
 		}
 	}
 	p, err := multiword.Lookup(name)
@@ -227,8 +215,20 @@ func ParseLUForm(name string) (LUForm, error) {
 	if err := gemm.FusedSupports(&p); err != nil {
 		return LUForm{}, fmt.Errorf("gpu: factorization %q: %w", name, err)
 	}
-	return LUForm{Name: name, Plan: &p}, nil
+	return LUForm{Name: name, Update: Fused{Plan: p}}, nil
 }
 
 // Blocked says whether the form is our blocked LU (not cuSOLVER's getrf).
-func (f LUForm) Blocked() bool { return !f.Getrf64 && !f.Getrf32 }
+func (f LUForm) Blocked() bool {
+	_, getrf := f.Update.(Getrf)
+	return !getrf
+}
+
+// WordName is the word a TC32 form's updates round to (fp16, bf16,
+// TF32), or "" for the other forms.
+func (f LUForm) WordName() string {
+	if u, ok := f.Update.(TC32); ok {
+		return u.WordName()
+	}
+	return ""
+}

@@ -8,8 +8,9 @@ import (
 )
 
 // Host copies the factors here as lu.Factors (row-major, 0-based pivots),
-// for checks such as lu.Factors.Errors. Their Storage is fp64 for the
-// fp64 form and fp32 for the others (A is rounded to fp32 first).
+// for checks such as lu.Factors.Errors. Their Storage is the update's
+// working precision: fp64 for cuSOLVER's dgetrf and the Ozaki forms,
+// fp32 for the others (A is rounded to fp32 first).
 func (fa *Factors) Host() (*lu.Factors, error) {
 	n, d := fa.s.n, fa.s.e.d
 	if fa.bf != nil {
@@ -23,8 +24,16 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 	if err := d.Download(piv, fa.ipiv); err != nil {
 		return nil, err
 	}
+	return fa.hostFactors(cm, piv), nil
+}
+
+// hostFactors is Host's lu.Factors from the column-major factors cm and
+// the 1-based pivots piv.
+func (fa *Factors) hostFactors(cm []float64, piv []int32) *lu.Factors {
+	n := fa.s.n
 	h := &lu.Factors{N: n, Form: fa.Form, Storage: format.Binary32, NB: fa.NB, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1, Duration: fa.Duration}
-	if fa.Form == "fp64" {
+	// By the update, not the name: a caller may relabel the form.
+	if fa.update != nil && fa.update.Working() == FP64 {
 		h.Storage = format.Binary64
 	}
 	for i := 0; i < n; i++ {
@@ -33,5 +42,5 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 		}
 		h.Piv[i] = int(piv[i]) - 1
 	}
-	return h, nil
+	return h
 }

@@ -216,7 +216,7 @@ func TestParseOzakiForm(t *testing.T) {
 	for s := OzakiMinDigits; s <= OzakiMaxDigits; s++ {
 		name := ozakiPrefix + string(rune('0'+s))
 		f, err := ParseLUForm(name)
-		if err != nil || f.OzakiDigits != s || !f.Blocked() || f.Name != name {
+		if err != nil || f.Update != (Ozaki{Digits: s}) || !f.Blocked() || f.Name != name {
 			t.Errorf("%s: %+v, %v", name, f, err)
 		}
 	}

@@ -30,9 +30,9 @@ type leafKind struct{ rows, threads int }
 // 256 threads took 6–9% longer a column than 1 × 512, and 2 × 512 (which
 // spills at 128 registers) within 3% of 4 × 256
 // (docs/perf/raw/solve-panel-leaf-kinds-h100.txt).
-var leafKinds = map[bool][]leafKind{
-	false: {{1, 256}, {1, 512}, {4, 256}},
-	true:  {{1, 256}, {1, 512}},
+var leafKinds = map[Precision][]leafKind{
+	FP32: {{1, 256}, {1, 512}, {4, 256}},
+	FP64: {{1, 256}, {1, 512}},
 }
 
 // leafRows forces the rows a leaf's block takes (256, 512 or 1024; 0: the
@@ -49,7 +49,7 @@ var leafRows = 0
 type panelLU struct {
 	e       *Solver
 	la      *gpu.Linalg
-	double  bool
+	prec    Precision
 	kinds   []leafKind
 	leaf    []*gpu.Function // as kinds
 	swaps   *gpu.Function
@@ -59,11 +59,11 @@ type panelLU struct {
 	sms     int
 }
 
-func (e *Solver) newPanelLU(la *gpu.Linalg, mod *gpu.Module, double bool) (*panelLU, error) {
+func (e *Solver) newPanelLU(la *gpu.Linalg, mod *gpu.Module, prec Precision) (*panelLU, error) {
 	d := e.d
-	pl := &panelLU{e: e, la: la, double: double, kinds: leafKinds[double], sms: d.Multiprocessors()}
+	pl := &panelLU{e: e, la: la, prec: prec, kinds: leafKinds[prec], sms: d.Multiprocessors()}
 	prefix, swaps := "panel_leaf_", "leaf_swaps"
-	if double {
+	if prec == FP64 {
 		prefix, swaps = "panel_leaf_f64_", "leaf_swaps_f64"
 	}
 	for _, k := range pl.kinds {
@@ -80,7 +80,7 @@ func (e *Solver) newPanelLU(la *gpu.Linalg, mod *gpu.Module, double bool) (*pane
 	if pl.swaps, err = mod.Function(swaps); err != nil {
 		return nil, err
 	}
-	if pl.records, err = d.Alloc(8 * 2 * leafWords(pl.es())); err != nil {
+	if pl.records, err = d.Alloc(8 * 2 * leafWords(prec.Size())); err != nil {
 		return nil, err
 	}
 	if pl.moves, err = d.Alloc(4 * (1 + 4*leafMax)); err != nil {
@@ -98,32 +98,24 @@ func (pl *panelLU) free() {
 	gpu.FreeAll(pl.records, pl.moves)
 }
 
-// es is the panel's element size in bytes.
-func (pl *panelLU) es() int {
-	if pl.double {
-		return 8
-	}
-	return 4
-}
-
 // maxBlockRows is the most rows a leaf's block holds: 1024 in binary32,
 // 512 in binary64.
-func maxBlockRows(double bool) int {
-	k := leafKinds[double][len(leafKinds[double])-1]
+func maxBlockRows(prec Precision) int {
+	k := leafKinds[prec][len(leafKinds[prec])-1]
 	return k.rows * k.threads
 }
 
 // maxPanelRows is the tallest panel the leaves take on a GPU with sms
 // multiprocessors: a full block on each.
-func maxPanelRows(sms int, double bool) int {
-	return min(sms, leafBlocks) * maxBlockRows(double)
+func maxPanelRows(sms int, prec Precision) int {
+	return min(sms, leafBlocks) * maxBlockRows(prec)
 }
 
 // leafShape picks a leaf's kind (an index into pl.kinds) and grid for rows
 // rows: the fewest rows a block whose grid fits in blocks, else the most
 // on a larger grid (at most a block a multiprocessor).
 func (pl *panelLU) leafShape(rows, blocks int) (kind, grid int, err error) {
-	per := maxBlockRows(pl.double)
+	per := maxBlockRows(pl.prec)
 	for _, p := range []int{256, 512} {
 		if p < per && (leafRows == p || leafRows == 0 && (rows+p-1)/p <= blocks) {
 			per = p
@@ -131,7 +123,7 @@ func (pl *panelLU) leafShape(rows, blocks int) (kind, grid int, err error) {
 		}
 	}
 	if grid = (rows + per - 1) / per; grid > min(pl.sms, leafBlocks) {
-		return 0, 0, fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d", maxPanelRows(pl.sms, pl.double), rows)
+		return 0, 0, fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d", maxPanelRows(pl.sms, pl.prec), rows)
 	}
 	for kind = range pl.kinds {
 		if pl.kinds[kind].rows*pl.kinds[kind].threads == per {
@@ -157,7 +149,7 @@ func (pl *panelLU) factor(st *gpu.Stream, a uintptr, lda, m, nb int, ipiv uintpt
 // rec queues the factorization of columns [c0, c0+w) of the panel, rows
 // from c0 (those above are U's, done).
 func (pl *panelLU) rec(q *gpu.LaunchQueue, st *gpu.Stream, a uintptr, lda, m, nb, c0, w int, ipiv uintptr, blocks int) error {
-	at := func(i, j int) uintptr { return a + uintptr(pl.es()*(i+j*lda)) }
+	at := func(i, j int) uintptr { return a + uintptr(pl.prec.Size()*(i+j*lda)) }
 	rows := m - c0
 	if w <= leafMax {
 		k, grid, err := pl.leafShape(rows, blocks)
@@ -181,12 +173,12 @@ func (pl *panelLU) rec(q *gpu.LaunchQueue, st *gpu.Stream, a uintptr, lda, m, nb
 	}
 	w2 := w - w1
 	q.Do(func() error {
-		return trsm(pl.la.Blas, pl.double, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, w1, w2,
+		return trsm(pl.la.Blas, pl.prec, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, w1, w2,
 			at(c0, c0), lda, at(c0, c0+w1), lda)
 	})
 	if below := rows - w1; below > 0 {
 		q.Do(func() error {
-			if pl.double {
+			if pl.prec == FP64 {
 				return cuda.Dgemm(pl.la.Blas, cuda.OpN, cuda.OpN, below, w2, w1, -1,
 					at(c0+w1, c0), lda, at(c0, c0+w1), lda, 1, at(c0+w1, c0+w1), lda)
 			}

@@ -66,7 +66,8 @@ func BenchmarkSolverLeaf(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func(r int) { leafRows = r }(leafRows)
-	for _, double := range []bool{false, true} {
+	for _, prec := range []Precision{FP32, FP64} {
+		double := prec == FP64
 		prefix, getrf, kinds := "", "sgetrf", []int{256, 512, 1024}
 		if double {
 			prefix, getrf, kinds = "f64/", "dgetrf", []int{256, 512}
@@ -94,7 +95,7 @@ func BenchmarkSolverLeaf(b *testing.B) {
 					name = fmt.Sprintf("%sm=%d/w=%d/%s", prefix, m, w, getrf)
 				}
 				b.Run(name, func(b *testing.B) {
-					pl, err := e.newPanelLU(la, mod, double)
+					pl, err := e.newPanelLU(la, mod, prec)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -114,7 +115,7 @@ func BenchmarkSolverLeaf(b *testing.B) {
 						}
 						b.StartTimer()
 						if rows == 0 {
-							if err := e.getrf(la, double, m, w, a.Ptr(), m, ipiv.Ptr()); err != nil {
+							if err := e.getrf(la, prec, m, w, a.Ptr(), m, ipiv.Ptr()); err != nil {
 								b.Fatal(err)
 							}
 							continue
@@ -149,12 +150,12 @@ func BenchmarkSolverLeaf(b *testing.B) {
 func TestSolverPanelLeaf(t *testing.T) {
 	e, la, mod := solverSetup(t)
 	defer func(r int) { leafRows = r }(leafRows)
-	for _, double := range []bool{false, true} {
-		pl, err := e.newPanelLU(la, mod, double)
+	for _, prec := range []Precision{FP32, FP64} {
+		pl, err := e.newPanelLU(la, mod, prec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if double {
+		if prec == FP64 {
 			testLeaf[float64](t, e, pl)
 		} else {
 			testLeaf[float32](t, e, pl)
@@ -179,7 +180,7 @@ func testLeaf[E float32 | float64](t *testing.T, e *Solver, pl *panelLU) {
 		wantLU, wantPiv := leafReference(a, c.m, c.w)
 		for _, rows := range []int{0, 256, 512, 1024} {
 			leafRows = rows
-			buf, err := e.d.Alloc(pl.es() * len(a))
+			buf, err := e.d.Alloc(pl.prec.Size() * len(a))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,18 +206,18 @@ func testLeaf[E float32 | float64](t *testing.T, e *Solver, pl *panelLU) {
 			}
 			for j := range piv {
 				if piv[j] != wantPiv[j] {
-					t.Fatalf("%d-byte %+v, %d rows a block: pivot %d is row %d, want %d", pl.es(), c, leafRows, j, piv[j], wantPiv[j])
+					t.Fatalf("%d-byte %+v, %d rows a block: pivot %d is row %d, want %d", pl.prec.Size(), c, leafRows, j, piv[j], wantPiv[j])
 				}
 			}
 			for i := range lu {
 				same := lu[i] == wantLU[i] && math.Signbit(float64(lu[i])) == math.Signbit(float64(wantLU[i]))
 				if !same && !(lu[i] != lu[i] && wantLU[i] != wantLU[i]) {
-					t.Fatalf("%d-byte %+v, %d rows a block: entry (%d, %d) is %g, want %g", pl.es(), c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
+					t.Fatalf("%d-byte %+v, %d rows a block: entry (%d, %d) is %g, want %g", pl.prec.Size(), c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
 				}
 			}
 		}
 	}
-	if _, _, err := pl.leafShape(maxPanelRows(pl.sms, pl.double)+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
+	if _, _, err := pl.leafShape(maxPanelRows(pl.sms, pl.prec)+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("a panel too tall for the leaves: %v", err)
 	}
 }

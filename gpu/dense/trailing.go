@@ -3,6 +3,7 @@ package dense
 import (
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/multiword"
 )
 
 // A trailing computes one blocked-LU step's trailing updates
@@ -20,7 +21,7 @@ type trailing interface {
 // multiword plan, reading L₂₁ and U₁₂ where they are.
 type fusedTrailing struct {
 	e     *Solver
-	f     LUForm
+	plan  multiword.Plan
 	w     *gpu.Buffer
 	n     int
 	j, jb int
@@ -34,7 +35,7 @@ func (t *fusedTrailing) prepare(j, jb int, _ *gpu.Stream) error {
 func (t *fusedTrailing) update(c0, cols int, st *gpu.Stream, sms int) error {
 	at := func(i, j int) int { return 4 * (i + j*t.n) }
 	r := t.j + t.jb
-	return t.e.eng.Fused(*t.f.Plan, gemm.FusedArgs{M: t.n - r, N: cols, K: t.jb, Stream: st, SMs: sms, Update: true,
+	return t.e.eng.Fused(t.plan, gemm.FusedArgs{M: t.n - r, N: cols, K: t.jb, Stream: st, SMs: sms, Update: true,
 		A: t.w.View(at(r, t.j)), LayoutA: gemm.ColMajor, LdA: t.n, B: t.w.View(at(t.j, c0)), LayoutB: gemm.ColMajor, LdB: t.n,
 		C: t.w.View(at(r, c0)), LayoutC: gemm.ColMajor, LdC: t.n})
 }
@@ -62,15 +63,6 @@ func tc32Word(typ gpu.DataType) int {
 		}
 	}
 	return -1
-}
-
-// WordName is the word a TC32 form's updates round to (fp16, bf16,
-// TF32), or "" for the other forms.
-func (f LUForm) WordName() string {
-	if i := tc32Word(f.Words); i >= 0 {
-		return tc32Words[i].label
-	}
-	return ""
 }
 
 // ltTrailing runs the TC32 forms' updates on cuBLASLt: L₂₁ and U₁₂ are
