@@ -528,7 +528,9 @@ func lineAmax(q *gpu.LaunchQueue, scan *gpu.Module, x *gpu.Buffer, ls, es int64,
 		chunks := max(1, min(65535, (1<<20)/lines, length/64))
 		grid, block = [3]uint32{uint32((lines + 255) / 256), uint32(chunks), 1}, [3]uint32{256, 1, 1}
 	}
-	return q.Launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info, flags, mark)
+	params := amaxParams{X: uint64(x.Ptr()), Ls: ls, Es: es, Lines: int32(lines), Len: int64(length), Limit: limit,
+		Info: uint64(info), Flags: uint64(flags), Mark: mark}
+	return q.Launch(fn, grid, block, 0, stream, gpu.ParamsOf(&params, x))
 }
 
 // scanModule is scan.cu, compiled once.

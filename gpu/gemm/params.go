@@ -72,6 +72,37 @@ type wgmmaSplitParams struct {
 	Mark     uint32
 }
 
+// amaxParams is scan.cu's AmaxParams (line_amax): lines of x (line l,
+// element i at l·ls + i·es), the limit in bits, the magnitudes and flags
+// out, this call's mark.
+type amaxParams struct {
+	_      structs.HostLayout
+	X      uint64
+	Ls, Es int64
+	Lines  int32
+	Len    int64
+	Limit  uint32
+	Info   uint64
+	Flags  uint64
+	Mark   uint32
+}
+
+// splitParams is split.cu's SplitParams (split_f32, split_f64): x into up
+// to four words of a format, given by its kind, precision, smallest
+// exponent and largest value, the residuals scaled by shift.
+type splitParams struct {
+	_              structs.HostLayout
+	X              uint64
+	W0, W1, W2, W3 uint64
+	N              int64
+	Words          int32
+	Kind           int32
+	Prec           int32
+	Emin           int32
+	Maxv           float64
+	Shift          float64
+}
+
 // patchParams is scan.cu's PatchParams (patch_specials): A, B and C with
 // row and column strides, the sizes, the line flags and this call's mark.
 type patchParams struct {

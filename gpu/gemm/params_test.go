@@ -79,6 +79,9 @@ func TestParamsLayout(t *testing.T) {
 		{"wgmma", "WgmmaParams", "wgmma_gemm", reflect.TypeFor[wgmmaParams]()},
 		{"wgmma", "WgmmaSplitParams", "wgmma_split", reflect.TypeFor[wgmmaSplitParams]()},
 		{"scan", "PatchParams", "patch_specials", reflect.TypeFor[patchParams]()},
+		{"scan", "AmaxParams", "line_amax", reflect.TypeFor[amaxParams]()},
+		{"split", "SplitParams", "split_f32", reflect.TypeFor[splitParams]()},
+		{"split", "SplitParams", "split_f64", reflect.TypeFor[splitParams]()},
 	} {
 		src := string(kernel(tc.file).Code)
 		sig := regexp.MustCompile(`(?s)\b` + tc.kernel + `\(([^)]*)\)\s*\{`).FindStringSubmatch(src)

@@ -14,8 +14,26 @@ typedef unsigned int u32;
 // the line holds a NaN, an Inf or a magnitude above limit (given as bits:
 // one the words cannot hold), and flags[lines] to mark if any line does.
 // The caller's mark is new to the flags: they need no clearing.
-extern "C" __global__ void line_amax(const float* x, long long ls, long long es, int lines, long long len, u32 limit,
-                                     u32* info, u32* flags, u32 mark) {
+// gpu/gemm's amaxParams mirrors AmaxParams (TestParamsLayout).
+struct AmaxParams {
+    const float* x;
+    long long ls;
+    long long es;
+    int lines;
+    long long len;
+    u32 limit;
+    u32* info;
+    u32* flags;
+    u32 mark;
+};
+
+extern "C" __global__ void line_amax(const AmaxParams p) {
+    // The former parameters, by name, so that the body reads as before.
+    const float* x = p.x;
+    const long long ls = p.ls, es = p.es, len = p.len;
+    const int lines = p.lines;
+    const u32 limit = p.limit, mark = p.mark;
+    u32 *info = p.info, *flags = p.flags;
     u32 big = 0, bad = 0;
     int line;
     if (es == 1) {

@@ -474,6 +474,7 @@ wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, c
     const int bitems = p.bitems;
     const char* __restrict__ wordsA = p.wordsA;
     const char* __restrict__ wordsB = p.wordsB;
+    (void)bitems, (void)wordsA, (void)wordsB; // unused in some configurations, as the parameters were
     extern __shared__ char smemRaw[];
     // The copy engine's 128-byte swizzle needs 1024-byte aligned stages.
     char* smem = smemRaw + ((1024 - (smemAddr(smemRaw) & 1023)) & 1023);
