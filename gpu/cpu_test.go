@@ -3,15 +3,19 @@ package gpu
 // Tests that need no GPU: they run everywhere.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"structs"
 	"sync"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
@@ -141,7 +145,7 @@ func TestPackArgs(t *testing.T) {
 	d := &Device{}
 	buf := &Buffer{d: d, ptr: 0x7f0000001000, n: 64}
 	tm := new(cuda.TensorMap)
-	slots, bufs, maps, err := packArgs(d, []any{buf, uintptr(0xabc), int32(-2), uint32(0xfffffffe),
+	pa, err := packArgs(d, []any{buf, uintptr(0xabc), int32(-2), uint32(0xfffffffe),
 		int64(-3), uint64(1 << 63), float32(1.5), float64(-0.1), tm})
 	if err != nil {
 		t.Fatal(err)
@@ -149,15 +153,15 @@ func TestPackArgs(t *testing.T) {
 	want := []uint64{0x7f0000001000, 0xabc, 0xfffffffe, 0xfffffffe,
 		0xfffffffffffffffd, 1 << 63, uint64(math.Float32bits(1.5)), math.Float64bits(-0.1)}
 	for i := range want {
-		if slots[i] != want[i] {
-			t.Errorf("slot %d = %#x, want %#x", i, slots[i], want[i])
+		if pa.slots[i] != want[i] {
+			t.Errorf("slot %d = %#x, want %#x", i, pa.slots[i], want[i])
 		}
 	}
-	if bufs[0] != buf || bufs[1] != nil {
-		t.Errorf("bufs = %v", bufs)
+	if len(pa.bufs) != 1 || pa.bufs[0] != (argBuffer{0, buf}) {
+		t.Errorf("bufs = %v, want the buffer of argument 0", pa.bufs)
 	}
-	if maps[8] != tm || maps[0] != nil {
-		t.Errorf("maps = %v, want the tensor map at 8 only", maps)
+	if pa.byValue[8] != tm.Bytes() || pa.byValue[0] != nil {
+		t.Errorf("byValue = %v, want the tensor map at 8 only", pa.byValue)
 	}
 
 	other := &Buffer{d: &Device{}, n: 4}
@@ -172,11 +176,65 @@ func TestPackArgs(t *testing.T) {
 		{other, "the buffer is on"},
 		{int16(1), "type int16"},
 		{(*cuda.TensorMap)(nil), "nil tensor map"},
+		{(*Params)(nil), "nil params"},
+		{ParamsOf(&struct{ A uint64 }{}), "no structs.HostLayout"},
+		{ParamsOf(&struct {
+			_ structs.HostLayout
+			P uintptr
+		}{}), "no fixed C counterpart"},
+		{ParamsOf(&struct {
+			_ structs.HostLayout
+			N int
+		}{}), "no fixed C counterpart"},
+		{ParamsOf(&struct {
+			_ structs.HostLayout
+			X [4097]byte
+		}{}), "above CUDA's 4096"},
+		{ParamsOf(&testParams{}, other), "the buffer is on"},
+		{ParamsOf(&testParams{}, nil), "nil buffer"},
 	} {
-		_, _, _, err := packArgs(d, []any{int32(0), tt.arg})
+		_, err := packArgs(d, []any{int32(0), tt.arg})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "argument 1") {
 			t.Errorf("packArgs(%T): %v, want an error about argument 1 with %q", tt.arg, err, tt.want)
 		}
+	}
+}
+
+// testParams is a kernel's parameter struct, as a C struct
+// { void* p; int n; float x; double y; short s[3]; } lays it out.
+type testParams struct {
+	_ structs.HostLayout
+	P uint64
+	N int32
+	X float32
+	Y float64
+	S [3]int16
+}
+
+func TestPackParams(t *testing.T) {
+	d := &Device{}
+	a := &Buffer{d: d, ptr: 0x7f0000002000, n: 64}
+	b := a.View(16)
+	v := testParams{P: uint64(b.Ptr()), N: -2, X: 1.5, Y: -0.1, S: [3]int16{1, -1, 7}}
+	pa, err := packArgs(d, []any{int32(5), ParamsOf(&v, a, b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.N = 99 // the parameter is a copy: later changes do not travel
+	got := unsafe.Slice((*byte)(pa.byValue[1]), 32)
+	want := binary.LittleEndian.AppendUint64(nil, 0x7f0000002010)
+	want = binary.LittleEndian.AppendUint32(want, uint32(0xfffffffe))
+	want = binary.LittleEndian.AppendUint32(want, math.Float32bits(1.5))
+	want = binary.LittleEndian.AppendUint64(want, math.Float64bits(-0.1))
+	want = append(want, 1, 0, 0xff, 0xff, 7, 0, 0, 0) // s[3], then padding to 8
+	if !bytes.Equal(got, want) {
+		t.Errorf("params bytes\n% x\nwant\n% x", got, want)
+	}
+	if len(pa.bufs) != 2 || pa.bufs[0] != (argBuffer{1, a}) || pa.bufs[1] != (argBuffer{1, b}) {
+		t.Errorf("bufs = %v, want a and b of argument 1", pa.bufs)
+	}
+	if pa.slots[0] != 5 || pa.byValue[0] != nil {
+		t.Errorf("argument 0: slot %d, by value %v", pa.slots[0], pa.byValue[0])
 	}
 }
 

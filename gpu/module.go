@@ -12,9 +12,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
+	"structs"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -277,9 +279,10 @@ func (f *Function) SetMaxDynamicShared(bytes int) error {
 // blocks of block threads and sharedBytes of dynamic shared memory. The
 // args are the kernel's parameters in order, each a Go value of the C
 // parameter's size: int32, uint32, int64 (long long), uint64 (unsigned long
-// long, size_t), float32, float64, uintptr, or *Buffer for a pointer. It
-// returns the launch's errors (a bad configuration); a fault while the
-// kernel runs surfaces at the next synchronizing call.
+// long, size_t), float32, float64, uintptr, *Buffer for a pointer, or
+// *Params for a struct passed by value (ParamsOf). It returns the
+// launch's errors (a bad configuration); a fault while the kernel runs
+// surfaces at the next synchronizing call.
 func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) error {
 	run, err := f.launcher(grid, block, sharedBytes, stream, args...)
 	if err != nil {
@@ -295,7 +298,7 @@ func (f *Function) Launch(grid, block [3]uint32, sharedBytes uint32, stream *Str
 // queues it, to run on the device's thread (Launch, or a launchQueue).
 func (f *Function) launcher(grid, block [3]uint32, sharedBytes uint32, stream *Stream, args ...any) (func() error, error) {
 	d := f.m.d
-	slots, bufs, maps, err := packArgs(d, args)
+	pa, err := packArgs(d, args)
 	if err == nil && (slices.Contains(grid[:], 0) || slices.Contains(block[:], 0)) {
 		err = errors.New("grid and block sizes must be positive")
 	}
@@ -303,29 +306,29 @@ func (f *Function) launcher(grid, block [3]uint32, sharedBytes uint32, stream *S
 		return nil, f.launchError(grid, block, sharedBytes, err)
 	}
 	return func() error {
-		for i, b := range bufs {
-			if b != nil && !d.live(b.id) {
-				return fmt.Errorf("argument %d: the buffer was freed", i)
+		for _, b := range pa.bufs {
+			if !d.live(b.buf.id) {
+				return fmt.Errorf("argument %d: the buffer was freed", b.arg)
 			}
 		}
 		sh, err := stream.Handle(d)
 		if err != nil {
 			return err
 		}
-		// void** kernelParams: a pointer to each argument's slot. Both
-		// arrays are pinned while the driver reads them; it copies the
-		// values before returning.
+		// void** kernelParams: a pointer to each argument's slot, or to
+		// the bytes of one passed by value. All are pinned while the
+		// driver reads them; it copies the values before returning.
 		var pin runtime.Pinner
 		defer pin.Unpin()
 		var params unsafe.Pointer
-		if len(slots) > 0 {
-			ptrs := make([]unsafe.Pointer, len(slots))
-			pin.Pin(&slots[0])
-			for i := range slots {
-				ptrs[i] = unsafe.Pointer(&slots[i])
-				if maps[i] != nil {
-					pin.Pin(maps[i])
-					ptrs[i] = maps[i].Bytes()
+		if n := len(pa.slots); n > 0 {
+			ptrs := make([]unsafe.Pointer, n)
+			pin.Pin(&pa.slots[0])
+			for i := range pa.slots {
+				ptrs[i] = unsafe.Pointer(&pa.slots[i])
+				if v := pa.byValue[i]; v != nil {
+					pin.Pin(v)
+					ptrs[i] = v
 				}
 			}
 			pin.Pin(&ptrs[0])
@@ -384,50 +387,186 @@ func (q *LaunchQueue) Flush() error {
 	})
 }
 
-// packArgs puts each kernel argument in its own 8-byte slot, in the bytes
-// the C parameter occupies (little-endian: the low bytes; the driver copies
-// only the parameter's size). bufs[i] is the buffer of argument i, if any,
-// to check that it is still alive at launch.
-func packArgs(d *Device, args []any) (slots []uint64, bufs []*Buffer, maps []*cuda.TensorMap, err error) {
-	slots = make([]uint64, len(args))
-	bufs = make([]*Buffer, len(args))
-	maps = make([]*cuda.TensorMap, len(args))
+// packedArgs are a launch's arguments: each in its own 8-byte slot, in
+// the bytes the C parameter occupies (little-endian: the low bytes; the
+// driver copies only the parameter's size), or, for byValue[i] != nil,
+// at that address (a tensor map, a Params struct).
+type packedArgs struct {
+	slots   []uint64
+	byValue []unsafe.Pointer
+	bufs    []argBuffer // checked alive at launch
+}
+
+// An argBuffer is a buffer that argument arg passes or holds.
+type argBuffer struct {
+	arg int
+	buf *Buffer
+}
+
+// packArgs packs a launch's arguments (see Function.Launch).
+func packArgs(d *Device, args []any) (*packedArgs, error) {
+	pa := &packedArgs{slots: make([]uint64, len(args)), byValue: make([]unsafe.Pointer, len(args))}
 	for i, a := range args {
 		switch v := a.(type) {
 		case *cuda.TensorMap: // a __grid_constant__ CUtensorMap, by value
 			if v == nil {
-				return nil, nil, nil, fmt.Errorf("argument %d: nil tensor map", i)
+				return nil, fmt.Errorf("argument %d: nil tensor map", i)
 			}
-			maps[i] = v
+			pa.byValue[i] = v.Bytes()
+		case *Params:
+			if err := v.check(d); err != nil {
+				return nil, fmt.Errorf("argument %d: %w", i, err)
+			}
+			pa.byValue[i] = unsafe.Pointer(&v.words[0])
+			for _, b := range v.bufs {
+				pa.bufs = append(pa.bufs, argBuffer{i, b})
+			}
 		case *Buffer:
-			if v == nil {
-				return nil, nil, nil, fmt.Errorf("argument %d: nil buffer", i)
+			if err := bufferOn(d, v); err != nil {
+				return nil, fmt.Errorf("argument %d: %w", i, err)
 			}
-			if v.d != d {
-				return nil, nil, nil, fmt.Errorf("argument %d: the buffer is on %v, not %v", i, v.d, d)
-			}
-			slots[i], bufs[i] = uint64(v.ptr), v
+			pa.slots[i] = uint64(v.ptr)
+			pa.bufs = append(pa.bufs, argBuffer{i, v})
 		case uintptr:
-			slots[i] = uint64(v)
+			pa.slots[i] = uint64(v)
 		case int32:
-			slots[i] = uint64(uint32(v))
+			pa.slots[i] = uint64(uint32(v))
 		case uint32:
-			slots[i] = uint64(v)
+			pa.slots[i] = uint64(v)
 		case int64:
-			slots[i] = uint64(v)
+			pa.slots[i] = uint64(v)
 		case uint64:
-			slots[i] = v
+			pa.slots[i] = v
 		case float32:
-			slots[i] = uint64(math.Float32bits(v))
+			pa.slots[i] = uint64(math.Float32bits(v))
 		case float64:
-			slots[i] = math.Float64bits(v)
+			pa.slots[i] = math.Float64bits(v)
 		case int, uint:
-			return nil, nil, nil, fmt.Errorf("argument %d is a Go %T, whose C size is unclear: pass int32 (int) or int64 (long long)", i, v)
+			return nil, fmt.Errorf("argument %d is a Go %T, whose C size is unclear: pass int32 (int) or int64 (long long)", i, v)
 		default:
-			return nil, nil, nil, fmt.Errorf("argument %d has type %T; kernels take int32, uint32, int64, uint64, float32, float64, uintptr or *Buffer", i, a)
+			return nil, fmt.Errorf("argument %d has type %T; kernels take int32, uint32, int64, uint64, float32, float64, uintptr, *Buffer or *Params", i, a)
 		}
 	}
-	return slots, bufs, maps, nil
+	return pa, nil
+}
+
+// bufferOn reports why b cannot be a kernel argument on d, or nil.
+func bufferOn(d *Device, b *Buffer) error {
+	switch {
+	case b == nil:
+		return errors.New("nil buffer")
+	case b.d != d:
+		return fmt.Errorf("the buffer is on %v, not %v", b.d, d)
+	}
+	return nil
+}
+
+// maxParamBytes is the most bytes a kernel's parameters may take (CUDA's
+// classic limit, which every driver allows).
+const maxParamBytes = 4096
+
+// Params is one kernel parameter passed by value: a C struct, as the bytes
+// of a Go struct with the same layout. It replaces long lists of positional
+// arguments with one named, layout-tested type per kernel. The struct holds
+// device addresses as uint64 (Buffer.Ptr); the buffers behind them are
+// listed, so that a launch checks them alive and on its device.
+type Params struct {
+	words []uint64 // the struct's bytes, 8-byte aligned
+	bufs  []*Buffer
+	err   error // reported at launch
+}
+
+// ParamsOf copies v, a struct of fixed-size fields (intN, uintN, floatN,
+// arrays and structs of them) marked structs.HostLayout, into a kernel
+// parameter; bufs are the buffers whose addresses v holds.
+func ParamsOf[T any](v *T, bufs ...*Buffer) *Params {
+	size := unsafe.Sizeof(*v)
+	p := &Params{bufs: bufs, err: paramsType(reflect.TypeFor[T]())}
+	if p.err == nil && size == 0 {
+		p.err = errors.New("an empty parameter struct")
+	}
+	if p.err != nil {
+		return p
+	}
+	p.words = make([]uint64, (size+7)/8)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&p.words[0])), size), unsafe.Slice((*byte)(unsafe.Pointer(v)), size))
+	return p
+}
+
+// Bytes returns the parameter's bytes, padded to a multiple of 8.
+func (p *Params) Bytes() []byte {
+	if len(p.words) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&p.words[0])), 8*len(p.words))
+}
+
+func (p *Params) check(d *Device) error {
+	switch {
+	case p == nil:
+		return errors.New("nil params")
+	case p.err != nil:
+		return p.err
+	case 8*len(p.words) > maxParamBytes:
+		return fmt.Errorf("%d bytes of parameters, above CUDA's %d", 8*len(p.words), maxParamBytes)
+	}
+	for _, b := range p.bufs {
+		if err := bufferOn(d, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// paramsTypes caches paramsType's verdict per type: launches repeat.
+var paramsTypes sync.Map // reflect.Type → error
+
+// paramsType reports why t cannot mirror a C struct, or nil: it must be a
+// struct marked structs.HostLayout (Go keeps its field order and natural
+// alignment) whose fields have the same size on every platform.
+func paramsType(t reflect.Type) error {
+	if v, ok := paramsTypes.Load(t); ok {
+		err, _ := v.(error)
+		return err
+	}
+	err := checkParamsType(t)
+	paramsTypes.Store(t, err)
+	return err
+}
+
+func checkParamsType(t reflect.Type) error {
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("parameters of type %v, not a struct", t)
+	}
+	host := reflect.TypeFor[structs.HostLayout]()
+	marked := false
+	for f := range t.Fields() {
+		if f.Type == host {
+			marked = true
+			continue
+		}
+		if err := fixedSize(f.Type); err != nil {
+			return fmt.Errorf("%v.%s: %w", t, f.Name, err)
+		}
+	}
+	if !marked {
+		return fmt.Errorf("%v has no structs.HostLayout field: its layout is not C's", t)
+	}
+	return nil
+}
+
+// fixedSize reports why t has no fixed C counterpart, or nil.
+func fixedSize(t reflect.Type) error {
+	switch t.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return nil
+	case reflect.Array:
+		return fixedSize(t.Elem())
+	case reflect.Struct:
+		return checkParamsType(t)
+	}
+	return fmt.Errorf("a Go %v has no fixed C counterpart (device addresses are uint64)", t)
 }
 
 // Record adds e's record on s (as Event.Record).

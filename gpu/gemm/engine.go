@@ -233,9 +233,10 @@ func (e *Engine) splitInto(kernel string, x *gpu.Buffer, elems int, f format.For
 	if err != nil {
 		return err
 	}
-	return fn.Launch(gpu.StrideGrid(elems), [3]uint32{256, 1, 1}, 0, stream,
-		x, ws.ptr(0), ws.ptr(1), ws.ptr(2), ws.ptr(3), int64(elems), int32(len(ws)), wt.kind,
-		int32(f.Precision()), int32(f.Emin()), f.MaxFinite(), math.Ldexp(1, shift))
+	params := splitParams{X: uint64(x.Ptr()), W0: uint64(ws.ptr(0)), W1: uint64(ws.ptr(1)), W2: uint64(ws.ptr(2)), W3: uint64(ws.ptr(3)),
+		N: int64(elems), Words: int32(len(ws)), Kind: wt.kind, Prec: int32(f.Precision()), Emin: int32(f.Emin()),
+		Maxv: f.MaxFinite(), Shift: math.Ldexp(1, shift)}
+	return fn.Launch(gpu.StrideGrid(elems), [3]uint32{256, 1, 1}, 0, stream, gpu.ParamsOf(&params, append([]*gpu.Buffer{x}, ws...)...))
 }
 
 // products accumulates the plan's products of words into c (m×n fp32,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
@@ -59,13 +58,6 @@ type FusedArgs struct {
 	// look-ahead panel).
 	SMs int
 }
-
-// The fused kernel's tile (fused.cu): blocks of 128×64 outputs, 32 k per
-// shared-memory stage.
-const (
-	fusedBM = 128
-	fusedBN = 64
-)
 
 // fusedWord is the kernel's WORD for a format and its mma k-step.
 func fusedWord(f format.Format) (word, kstep int, ok bool) {
@@ -148,20 +140,10 @@ func fusedPairs(p *multiword.Plan) (all bool, err error) {
 	return all, nil
 }
 
-// fusedModule compiles (or takes from the cache) the kernel for a plan and
-// layouts.
-func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*gpu.Function, error) {
-	word, _, _ := fusedWord(p.Low)
-	all, err := fusedPairs(p)
-	if err != nil {
-		return nil, err
-	}
-	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
-	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
-	mod, err := e.d.Module(kernel("fused"), "--fmad=false",
-		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
-		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
-		"-DJOINT="+b2i(p.FABsumJoint), "-DJPROD="+b2i(jointProducts(p)), "-DGROUP="+strconv.Itoa(max(p.Group, 1)))
+// fusedModule compiles (or takes from the cache) fused.cu for a
+// configuration and returns its kernel, allowed the shared memory.
+func (e *Engine) fusedModule(c mmaConfig) (*gpu.Function, error) {
+	mod, err := e.d.Module(kernel("fused"), moduleOptions(c.defines())...)
 	if err != nil {
 		return nil, err
 	}
@@ -169,29 +151,10 @@ func (e *Engine) fusedModule(p *multiword.Plan, la, lb Layout) (*gpu.Function, e
 	if err != nil {
 		return nil, err
 	}
-	if err := fn.SetMaxDynamicShared(fusedShared(p, la, lb)); err != nil {
+	if err := fn.SetMaxDynamicShared(c.shared()); err != nil {
 		return nil, err
 	}
 	return fn, nil
-}
-
-// fusedShared is the kernel's dynamic shared memory: two stages of the
-// words of an A and a B tile (fused.cu's STAGE_BYTES).
-func fusedShared(p *multiword.Plan, la, lb Layout) int {
-	word, _, _ := fusedWord(p.Low)
-	esz, padK := 2, 8
-	if word == 2 {
-		esz, padK = 4, 4
-	}
-	const bk, padMN = 32, 8
-	aElems, bElems := bk*(fusedBM+padMN), bk*(fusedBN+padMN)
-	if la == RowMajor {
-		aElems = fusedBM * (bk + padK)
-	}
-	if lb == ColMajor {
-		bElems = fusedBN * (bk + padK)
-	}
-	return 2 * p.Words * (aElems + bElems) * esz
 }
 
 // extent returns the rows and columns of a layout's storage (outer lines
@@ -363,13 +326,14 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 
 // A fusedConfig is what the fused kernels' launches take from a plan for
 // one kernel choice, pair of layouts and update mode: which kernel, its
-// compiled function and shared memory, the words' tile size. It is derived
+// configuration and compiled function, the words' tile size. It is derived
 // once (Engine.fusedConfig) and cached on the engine: an LU makes tens of
 // update calls with one plan.
 type fusedConfig struct {
 	wg, presplit bool
 	kstep        int           // the mma k-step of the words
-	shared       int           // the product kernel's dynamic shared memory
+	mma          mmaConfig     // !wg
+	wgmma        wgmmaConfig   // wg
 	gemm, split  *gpu.Function // the product kernel; wgmma_split when presplit
 	wordTile     int           // presplit: bytes of a 128-line × 32-k tile in all the words
 }
@@ -427,10 +391,13 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 	switch {
 	case cfg.wg:
 		cfg.wordTile = wgmmaWordTile(p)
-		cfg.gemm, cfg.shared, cfg.split, err = e.wgmmaModule(p, la, lb, cfg.presplit, update)
+		if cfg.wgmma, err = newWGMMAConfig(p, la, lb, cfg.presplit, update); err == nil {
+			cfg.gemm, cfg.split, err = e.wgmmaModule(cfg.wgmma)
+		}
 	case !update: // the mma.sync kernel updates through a scratch product
-		cfg.shared = fusedShared(p, la, lb)
-		cfg.gemm, err = e.fusedModule(p, la, lb)
+		if cfg.mma, err = newMMAConfig(p, la, lb); err == nil {
+			cfg.gemm, err = e.fusedModule(cfg.mma)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -451,8 +418,8 @@ func markPasses(q *gpu.LaunchQueue, a *FusedArgs) {
 	}
 }
 
-// launchMMA queues fused.cu's kernel fn on the scanned operands (ea, eb:
-// the scale exponents or 0).
+// launchMMA queues fused.cu's kernel on the scanned operands (ea, eb: the
+// scale exponents or 0, in the scratch buffer the caller holds).
 func launchMMA(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb uintptr) error {
 	vec := func(b *gpu.Buffer, ld int) int32 {
 		if ld%4 == 0 && b.Ptr()%16 == 0 {
@@ -464,10 +431,14 @@ func launchMMA(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *Fused
 	if p.Sum != bound.Plain && p.Block > 0 {
 		bsteps = p.Block / cfg.kstep
 	}
-	tiles := [3]uint32{uint32((a.N + fusedBN - 1) / fusedBN), uint32((a.M + fusedBM - 1) / fusedBM), 1}
-	return q.Launch(cfg.gemm, tiles, [3]uint32{256, 1, 1}, uint32(cfg.shared), a.Stream,
-		a.A, int64(lda), a.B, int64(ldb), a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K),
-		vec(a.A, lda), vec(a.B, ldb), ea, eb, int32(p.WordShift), int32(bsteps), b2i32(p.FABsumFirstOnly))
+	params := fusedParams{
+		A: uint64(a.A.Ptr()), Lda: int64(lda), B: uint64(a.B.Ptr()), Ldb: int64(ldb), C: uint64(a.C.Ptr()), Ldc: int64(ldc),
+		CRowmajor: b2i32(a.LayoutC == RowMajor), M: int32(a.M), N: int32(a.N), K: int32(a.K),
+		VecA: vec(a.A, lda), VecB: vec(a.B, ldb), Ea: uint64(ea), Eb: uint64(eb),
+		ShiftE: int32(p.WordShift), Bsteps: int32(bsteps), FirstOnly: b2i32(p.FABsumFirstOnly),
+	}
+	c := cfg.mma
+	return q.Launch(cfg.gemm, c.grid(a.M, a.N), c.block(), uint32(c.shared()), a.Stream, gpu.ParamsOf(&params, a.A, a.B, a.C))
 }
 
 // patchSpecials queues the fp64 recomputation of the rows and columns
@@ -480,9 +451,13 @@ func patchSpecials(q *gpu.LaunchQueue, scan *gpu.Module, a *FusedArgs, ars, acs,
 	if err != nil {
 		return err
 	}
-	return q.Launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
-		a.A, ars, acs, a.B, brs, bcs, a.C, crs, ccs, int32(m), int32(n), int64(k),
-		rowFlags, colFlags, rowFlags+uintptr(4*m), colFlags+uintptr(4*n), mark, b2i32(a.Update))
+	params := patchParams{
+		A: uint64(a.A.Ptr()), Ars: ars, Acs: acs, B: uint64(a.B.Ptr()), Brs: brs, Bcs: bcs, C: uint64(a.C.Ptr()), Crs: crs, Ccs: ccs,
+		M: int32(m), N: int32(n), K: int64(k),
+		RowFlags: uint64(rowFlags), ColFlags: uint64(colFlags), AnyA: uint64(rowFlags + uintptr(4*m)), AnyB: uint64(colFlags + uintptr(4*n)),
+		Mark: mark, Update: b2i32(a.Update),
+	}
+	return q.Launch(patch, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream, gpu.ParamsOf(&params, a.A, a.B, a.C))
 }
 
 // updateThroughScratch is C −= A·B for the kernels without the update
@@ -553,7 +528,9 @@ func lineAmax(q *gpu.LaunchQueue, scan *gpu.Module, x *gpu.Buffer, ls, es int64,
 		chunks := max(1, min(65535, (1<<20)/lines, length/64))
 		grid, block = [3]uint32{uint32((lines + 255) / 256), uint32(chunks), 1}, [3]uint32{256, 1, 1}
 	}
-	return q.Launch(fn, grid, block, 0, stream, x, ls, es, int32(lines), int64(length), limit, info, flags, mark)
+	params := amaxParams{X: uint64(x.Ptr()), Ls: ls, Es: es, Lines: int32(lines), Len: int64(length), Limit: limit,
+		Info: uint64(info), Flags: uint64(flags), Mark: mark}
+	return q.Launch(fn, grid, block, 0, stream, gpu.ParamsOf(&params, x))
 }
 
 // scanModule is scan.cu, compiled once.

@@ -1,9 +1,7 @@
 package gemm
 
 import (
-	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
@@ -42,13 +40,6 @@ func (k FusedKernel) String() string {
 	}
 	return "auto"
 }
-
-// The wgmma kernel's tile (wgmma.cu): 128×128 outputs, 32 k per pipeline
-// item.
-const (
-	wgBM, wgBN, wgBK = 128, 128, 32
-	wgMaxShared      = 227 * 1024 // sm_90's opt-in limit per block
-)
 
 // wgmmaGroupRegs is how many of a consumer thread's 64 outputs keep their
 // grouped FABsum-v2 fp64 sums (or pairs) in registers, the rest in shared
@@ -151,37 +142,25 @@ func (e *Engine) WGMMASupports(p multiword.Plan) error {
 	return wgmmaPlan(&p)
 }
 
-// wgmmaModule compiles the kernel for a plan and layouts, and returns it
-// with its shared memory size and (presplit) wgmma_split.
-func (e *Engine) wgmmaModule(p *multiword.Plan, la, lb Layout, presplit, update bool) (gemm *gpu.Function, shared int, split *gpu.Function, err error) {
-	word, _, _ := fusedWord(p.Low)
-	all, err := fusedPairs(p)
+// wgmmaModule compiles wgmma.cu for a configuration and returns its
+// kernel, allowed the shared memory, and (presplit) wgmma_split.
+func (e *Engine) wgmmaModule(c wgmmaConfig) (gemm, split *gpu.Function, err error) {
+	mod, err := e.d.Module(kernel("wgmma"), moduleOptions(c.defines())...)
 	if err != nil {
-		return nil, 0, nil, err
-	}
-	sf, sw, shared := wgmmaStages(p, presplit)
-	b2i := func(b bool) string { return strconv.Itoa(int(b2i32(b))) }
-	sum := map[bound.Summation]int{bound.Plain: 0, bound.FABsumV1: 1, bound.FABsumV2: 2, bound.FABsumPair: 3}[p.Sum]
-	mod, err := e.d.Module(kernel("wgmma"), "--fmad=false",
-		"-DWORD="+strconv.Itoa(word), "-DNWORDS="+strconv.Itoa(p.Words), "-DALLPAIRS="+b2i(all),
-		"-DAK="+b2i(la == RowMajor), "-DBKM="+b2i(lb == ColMajor), "-DSUM="+strconv.Itoa(sum),
-		"-DSF="+strconv.Itoa(sf), "-DSW="+strconv.Itoa(sw), "-DPRESPLIT="+b2i(presplit), "-DGROUP="+strconv.Itoa(max(p.Group, 1)),
-		"-DGROUP_WREG="+strconv.Itoa(wgmmaGroupRegs(p)), "-DJPROD="+b2i(jointProducts(p)), "-DUPDATE="+b2i(update))
-	if err != nil {
-		return nil, 0, nil, err
+		return nil, nil, err
 	}
 	if gemm, err = mod.Function("wgmma_gemm"); err != nil {
-		return nil, 0, nil, err
+		return nil, nil, err
 	}
-	if err := gemm.SetMaxDynamicShared(shared); err != nil {
-		return nil, 0, nil, err
+	if err := gemm.SetMaxDynamicShared(c.shared); err != nil {
+		return nil, nil, err
 	}
-	if presplit {
+	if c.presplit {
 		if split, err = mod.Function("wgmma_split"); err != nil {
-			return nil, 0, nil, err
+			return nil, nil, err
 		}
 	}
-	return gemm, shared, split, nil
+	return gemm, split, nil
 }
 
 // tensorMap describes an fp32 matrix for the copy engine in boxes of
@@ -214,16 +193,20 @@ func tensorMap(q *gpu.LaunchQueue, buf *gpu.Buffer, l Layout, kContig bool, line
 // itself (no scan ran).
 func (e *Engine) launchWGMMA(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int, ea, eb, words uintptr,
 	flags [2]uintptr, limit, mark uint32) error {
+	c := cfg.wgmma
 	presplit := words != 0
-	fn, shared, split := cfg.gemm, cfg.shared, cfg.split
 	tmA, tmB := new(cuda.TensorMap), new(cuda.TensorMap) // unused on presplit words
 	wordsA, wordsB := words, words
 	if presplit {
 		wordsB += uintptr(wgmmaTiles(a.M, a.K) * cfg.wordTile)
-		tA, tB := int64(wgmmaTiles(a.M, a.K)), int64(wgmmaTiles(a.N, a.K))
-		if err := q.Launch(split, [3]uint32{uint32(min(tA+tB, 1<<20)), 1, 1}, [3]uint32{128, 1, 1}, 0, a.Stream,
-			a.A, int64(lda), b2i32(a.LayoutA == RowMajor), int32(a.M), ea, wordsA, tA, flags[0],
-			a.B, int64(ldb), b2i32(a.LayoutB == ColMajor), int32(a.N), eb, wordsB, tB, flags[1], int32(a.K), limit, mark); err != nil {
+		sp := wgmmaSplitParams{
+			XA: uint64(a.A.Ptr()), LdA: int64(lda), KContigA: b2i32(a.LayoutA == RowMajor), LinesA: int32(a.M),
+			EA: uint64(ea), OutA: uint64(wordsA), TA: int64(wgmmaTiles(a.M, a.K)), FlagsA: uint64(flags[0]),
+			XB: uint64(a.B.Ptr()), LdB: int64(ldb), KContigB: b2i32(a.LayoutB == ColMajor), LinesB: int32(a.N),
+			EB: uint64(eb), OutB: uint64(wordsB), TB: int64(wgmmaTiles(a.N, a.K)), FlagsB: uint64(flags[1]),
+			K: int32(a.K), Limit: limit, Mark: mark,
+		}
+		if err := q.Launch(cfg.split, c.splitGrid(sp.TA+sp.TB), c.splitBlock(), 0, a.Stream, gpu.ParamsOf(&sp, a.A, a.B)); err != nil {
 			return err
 		}
 	} else {
@@ -234,17 +217,18 @@ func (e *Engine) launchWGMMA(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.
 	if p.Sum != bound.Plain && p.Block > 0 {
 		bitems = int32(p.Block / wgBK)
 	}
-	tiles := ((a.M + wgBM - 1) / wgBM) * ((a.N + wgBN - 1) / wgBN)
-	if tiles > 1<<31-1 {
-		return errors.New("gpu: too many tiles for the wgmma kernel")
-	}
 	sms := e.d.Multiprocessors()
 	if a.SMs > 0 {
 		sms = min(sms, a.SMs)
 	}
-	grid := uint32(min(tiles, sms))
+	grid, err := c.grid(a.M, a.N, sms)
+	if err != nil {
+		return err
+	}
 	markPasses(q, a)
-	return q.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{384, 1, 1}, uint32(shared), a.Stream,
-		tmA, tmB, a.C, int64(ldc), b2i32(a.LayoutC == RowMajor), int32(a.M), int32(a.N), int32(a.K), ea, eb, bitems,
-		wordsA, wordsB)
+	params := wgmmaParams{
+		C: uint64(a.C.Ptr()), Ldc: int64(ldc), CRowmajor: b2i32(a.LayoutC == RowMajor), M: int32(a.M), N: int32(a.N), K: int32(a.K),
+		Ea: uint64(ea), Eb: uint64(eb), Bitems: bitems, WordsA: uint64(wordsA), WordsB: uint64(wordsB),
+	}
+	return q.Launch(cfg.gemm, grid, c.block(), uint32(c.shared), a.Stream, tmA, tmB, gpu.ParamsOf(&params, a.C))
 }

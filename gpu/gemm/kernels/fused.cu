@@ -18,7 +18,8 @@
 // With first_only = 0 the cross products are promoted at the same points.
 // Every sum has a fixed order: same inputs, same bits.
 //
-// Configuration (NVRTC -D options; one module per configuration):
+// Configuration (NVRTC -D options from gpu/gemm's mmaConfig, one module
+// per configuration; none has a default here, so Go and C cannot disagree):
 //   WORD      0 binary16, 1 bfloat16, 2 tf32
 //   NWORDS    1..3 words per operand
 //   ALLPAIRS  0: the p(p+1)/2 products with i+j < p, 1: all p²
@@ -30,6 +31,11 @@
 //   JPROD     1 (JOINT): each product over the block in turn (multiword's
 //             JointProducts; blocks of at most one stage), 0: k-step by
 //             k-step
+//   GROUP     blocks per group sum (v2 and pair), 1: none
+//   BM BN BKT THREADS  the tile and block (128×64×32, 256 threads: the
+//             thread mapping below is written for these)
+//   SHARED_BYTES  the dynamic shared memory the launch gives
+// The kernel takes one FusedParams by value (gpu/gemm's fusedParams).
 // Inputs are not checked for NaN, Inf or overflow of the words' range:
 // the rows and columns that hold them are recomputed afterwards in fp64
 // (scan.cu's patch_specials), which keeps the split to a few instructions.
@@ -38,10 +44,18 @@
 typedef unsigned int u32;
 typedef unsigned short u16;
 
-#define BM 128
-#define BN 64
-#define BKT 32
-#define THREADS 256
+#if !defined(WORD) || !defined(NWORDS) || !defined(ALLPAIRS) || !defined(AK) || !defined(BKM) || !defined(SUM)
+#error WORD, NWORDS, ALLPAIRS, AK, BKM and SUM must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if !defined(JOINT) || !defined(JPROD) || !defined(GROUP)
+#error JOINT, JPROD and GROUP must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if !defined(BM) || !defined(BN) || !defined(BKT) || !defined(THREADS) || !defined(SHARED_BYTES)
+#error BM, BN, BKT, THREADS and SHARED_BYTES must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if BM != 128 || BN != 64 || BKT != 32 || THREADS != 256
+#error the thread mapping of fused.cu is written for 128x64x32 tiles of 256 threads
+#endif
 #define MT 2 // m16 tiles per warp (warp tile 32×32)
 #define NT 4 // n8 tiles per warp
 
@@ -56,9 +70,6 @@ typedef unsigned short u16;
 #endif
 #define PADMN 8
 #define KSTEPS (BKT / KSTEP)
-#ifndef JPROD
-#define JPROD 0
-#endif
 
 // Shared-memory tiles, in elements of one word: padded so that fragment
 // loads hit 32 distinct banks.
@@ -77,6 +88,7 @@ typedef unsigned short u16;
 #define B_ELEMS (BKT * B_LD)
 #endif
 #define STAGE_BYTES (NWORDS * (A_ELEMS + B_ELEMS) * ESZ)
+static_assert(2 * STAGE_BYTES == SHARED_BYTES, "two stages must fill the launch's shared memory (mmaConfig.shared)");
 
 __device__ __forceinline__ u32 smemAddr(const void* p) {
     u32 a;
@@ -218,9 +230,6 @@ __device__ __forceinline__ void ldsmT(u32* r, u32 addr) {
 // GROUP (v2 and pair, one result per block): block sums are added into an
 // fp32 group sum, which goes into the fp64 sum (the pair) every GROUP
 // blocks (flush).
-#ifndef GROUP
-#define GROUP 1
-#endif
 
 // The FABsum accumulator of one element.
 struct Wide {
@@ -278,13 +287,15 @@ struct Wide {
     }
 };
 
-// Row i of A and column j of B are scaled by 2^ea[i] and 2^eb[j] (null:
-// no scaling); C is unscaled at the end. The words of level i+j > 0 carry
+// fusedGemm is fused_gemm's body, inlined: its parameters keep the
+// __restrict__ promises of the kernel's former argument list. Row i of A
+// and column j of B are scaled by 2^ea[i] and 2^eb[j] (null: no scaling);
+// C is unscaled at the end. The words of level i+j > 0 carry
 // 2^(shift_e·(i+j)) (one level when shift_e ≠ 0: the host checks).
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__ B, long long ldb, float* C,
-           long long ldc, int c_rowmajor, int M, int N, int K, int vecA, int vecB, const int* __restrict__ ea,
-           const int* __restrict__ eb, int shift_e, int bsteps, int first_only) {
+__device__ __forceinline__ void
+fusedGemm(const float* __restrict__ A, long long lda, const float* __restrict__ B, long long ldb, float* C,
+          long long ldc, int c_rowmajor, int M, int N, int K, int vecA, int vecB, const int* __restrict__ ea,
+          const int* __restrict__ eb, int shift_e, int bsteps, int first_only) {
     extern __shared__ __align__(128) char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp & 3, wn = warp >> 2; // 4×2 warps of 32×32
@@ -599,4 +610,31 @@ fused_gemm(const float* __restrict__ A, long long lda, const float* __restrict__
                     C[(long long)col * ldc + row] = v;
                 }
             }
+}
+
+// fused_gemm's parameters (gpu/gemm's fusedParams mirrors this struct;
+// TestParamsLayout pins the two). vecA, vecB: 16-byte loads allowed.
+struct FusedParams {
+    const float* A;
+    long long lda;
+    const float* B;
+    long long ldb;
+    float* C;
+    long long ldc;
+    int c_rowmajor;
+    int M;
+    int N;
+    int K;
+    int vecA;
+    int vecB;
+    const int* ea;
+    const int* eb;
+    int shift_e;
+    int bsteps;
+    int first_only;
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) fused_gemm(const FusedParams p) {
+    fusedGemm(p.A, p.lda, p.B, p.ldb, p.C, p.ldc, p.c_rowmajor, p.M, p.N, p.K, p.vecA, p.vecB, p.ea, p.eb, p.shift_e,
+              p.bsteps, p.first_only);
 }

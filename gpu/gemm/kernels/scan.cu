@@ -14,8 +14,26 @@ typedef unsigned int u32;
 // the line holds a NaN, an Inf or a magnitude above limit (given as bits:
 // one the words cannot hold), and flags[lines] to mark if any line does.
 // The caller's mark is new to the flags: they need no clearing.
-extern "C" __global__ void line_amax(const float* x, long long ls, long long es, int lines, long long len, u32 limit,
-                                     u32* info, u32* flags, u32 mark) {
+// gpu/gemm's amaxParams mirrors AmaxParams (TestParamsLayout).
+struct AmaxParams {
+    const float* x;
+    long long ls;
+    long long es;
+    int lines;
+    long long len;
+    u32 limit;
+    u32* info;
+    u32* flags;
+    u32 mark;
+};
+
+extern "C" __global__ void line_amax(const AmaxParams p) {
+    // The former parameters, by name, so that the body reads as before.
+    const float* x = p.x;
+    const long long ls = p.ls, es = p.es, len = p.len;
+    const int lines = p.lines;
+    const u32 limit = p.limit, mark = p.mark;
+    u32 *info = p.info, *flags = p.flags;
     u32 big = 0, bad = 0;
     int line;
     if (es == 1) {
@@ -97,10 +115,42 @@ extern "C" __global__ void scale_exps(u32* info, int lines, double theta) {
 // when no input is non-finite. With update (C −= A·B, whose C the product
 // kernel has already changed), the flagged elements become NaN: the
 // caller's plan holds every finite input, so only NaN and Inf are flagged.
-extern "C" __global__ void patch_specials(const float* a, long long ars, long long acs, const float* b, long long brs,
-                                          long long bcs, float* c, long long crs, long long ccs, int m, int n, long long k,
-                                          const u32* rowFlags, const u32* colFlags, const u32* anyA, const u32* anyB,
-                                          u32 mark, int update) {
+// anyA and anyB are the flags of any row and any column.
+// gpu/gemm's patchParams mirrors PatchParams (TestParamsLayout).
+struct PatchParams {
+    const float* a;
+    long long ars;
+    long long acs;
+    const float* b;
+    long long brs;
+    long long bcs;
+    float* c;
+    long long crs;
+    long long ccs;
+    int m;
+    int n;
+    long long k;
+    const u32* rowFlags;
+    const u32* colFlags;
+    const u32* anyA;
+    const u32* anyB;
+    u32 mark;
+    int update;
+};
+
+extern "C" __global__ void patch_specials(const PatchParams p) {
+    // The former parameters, by name, so that the body reads as before.
+    const float* a = p.a;
+    const long long ars = p.ars, acs = p.acs;
+    const float* b = p.b;
+    const long long brs = p.brs, bcs = p.bcs;
+    float* c = p.c;
+    const long long crs = p.crs, ccs = p.ccs;
+    const int m = p.m, n = p.n;
+    const long long k = p.k;
+    const u32 *rowFlags = p.rowFlags, *colFlags = p.colFlags, *anyA = p.anyA, *anyB = p.anyB;
+    const u32 mark = p.mark;
+    const int update = p.update;
     if (*anyA != mark && *anyB != mark) {
         return;
     }

@@ -61,18 +61,37 @@ __device__ __forceinline__ void split(double x, void* w0, void* w1, void* w2, vo
     }
 }
 
-// Up to four words, each an array of n elements of the kind's type.
-extern "C" __global__ void split_f32(const float* x, void* w0, void* w1, void* w2, void* w3, long long n,
-                                     int p, int kind, int prec, int emin, double maxv, double shift) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        split((double)x[i], w0, w1, w2, w3, i, p, kind, prec, emin, maxv, shift);
+// The split kernels' parameters: x (float or double, as the kernel's name
+// says) into `words` words w0.. (up to four), each an array of n elements
+// of the kind's type, rounded to prec bits with exponents from emin,
+// overflowing past maxv, the residuals scaled by shift. gpu/gemm's
+// splitParams mirrors SplitParams (TestParamsLayout).
+struct SplitParams {
+    const void* x;
+    void* w0;
+    void* w1;
+    void* w2;
+    void* w3;
+    long long n;
+    int words;
+    int kind;
+    int prec;
+    int emin;
+    double maxv;
+    double shift;
+};
+
+extern "C" __global__ void split_f32(const SplitParams p) {
+    const float* x = (const float*)p.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.n; i += (long long)gridDim.x * blockDim.x) {
+        split((double)x[i], p.w0, p.w1, p.w2, p.w3, i, p.words, p.kind, p.prec, p.emin, p.maxv, p.shift);
     }
 }
 
-extern "C" __global__ void split_f64(const double* x, void* w0, void* w1, void* w2, void* w3, long long n,
-                                     int p, int kind, int prec, int emin, double maxv, double shift) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        split(x[i], w0, w1, w2, w3, i, p, kind, prec, emin, maxv, shift);
+extern "C" __global__ void split_f64(const SplitParams p) {
+    const double* x = (const double*)p.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.n; i += (long long)gridDim.x * blockDim.x) {
+        split(x[i], p.w0, p.w1, p.w2, p.w3, i, p.words, p.kind, p.prec, p.emin, p.maxv, p.shift);
     }
 }
 

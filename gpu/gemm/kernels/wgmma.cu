@@ -29,10 +29,16 @@
 //   through an fp32 sum of GROUP blocks), 3 pair (TwoSum).
 // Every sum has a fixed order: same inputs, same bits.
 //
-// Configuration (NVRTC -D): WORD (0 binary16, 1 bfloat16, 2 tf32), NWORDS,
-// ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF, SW (stages),
-// PRESPLIT, GROUP, JPROD (products in turn over the block, which must be
-// one item); BITSN, PREGS, CREGS below.
+// Configuration (NVRTC -D from gpu/gemm's wgmmaConfig; none has a default
+// here, so Go and C cannot disagree): WORD (0 binary16, 1 bfloat16, 2
+// tf32), NWORDS, ALLPAIRS, AK (A row-major), BKM (B column-major), SUM, SF,
+// SW (stages; SF 0 with PRESPLIT), PRESPLIT, GROUP, GROUP_WREG, JPROD
+// (products in turn over the block, which must be one item), UPDATE; the
+// tile BM, BN, BK, the blocks THREADS and SPLIT_THREADS, and SHARED_BYTES,
+// the launch's dynamic shared memory. BITSN, PREGS, CREGS below are tuning
+// knobs of this file alone. wgmma_gemm takes one WgmmaParams after the
+// tensor maps, wgmma_split one WgmmaSplitParams (gpu/gemm's wgmmaParams,
+// wgmmaSplitParams).
 // NaN, Inf and out-of-range rows and columns are recomputed afterwards by
 // scan.cu's patch_specials, as for fused.cu. Compile with --fmad=false.
 
@@ -40,9 +46,24 @@ typedef unsigned int u32;
 typedef unsigned short u16;
 typedef unsigned long long u64;
 
-#define BM 128
-#define BN 128
-#define BK 32
+#if !defined(WORD) || !defined(NWORDS) || !defined(ALLPAIRS) || !defined(AK) || !defined(BKM) || !defined(SUM)
+#error WORD, NWORDS, ALLPAIRS, AK, BKM and SUM must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if !defined(SF) || !defined(SW) || !defined(PRESPLIT) || !defined(GROUP) || !defined(GROUP_WREG) || !defined(JPROD)
+#error SF, SW, PRESPLIT, GROUP, GROUP_WREG and JPROD must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if !defined(UPDATE) || !defined(BM) || !defined(BN) || !defined(BK) || !defined(THREADS) || !defined(SPLIT_THREADS)
+#error UPDATE, BM, BN, BK, THREADS and SPLIT_THREADS must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if !defined(SHARED_BYTES)
+#error SHARED_BYTES must be set by the Go side (gpu/gemm/config.go)
+#endif
+#if BM != 128 || BN != 128 || BK != 32 || THREADS != 384 || SPLIT_THREADS != 128
+#error the warpgroups of wgmma.cu are written for 128x128x32 tiles, 384 threads, and 128 to split a tile
+#endif
+#if PRESPLIT && SF != 0
+#error presplit words take no fp32 stages: SF must be 0
+#endif
 #if WORD == 2
 #define ESZ 4
 #define KSTEP 8
@@ -54,13 +75,6 @@ typedef unsigned long long u64;
 #define KC (BK * ESZ / 16)        // 16-byte chunks per row of a word tile
 #define WTILE (128 * BK * ESZ)    // bytes of one word of a 128-row tile
 #define STAGE_F32 (2 * 128 * BK * 4)
-#ifndef PRESPLIT
-#define PRESPLIT 0
-#endif
-#if PRESPLIT
-#undef SF
-#define SF 0
-#endif
 #define STAGE_WORDS (2 * NWORDS * WTILE)
 
 // Registers per thread after setmaxnreg: the producers need few, the
@@ -85,22 +99,13 @@ typedef unsigned long long u64;
 // behind the other consumer's wgmma on Hopper, drop GROUP-fold. Registers
 // cannot hold the accumulator, the group sum and the fp64 sum (or pair) of
 // 64 outputs (256), so the fp64 sums of
-// outputs GROUP_WREG..63 live in shared memory. gpu/wgmma.go passes 40
+// outputs GROUP_WREG..63 live in shared memory. gpu/gemm/wgmma.go passes 40
 // for binary16 words (48 KB for the block; with fp16, 44 and 48 measured no
 // faster and 32 4-7 % slower at n = 16384: each flush moves these sums
 // through shared memory, which the other consumer's wgmma reads) and 48
 // for the larger word stages of bfloat16 and tf32 (32 KB: one more stage
 // fits), and 32 for pairs (with 40, TwoSum's temporaries spilled). All
 // compile without spills.
-#ifndef GROUP
-#define GROUP 1
-#endif
-#ifndef JPROD
-#define JPROD 0
-#endif
-#ifndef GROUP_WREG
-#define GROUP_WREG 40
-#endif
 #if (SUM == 2 || SUM == 3) && GROUP > 1
 #define GROUPED 1
 #define WREG GROUP_WREG
@@ -110,6 +115,11 @@ typedef unsigned long long u64;
 #define WREG 64
 #define WIDE_SMEM 0
 #endif
+// The stages, the fp64 sums and the mbarriers (sfull[SF], wfull[SW],
+// wempty[SW]) behind up to 1024 bytes of alignment slack: wgmmaStages'
+// sum in gpu/gemm/wgmma.go.
+static_assert(SHARED_BYTES == 1024 + SF * STAGE_F32 + SW * STAGE_WORDS + WIDE_SMEM + 8 * (SF + 2 * SW),
+              "the launch's shared memory must hold the stages (wgmmaStages)");
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
@@ -434,10 +444,37 @@ __device__ __forceinline__ void lineScales(const int* e, int base, int lim, int 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(384, 1)
-wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, float* C, long long ldc,
-           int c_rowmajor, int M, int N, int K, const int* __restrict__ ea, const int* __restrict__ eb, int bitems,
-           const char* __restrict__ wordsA, const char* __restrict__ wordsB) {
+// wgmma_gemm's parameters after the tensor maps (gpu/gemm's wgmmaParams
+// mirrors this struct; TestParamsLayout pins the two). bitems: FABsum's
+// block in items; wordsA, wordsB: the presplit words (PRESPLIT).
+struct WgmmaParams {
+    float* C;
+    long long ldc;
+    int c_rowmajor;
+    int M;
+    int N;
+    int K;
+    const int* ea;
+    const int* eb;
+    int bitems;
+    const char* wordsA;
+    const char* wordsB;
+};
+
+// The tensor maps stay parameters of their own: the copy engine reads them
+// where they are, __grid_constant__ and 64-byte aligned.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+wgmma_gemm(const __grid_constant__ TMap tmA, const __grid_constant__ TMap tmB, const WgmmaParams p) {
+    // The former parameters, by name, so that the body reads as before.
+    float* const C = p.C;
+    const long long ldc = p.ldc;
+    const int c_rowmajor = p.c_rowmajor, M = p.M, N = p.N, K = p.K;
+    const int* __restrict__ ea = p.ea;
+    const int* __restrict__ eb = p.eb;
+    const int bitems = p.bitems;
+    const char* __restrict__ wordsA = p.wordsA;
+    const char* __restrict__ wordsB = p.wordsB;
+    (void)bitems, (void)wordsA, (void)wordsB; // unused in some configurations, as the parameters were
     extern __shared__ char smemRaw[];
     // The copy engine's 128-byte swizzle needs 1024-byte aligned stages.
     char* smem = smemRaw + ((1024 - (smemAddr(smemRaw) & 1023)) & 1023);
@@ -829,14 +866,39 @@ __device__ __forceinline__ void splitTileAhead(const float* __restrict__ X, long
 // (PRESPLIT), both in one launch (one launch fewer before the product).
 // The operand is chosen before the one call: two inlined calls measured
 // 30 µs at n = 2048, against 27 for two launches.
-extern "C" __global__ void __launch_bounds__(128)
-wgmma_split(const float* XA, long long ldA, int kContigA, int linesA, const int* eA, char* outA, long long tA,
-            u32* flagsA, const float* XB, long long ldB, int kContigB, int linesB, const int* eB, char* outB,
-            long long tB, u32* flagsB, int K, u32 limit, u32 mark) {
-    for (long long t = blockIdx.x; t < tA + tB; t += gridDim.x) {
-        const bool a = t < tA;
-        splitTileAhead(a ? XA : XB, a ? ldA : ldB, a ? kContigA : kContigB, a ? linesA : linesB, K, a ? eA : eB,
-                       a ? outA : outB, a ? t : t - tA, limit, a ? flagsA : flagsB, mark);
+//
+// Its parameters: for A then B, the fp32 matrix X, its leading dimension,
+// whether k is contiguous, its lines, scale exponents (null: none), the
+// output words, the tiles and the line flags (null: none); then K and the
+// flags' limit and mark (gpu/gemm's wgmmaSplitParams mirrors this struct).
+struct WgmmaSplitParams {
+    const float* XA;
+    long long ldA;
+    int kContigA;
+    int linesA;
+    const int* eA;
+    char* outA;
+    long long tA;
+    u32* flagsA;
+    const float* XB;
+    long long ldB;
+    int kContigB;
+    int linesB;
+    const int* eB;
+    char* outB;
+    long long tB;
+    u32* flagsB;
+    int K;
+    u32 limit;
+    u32 mark;
+};
+
+extern "C" __global__ void __launch_bounds__(SPLIT_THREADS) wgmma_split(const WgmmaSplitParams p) {
+    for (long long t = blockIdx.x; t < p.tA + p.tB; t += gridDim.x) {
+        const bool a = t < p.tA;
+        splitTileAhead(a ? p.XA : p.XB, a ? p.ldA : p.ldB, a ? p.kContigA : p.kContigB, a ? p.linesA : p.linesB, p.K,
+                       a ? p.eA : p.eB, a ? p.outA : p.outB, a ? t : t - p.tA, p.limit, a ? p.flagsA : p.flagsB,
+                       p.mark);
     }
 }
 
