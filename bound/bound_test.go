@@ -441,7 +441,7 @@ func TestNarrowRangeSlides(t *testing.T) {
 	}
 	const n, u, U = 4.0, 0x1p-4, 0x1p-11
 	want := 2*u + n*U + 4*n*n/theta*0x1p-7 + 4*n*n/(theta*theta)*0x1p-15
-	nr := NarrowRange{U: U4(e4m3), UHigh: U4(fp16), N: n, P: 1, Theta: theta, GMin: g, GMinHigh: G}
+	nr := NarrowRange{U: U4(e4m3), UHigh: U4(fp16), N: n, P: 1, Theta: theta, GMin: g, GMinHigh: G, FMax: 448, FMaxHigh: 65504}
 	r, err := nr.Bound()
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +453,7 @@ func TestNarrowRangeSlides(t *testing.T) {
 		t.Errorf("dominant %q, want 2 × 2^-4", r.Dominant)
 	}
 	// θ = 0 computes θ from f_max and F_max.
-	nr.Theta, nr.FMax, nr.FMaxHigh = 0, e4m3.MaxFinite(), fp16.MaxFinite()
+	nr.Theta = 0
 	if r2, err := nr.Bound(); err != nil || r2.Total != r.Total {
 		t.Errorf("θ from f_max, F_max: %g, %v; want %g", r2.Total, err, r.Total)
 	}
@@ -464,6 +464,39 @@ func TestNarrowRangeSlides(t *testing.T) {
 		t.Errorf("two words: %.17g, %v; want %.17g", r.Total, err, want)
 	} else if r.Dominant != "3 × 2^-8 + 8 × 2^-11" {
 		t.Errorf("two words: dominant %q", r.Dominant)
+	}
+}
+
+// The bound holds only for θ that overflow nothing: θ ≤ f_max and nθ² ≤
+// F_max. With the slides' e4m3 and fp16 (f_max = 448, F_max = 65504):
+// n = 4 allows θ up to √16376 ≈ 127.97 (128 gives 4·128² = 65536 >
+// F_max), and n = 1/4 up to f_max = 448 (√262016 ≈ 511.9 is larger).
+func TestNarrowRangeTheta(t *testing.T) {
+	nr := NarrowRange{U: 0x1p-4, UHigh: 0x1p-11, N: 4, P: 1, GMin: 0x1p-7, GMinHigh: 0x1p-15, FMax: 448, FMaxHigh: 65504}
+	for _, c := range []struct {
+		n, theta float64
+		want     string // in the error; "" for none
+	}{
+		{4, 127, ""}, {4, math.Sqrt(16376), ""}, {4, math.Nextafter(math.Sqrt(16376), 200), "n·θ² = 6.55e+04 > F_max = 65504"},
+		{4, 128, "n·θ² = 6.554e+04 > F_max = 65504"}, {4, 448, "n·θ² = 8.028e+05"}, {4, 449, "θ = 449 > f_max = 448"},
+		{0.25, 448, ""}, {0.25, 449, "θ = 449 > f_max = 448"}, {1, 255.9, ""}, {1, 256, "n·θ² = 6.554e+04"},
+	} {
+		nr.N, nr.Theta = c.n, c.theta
+		if c.n < 1 {
+			nr.N = 1 // Bound wants n ≥ 1: check theta alone
+		}
+		_, err := nr.Bound()
+		if c.n < 1 {
+			r := nr
+			r.N = c.n
+			_, err = r.theta()
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("n = %g, θ = %g: %v", c.n, c.theta, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "would not hold")):
+			t.Errorf("n = %g, θ = %g: error %v, want one saying %q", c.n, c.theta, err, c.want)
+		}
 	}
 }
 
@@ -508,7 +541,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("plain with a stray B: %v", err)
 	}
 
-	nok := NarrowRange{U: 0x1p-4, UHigh: 0x1p-11, N: 4, P: 1, Theta: 127, GMin: 0x1p-7, GMinHigh: 0x1p-15}
+	nok := NarrowRange{U: 0x1p-4, UHigh: 0x1p-11, N: 4, P: 1, Theta: 127, GMin: 0x1p-7, GMinHigh: 0x1p-15, FMax: 448, FMaxHigh: 65504}
 	if _, err := nok.Bound(); err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +551,9 @@ func TestErrors(t *testing.T) {
 		"n = 0":           func(r *NarrowRange) { r.N = 0 },
 		"p = 0":           func(r *NarrowRange) { r.P = 0 },
 		"θ < 0":           func(r *NarrowRange) { r.Theta = -1 },
-		"θ = 0, no f_max": func(r *NarrowRange) { r.Theta = 0 },
+		"θ = 0, no f_max": func(r *NarrowRange) { r.Theta, r.FMax = 0, 0 },
+		"no F_max":        func(r *NarrowRange) { r.FMaxHigh = 0 },
+		"f_max Inf":       func(r *NarrowRange) { r.FMax = math.Inf(1) },
 		"g_min < 0":       func(r *NarrowRange) { r.GMin = -1 },
 		"G_min NaN":       func(r *NarrowRange) { r.GMinHigh = math.NaN() },
 	} {

@@ -81,5 +81,8 @@ with c = 2u + nU + 4n²θ^-1·g_min + 4n²θ^-2·G_min for one word and
 where g_min and G_min (GMin) are the largest absolute errors of underflow in
 the input and in the accumulation format: f_min/2 without subnormals, u·f_min
 with them. Compare it with the slides' metric ‖Ĉ − C‖_∞/(‖A‖_∞‖B‖_∞).
+A smaller θ is allowed (the slides round 127.97 down to 127); a larger one
+is refused: the analysis assumes that nothing overflows, which θ ≤ f_max
+and nθ² ≤ F_max guarantee.
 */
 package bound

@@ -23,15 +23,19 @@ import (
 //	p ≥ 2: (p+1)u^p + 4nu^{p-1}θ^-1·g_min + (n+p²)U + 2p(p+1)n²θ^-2·G_min
 //
 // so that ‖Ĉ − AB‖_∞ ≲ Total·‖A‖_∞‖B‖_∞ (to first order, for round to
-// nearest, barring overflow, which θ rules out).
+// nearest). The analysis assumes that nothing overflows (the slides'
+// rounding model, "assuming no overflows occur"): a scaled input, at most
+// θ, must fit the input format, θ ≤ f_max, and a sum of n products, at
+// most nθ², the accumulation format, nθ² ≤ F_max. Bound refuses a larger
+// θ, so it needs f_max and F_max whatever θ is.
 type NarrowRange struct {
 	U     float64 `json:"u"`      // u of the input format
 	UHigh float64 `json:"u_high"` // U of the accumulation format
 	N     float64 `json:"n"`      // inner dimension
 	P     int     `json:"p"`      // words
 
-	// Theta is θ, the largest magnitude of the scaled inputs; 0 means
-	// Theta(FMax, FMaxHigh, N).
+	// Theta is θ, the largest magnitude of the scaled inputs, at most
+	// Theta(FMax, FMaxHigh, N); 0 means that largest θ.
 	Theta float64 `json:"theta"`
 
 	// GMin and GMinHigh are g_min and G_min, the largest absolute errors of
@@ -41,9 +45,9 @@ type NarrowRange struct {
 	GMinHigh float64 `json:"g_min_high"`
 
 	// FMax and FMaxHigh are f_max and F_max, the largest finite values of
-	// the two formats; only needed when Theta is 0.
-	FMax     float64 `json:"f_max,omitempty"`
-	FMaxHigh float64 `json:"f_max_high,omitempty"`
+	// the two formats: they bound θ.
+	FMax     float64 `json:"f_max"`
+	FMaxHigh float64 `json:"f_max_high"`
 }
 
 // Theta returns min(fmax, sqrt(Fmax/n)) — the largest magnitude scaled rows
@@ -68,8 +72,9 @@ func GMin(f format.Format) float64 {
 }
 
 // Bound returns the normwise bound. It returns an error for unit roundoffs
-// outside (0, 1), N < 1, P < 1, a negative θ, g_min or G_min, and θ = 0
-// without FMax and FMaxHigh.
+// outside (0, 1), N < 1, P < 1, a negative g_min or G_min, f_max or F_max
+// not finite and positive, and a θ for which the bound does not hold:
+// negative, above f_max, or with nθ² above F_max (θ > √(F_max/n)).
 //
 // Dominant lists, with numbers, the terms at least a tenth of the largest,
 // e.g. "2 × 2^-4" for the slides' e4m3 example.
@@ -100,12 +105,9 @@ func (r NarrowRange) Bound() (Result, error) {
 	case !(r.N >= 1) || math.IsInf(r.N, 0):
 		return Result{}, fmt.Errorf("bound: n = %g; the inner dimension must be finite and at least 1", r.N)
 	}
-	theta := r.Theta
-	if theta == 0 {
-		if !(r.FMax > 0 && r.FMaxHigh > 0) {
-			return Result{}, fmt.Errorf("bound: θ = 0 needs f_max and F_max (FMax, FMaxHigh) to compute it")
-		}
-		theta = Theta(r.FMax, r.FMaxHigh, r.N)
+	theta, err := r.theta()
+	if err != nil {
+		return Result{}, err
 	}
 
 	// Each term is coef × base, base a power of two for binary formats.
@@ -146,4 +148,30 @@ func (r NarrowRange) Bound() (Result, error) {
 	}
 	res.Dominant = strings.Join(dom, " + ")
 	return res, nil
+}
+
+// theta returns θ, Theta(FMax, FMaxHigh, N) when r.Theta is 0, or an error
+// when the bound does not hold for r.Theta: a scaled input or a sum of n
+// products could overflow. The test is against Theta's own rounding, so
+// that the default θ always passes.
+func (r NarrowRange) theta() (float64, error) {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"f_max", r.FMax}, {"F_max", r.FMaxHigh}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return 0, fmt.Errorf("bound: %s = %g; need the format's largest finite value (FMax, FMaxHigh) to bound θ", f.name, f.v)
+		}
+	}
+	most := Theta(r.FMax, r.FMaxHigh, r.N)
+	switch {
+	case r.Theta == 0:
+		return most, nil
+	case r.Theta > r.FMax:
+		return 0, fmt.Errorf("bound: θ = %g > f_max = %g: the scaled inputs would overflow the input format, and the bound would not hold", r.Theta, r.FMax)
+	case r.Theta > most:
+		return 0, fmt.Errorf("bound: θ = %g: n·θ² = %.4g > F_max = %g: a sum of n products could overflow the accumulation format, and the bound would not hold (θ ≤ √(F_max/n) = %.6g)",
+			r.Theta, r.N*r.Theta*r.Theta, r.FMaxHigh, math.Sqrt(r.FMaxHigh/r.N))
+	}
+	return r.Theta, nil
 }

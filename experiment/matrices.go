@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mwmm/mwmm/matgen"
 )
 
 // A MatrixSpec names a family of square test matrices for linear systems.
@@ -20,18 +22,13 @@ type MatrixSpec struct {
 	Mode  string  // randsvd: "geometric" or "one-small"; "" means geometric
 }
 
-// DefaultKappa is randsvd's κ when the spec names none. κ·u is then about
-// 500 for a half-precision factorization, out of reach of plain LU-based
-// refinement (which needs κ·u < 1), and 0.06 for a single-precision one.
-const DefaultKappa = 1e6
+// DefaultKappa is randsvd's κ when the spec names none (matgen's).
+const DefaultKappa = matgen.DefaultKappa
 
-// The randsvd singular value distributions.
+// The randsvd singular value distributions (matgen's).
 const (
-	// Geometric spreads σ_i = κ^(−(i−1)/(n−1)) evenly on a log scale.
-	Geometric = "geometric"
-	// OneSmall has σ = 1, …, 1, 1/κ: one tiny singular value, so that the
-	// error of a solve lies mostly along one direction.
-	OneSmall = "one-small"
+	Geometric = matgen.Geometric // σ_i = κ^(−(i−1)/(n−1))
+	OneSmall  = matgen.OneSmall  // σ = 1, …, 1, 1/κ
 )
 
 // A MatrixKind is one family ParseMatrix knows, for help texts.
@@ -40,16 +37,14 @@ type MatrixKind struct {
 	Doc  string // one line
 }
 
-// MatrixKinds lists the kinds ParseMatrix knows.
+// MatrixKinds lists the kinds ParseMatrix knows: matgen's, which the GPU
+// draws too.
 func MatrixKinds() []MatrixKind {
-	return []MatrixKind{
-		{"uniform", "entries uniform in (0,1], as the uniform distribution"},
-		{"centered", "entries uniform in (-0.5,0.5], as the centered distribution"},
-		{"normal", "entries standard normal"},
-		{"diagdom", "centered off the diagonal, a_ii = ±(1 + Σ_j≠i |a_ij|): strictly row diagonally dominant, safe without pivoting"},
-		{"randsvd", "U·diag(σ)·Vᵀ with Haar U, V, σ_1 = 1: randsvd[:kappa=K][,mode=geometric|one-small], κ_2 = K (default " +
-			formatKappa(DefaultKappa) + ", geometric)"},
+	var kinds []MatrixKind
+	for _, k := range matgen.Kinds() {
+		kinds = append(kinds, MatrixKind{k.Name, k.Doc})
 	}
+	return kinds
 }
 
 func matrixKindNames() string {
@@ -178,11 +173,13 @@ func formatKappa(k float64) string {
 	return mant + "e" + sign + strings.TrimLeft(exp, "+-0")
 }
 
-// Generate returns an n×n row-major matrix of the family, drawn with a
-// generator seeded by seed and key as Dist.Matrices does: for uniform,
-// centered and normal it is the A of Dist.Matrices(seed, key, n, n, ·).
-// It is deterministic whatever GOMAXPROCS is (on one architecture: Go may
-// fuse multiply-adds on some).
+// Generate returns an n×n row-major matrix of the family, drawn from
+// seed and key. The counter kinds (uniform, centered, normal, diagdom)
+// are matgen.Generate(kind, n, matgen.Seed(seed, key)), the matrix the
+// GPU draws with dense.Solver.GenerateSystem(n, kind, matgen.Seed(seed,
+// key)); randsvd is the CPU's own (matgen's doc says how the GPU's
+// differs). It is deterministic whatever GOMAXPROCS is (on one
+// architecture: Go may fuse multiply-adds in randsvd on some).
 // n ≤ 0 gives an empty slice; callers validate n. An invalid spec (one
 // ParseMatrix would reject) panics.
 //
@@ -201,50 +198,24 @@ func (s MatrixSpec) Generate(seed uint64, key string, n int) []float64 {
 	if n <= 0 {
 		return []float64{}
 	}
-	r := keyedRand(seed, key)
-	a := make([]float64, n*n)
-	switch s.Kind {
-	case "uniform":
-		Uniform.Fill(r, a)
-	case "centered":
-		Centered.Fill(r, a)
-	case "normal":
-		Normal.Fill(r, a)
-	case "diagdom":
-		Centered.Fill(r, a)
-		for i := 0; i < n; i++ {
-			row, sum := a[i*n:(i+1)*n], 1.0
-			for j, v := range row {
-				if j != i {
-					sum += math.Abs(v)
-				}
-			}
-			// The drawn diagonal entry's sign is as random as any.
-			row[i] = math.Copysign(sum, row[i])
+	if s.Kind != "randsvd" {
+		a, err := matgen.Generate(s.Kind, n, matgen.Seed(seed, key))
+		if err != nil {
+			panic("experiment: " + err.Error()) // check knows the kinds
 		}
-	case "randsvd":
-		randsvd(r, a, s.Sigmas(n))
+		return a
 	}
+	a := make([]float64, n*n)
+	randsvd(keyedRand(seed, key), a, s.Sigmas(n))
 	return a
 }
 
-// Sigmas returns randsvd's singular values for order n, σ_1 = 1 ≥ … ≥
-// σ_n = 1/κ, geometric or one-small as the spec's Mode says (a GPU draws
-// its randsvd matrices from them too). A 1×1 matrix has κ = 1 whatever the
-// spec asks.
+// Sigmas returns randsvd's singular values for order n (matgen.Sigmas),
+// σ_1 = 1 ≥ … ≥ σ_n = 1/κ, geometric or one-small as the spec's Mode
+// says. A 1×1 matrix has κ = 1 whatever the spec asks.
 func (s MatrixSpec) Sigmas(n int) []float64 {
 	s = s.normalized()
-	sigma := make([]float64, n)
-	for i := range sigma {
-		sigma[i] = 1
-		if s.Mode == Geometric && i > 0 {
-			sigma[i] = math.Pow(s.Kappa, -float64(i)/float64(n-1))
-		}
-	}
-	if n > 1 {
-		sigma[n-1] = 1 / s.Kappa
-	}
-	return sigma
+	return matgen.Sigmas(n, s.Kappa, s.Mode)
 }
 
 // RandomVector returns n entries uniform in (−0.5, 0.5], for right-hand

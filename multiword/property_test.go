@@ -124,6 +124,7 @@ func checkNarrow(t *testing.T, e multiword.Engine, p multiword.Plan, ue multiwor
 		N: float64(k), P: p.Words,
 		Theta: bound.Theta(p.Low.MaxFinite(), p.Acc.MaxFinite(), float64(k)),
 		GMin:  bound.GMin(p.Low), GMinHigh: bound.GMin(p.Acc),
+		FMax: p.Low.MaxFinite(), FMaxHigh: p.Acc.MaxFinite(),
 	}
 	// The bound stores word i ×u^-i; a smaller shift t leaves the last
 	// word's underflow 2^((p_low−t)(p−1)) larger than it counts.

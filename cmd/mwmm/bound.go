@@ -264,27 +264,21 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			if !(theta > 0) || math.IsInf(theta, 0) {
 				return usagef("--theta %s: θ must be a finite number > 0", o.theta)
 			}
-			// The bound assumes that nothing overflows: the scaled inputs
-			// (at most θ) fit the words, and a sum of n products (at most
-			// nθ²) fits the accumulator.
-			if theta > low.MaxFinite() {
-				return usagef("--theta %s: θ > f_max = %s of %s: the scaled inputs would overflow the words, and the bound would not apply",
-					o.theta, numText(low.MaxFinite()), low.Name())
-			}
-			if s := n * theta * theta; s > high.MaxFinite() {
-				return usagef("--theta %s: n·θ² = %.4g > F_max = %s of %s: a sum of n products could overflow the accumulator, and the bound would not apply (θ ≤ √(F_max/n) = %.6g)",
-					o.theta, s, numText(high.MaxFinite()), high.Name(), math.Sqrt(high.MaxFinite()/n))
-			}
 		}
 		// g_min and G_min are for round to nearest; a directed or
 		// stochastic rounding may err by a whole spacing, twice as much,
 		// as u does.
 		nr := bound.NarrowRange{
 			U: uLow, UHigh: uHigh, N: n, P: o.p, Theta: theta,
+			FMax: low.MaxFinite(), FMaxHigh: high.MaxFinite(),
 			GMin:     bound.GMin(low) * uLow / low.UnitRoundoff(),
 			GMinHigh: bound.GMin(high) * uHigh / high.UnitRoundoff(),
 		}
 		r, err := nr.Bound()
+		if err != nil && set["theta"] {
+			// The library's condition, with the formats it is about.
+			return usage(fmt.Errorf("--theta %s with %s inputs and %s accumulation: %w", o.theta, low.Name(), high.Name(), err))
+		}
 		if err != nil {
 			return usage(err)
 		}

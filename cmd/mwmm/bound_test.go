@@ -213,7 +213,7 @@ func TestBoundNarrow(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	theta := math.Sqrt(65504.0 / 4)
-	nr := bound.NarrowRange{U: 0x1p-4, UHigh: 0x1p-11, N: 4, P: 1, Theta: theta, GMin: 0x1p-7, GMinHigh: 0x1p-15}
+	nr := bound.NarrowRange{U: 0x1p-4, UHigh: 0x1p-11, N: 4, P: 1, Theta: theta, GMin: 0x1p-7, GMinHigh: 0x1p-15, FMax: 448, FMaxHigh: 65504}
 	r, err := nr.Bound()
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func TestBoundNarrow(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
-	want := bound.NarrowRange{U: 0x1p-4, UHigh: 0x1p-10, N: 4, P: 1, Theta: theta, GMin: 0x1p-10, GMinHigh: 0x1p-24}
+	want := bound.NarrowRange{U: 0x1p-4, UHigh: 0x1p-10, N: 4, P: 1, Theta: theta, GMin: 0x1p-10, GMinHigh: 0x1p-24, FMax: 448, FMaxHigh: 65504}
 	if got.NarrowRange != want {
 		t.Errorf("narrow range with subnormals, rz: %+v, want %+v", got.NarrowRange, want)
 	}
@@ -281,6 +281,8 @@ func TestBoundErrors(t *testing.T) {
 		{"--narrow", "-n", "4", "--prob"},
 		{"--narrow", "-n", "4", "--theta", "-1"},
 		{"--narrow", "-n", "4", "--theta", "0"},
+		{"--narrow", "-n", "4", "--low", "e4m3", "--high", "fp16", "--theta", "449"}, // > f_max
+		{"--narrow", "-n", "4", "--low", "e4m3", "--high", "fp16", "--theta", "128"}, // 4·128² > F_max
 		{"--narrow", "-n", "4", "--low", "fp7"},
 		{"-n", "1e6", "extra"},
 		{"--frobnicate"},

@@ -178,12 +178,13 @@ func TestProbeLargeK(t *testing.T) {
 // condition that fails.
 func TestBoundThetaRange(t *testing.T) {
 	for _, c := range []struct{ theta, want string }{
-		{"1e30", "θ > f_max = 448 of e4m3"},
-		{"400", "n·θ² = 6.4e+05 > F_max = 65504 of fp16"},
+		{"1e30", "θ = 1e+30 > f_max = 448"},
+		{"400", "n·θ² = 6.4e+05 > F_max = 65504"},
 	} {
 		code, _, errOut := mwmm(t, "", "bound", "--narrow", "--low", "e4m3", "--high", "fp16", "-n", "4", "--theta", c.theta)
-		if code != exitUsage || !strings.Contains(errOut, c.want) {
-			t.Errorf("--theta %s: exit %d, stderr %q; want 2 and %q", c.theta, code, errOut, c.want)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "e4m3 inputs and fp16 accumulation") ||
+			strings.Count(errOut, "bound:") != 1 {
+			t.Errorf("--theta %s: exit %d, stderr %q; want 2, %q, the formats and one prefix", c.theta, code, errOut, c.want)
 		}
 	}
 	if code, _, errOut := mwmm(t, "", "bound", "--narrow", "--low", "e4m3", "--high", "fp16", "-n", "4", "--theta", "100"); code != 0 {

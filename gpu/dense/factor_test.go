@@ -262,8 +262,12 @@ func TestSolverBaselines(t *testing.T) {
 	if err := e.d.Download(a, s.a); err != nil {
 		t.Fatal(err)
 	}
-	if a[0] == a[1] || math.Abs(a[0]) < float64(n)/2 || math.Abs(a[1]) > 0.5 {
-		t.Errorf("diagdom entries %v, %v", a[0], a[1])
+	off := 0.0 // row 0's off-diagonal sum; a_00 = ±(1 + off)
+	for j := 1; j < n; j++ {
+		off += math.Abs(a[j*n])
+	}
+	if math.Abs(a[0]) != 1+off || math.Abs(a[1]) > 0.5 {
+		t.Errorf("diagdom entries %v, %v; the off-diagonal sum of row 0 is %v", a[0], a[1], off)
 	}
 	s2, err := e.GenerateSystem(n, "diagdom", 3)
 	if err != nil {

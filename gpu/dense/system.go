@@ -9,6 +9,7 @@ import (
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/matgen"
 )
 
 // A System is an n×n matrix A on the device, in fp64 and column-major
@@ -27,8 +28,8 @@ type System struct {
 	dominantMu sync.Mutex
 }
 
-// MatrixKinds are the generators of GenerateSystem.
-var MatrixKinds = []string{"uniform", "centered", "normal", "diagdom"}
+// MatrixKinds are the kinds GenerateSystem draws: matgen's counter kinds.
+var MatrixKinds = matgen.CounterKinds()
 
 // NewSystem copies the row-major n×n matrix a to the device.
 func (e *Solver) NewSystem(n int, a []float64) (*System, error) {
@@ -52,13 +53,16 @@ func (e *Solver) NewSystem(n int, a []float64) (*System, error) {
 	return e.system(n, buf)
 }
 
-// GenerateSystem draws an n×n matrix on the device: uniform in (0, 1],
-// centered (uniform in (−0.5, 0.5]), normal, or diagdom (centered plus
-// n/2 on the diagonal, with its sign: diagonally dominant by rows and
-// columns). The same seed gives the same matrix on every GPU.
+// GenerateSystem draws the n×n matrix of a counter kind (MatrixKinds:
+// uniform, centered, normal, diagdom) on the device: bit for bit
+// matgen.Generate(kind, n, seed), which the CPU engines draw, on every
+// GPU and grid.
 func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("gpu: a system of order %d", n)
+	}
+	if !slices.Contains(MatrixKinds, kind) {
+		return nil, fmt.Errorf("gpu: no matrix kind %q on the device; the kinds are %v", kind, MatrixKinds)
 	}
 	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
@@ -68,35 +72,35 @@ func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*System, error) { buf.Free(); return nil, err }
+	if err := generate(mod, buf, n, kind, seed); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return e.system(n, buf)
+}
+
+// generate fills buf with the matrix of kind: matgen's formulas, in
+// lu.cu's generator kernels.
+func generate(mod *gpu.Module, buf *gpu.Buffer, n int, kind string, seed uint64) error {
 	total := int64(n) * int64(n)
-	fill := func(name string, args ...any) error {
+	launch := func(name string, grid [3]uint32, args ...any) error {
 		f, err := mod.Function(name)
 		if err != nil {
 			return err
 		}
-		return f.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, append([]any{buf, total, seed}, args...)...)
+		return f.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, args...)
 	}
+	fill := [3]uint32{4096, 1, 1}
 	switch kind {
 	case "uniform":
-		err = fill("fill_uniform", 0.0, 1.0)
-	case "centered", "diagdom":
-		err = fill("fill_uniform", -0.5, 0.5)
-		if err == nil && kind == "diagdom" {
-			var f *gpu.Function
-			if f, err = mod.Function("add_diag"); err == nil {
-				err = f.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, buf, int64(n), int32(n), float64(n)/2)
-			}
-		}
+		return launch("fill_uniform", fill, buf, total, seed, 0.0, 1.0)
 	case "normal":
-		err = fill("fill_normal")
-	default:
-		err = fmt.Errorf("gpu: no matrix kind %q on the device; the kinds are %v", kind, MatrixKinds)
+		return launch("fill_normal", fill, buf, total, seed)
 	}
-	if err != nil {
-		return fail(err)
+	if err := launch("fill_uniform", fill, buf, total, seed, -0.5, 0.5); err != nil || kind != "diagdom" {
+		return err
 	}
-	return e.system(n, buf)
+	return launch("dominate_rows", gpu.StrideGrid(n), buf, int64(n), int32(n))
 }
 
 // randsvdChunk is the most columns (or rows) of C one dormqr call takes
@@ -104,10 +108,12 @@ func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error
 var randsvdChunk = 8192
 
 // GenerateRandsvd draws A = Q₁·Σ·Q₂ᵀ on the device with the singular
-// values sigma (experiment.MatrixSpec.Sigmas gives randsvd's: geometric or
-// one-small, σ₁ = 1, σ_n = 1/κ). Q₁ and Q₂ are the orthogonal factors of
-// the QR factorizations (cuSOLVER dgeqrf) of two Gaussian matrices,
-// applied by dormqr: κ₂(A) = σ₁/σ_n up to rounding.
+// values sigma (matgen.Sigmas gives randsvd's: geometric or one-small,
+// σ₁ = 1, σ_n = 1/κ). Q₁ and Q₂ are the orthogonal factors of
+// the QR factorizations (cuSOLVER dgeqrf) of two Gaussian matrices (the
+// normal kind's of seeds 2·seed and 2·seed+1), applied by dormqr: κ₂(A) =
+// σ₁/σ_n up to rounding. The CPU's randsvd (package experiment) has the
+// same σ but other U and V.
 func (e *Solver) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) {
 	n := len(sigma)
 	if n == 0 {

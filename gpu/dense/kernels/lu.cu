@@ -139,6 +139,10 @@ extern "C" __global__ void butterfly_vec(double* x, const int* pairs, int count,
 
 // The generators draw entry i from a counter-based hash of (seed, i)
 // (splitmix64's finaliser), so a matrix is the same on every GPU and grid.
+// Package matgen (matgen/formula.go) is their mirror in Go, line for line:
+// the CPU engines draw the same matrices bit for bit. Products are
+// rounded on their own (__dmul_rn: NVRTC would fuse a·b + c) and the
+// fused multiply-adds are explicit, so change both or neither.
 __device__ u64 mix(u64 z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -151,30 +155,96 @@ __device__ double unit(u64 seed, u64 i) {
     return (double)((r >> 11) + 1) * 0x1p-53;
 }
 
-// fill_uniform sets x[i] uniform in (lo, hi].
+// fill_uniform sets x[i] uniform in (lo, hi]. With hi − lo = 1 (uniform,
+// centered) the product is exact, fused or not: x[i] = lo + unit.
 extern "C" __global__ void fill_uniform(double* x, long long n, u64 seed, double lo, double hi) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         x[i] = lo + (hi - lo) * unit(seed, (u64)i);
     }
 }
 
+// gen_log is ln x for x in (0, 1], and gen_cos2pi cos(2πu) for u in
+// (0, 1]: Taylor polynomials by Horner's rule in fused multiply-adds, with
+// the coefficients of matgen's logCoef, cosCoef and sinCoef (math
+// libraries round differently from one another: CUDA's log is not Go's).
+__device__ double gen_log(double x) {
+    const double c[11] = {
+        0x1p+00, 0x1.5555555555555p-02, 0x1.999999999999ap-03, 0x1.2492492492492p-03,
+        0x1.c71c71c71c71cp-04, 0x1.745d1745d1746p-04, 0x1.3b13b13b13b14p-04, 0x1.1111111111111p-04,
+        0x1.e1e1e1e1e1e1ep-05, 0x1.af286bca1af28p-05, 0x1.8618618618618p-05,
+    };
+    long long b = __double_as_longlong(x);
+    double e = (double)(((b >> 52) & 0x7ff) - 1023);
+    double m = __longlong_as_double((b & 0x000fffffffffffffLL) | 0x3ff0000000000000LL);
+    if (m > 0x1.6a09e667f3bcdp+00) { // √2
+        m = __dmul_rn(m, 0.5);
+        e = __dadd_rn(e, 1.0);
+    }
+    double s = __ddiv_rn(__dsub_rn(m, 1.0), __dadd_rn(m, 1.0));
+    double z = __dmul_rn(s, s);
+    double p = c[10];
+    for (int k = 9; k >= 0; k--) {
+        p = __fma_rn(p, z, c[k]);
+    }
+    double lnm = __dmul_rn(2.0, __dmul_rn(s, p));
+    return __fma_rn(e, 0x1.62e42fefa39efp-01, lnm); // e·ln 2 + ln m
+}
+
+__device__ double gen_cos2pi(double u) {
+    const double cc[10] = {
+        0x1p+00, -0x1p-01, 0x1.5555555555555p-05, -0x1.6c16c16c16c17p-10,
+        0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37,
+        0x1.ae7f3e733b81fp-45, -0x1.6827863b97d97p-53,
+    };
+    const double sc[10] = {
+        0x1p+00, -0x1.5555555555555p-03, 0x1.1111111111111p-07, -0x1.a01a01a01a01ap-13,
+        0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41,
+        0x1.952c77030ad4ap-49, -0x1.2f49b46814157p-57,
+    };
+    double v = __dmul_rn(4.0, u);
+    double q = rint(v); // 4u = q + f exactly, |f| ≤ 1/2
+    double x = __dmul_rn(__dsub_rn(v, q), 0x1.921fb54442d18p+00); // f·π/2
+    double z = __dmul_rn(x, x);
+    double c = cc[9], s = sc[9];
+    for (int k = 8; k >= 0; k--) {
+        c = __fma_rn(c, z, cc[k]);
+        s = __fma_rn(s, z, sc[k]);
+    }
+    s = __dmul_rn(x, s);
+    switch ((int)q & 3) {
+    case 1:
+        return -s;
+    case 2:
+        return -c;
+    case 3:
+        return s;
+    }
+    return c;
+}
+
 // fill_normal sets x[i] standard normal (Box–Muller on two draws).
 extern "C" __global__ void fill_normal(double* x, long long n, u64 seed) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         double u1 = unit(seed, 2 * (u64)i), u2 = unit(seed, 2 * (u64)i + 1);
-        x[i] = sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+        x[i] = __dmul_rn(__dsqrt_rn(__dmul_rn(-2.0, gen_log(u1))), gen_cos2pi(u2));
     }
 }
 
-// add_diag adds v·sign(a_ii) to the n diagonal entries: with v above
-// every row's and column's off-diagonal sum, the matrix is diagonally
-// dominant by rows and columns.
-extern "C" __global__ void add_diag(double* a, long long ld, int n, double v) {
+// dominate_rows sets a_ii = ±(1 + Σ_{j≠i} |a_ij|), keeping its sign:
+// strictly diagonally dominant by rows. One thread per row, the sum in the
+// order of j (as matgen's), the threads of a warp on adjacent rows.
+extern "C" __global__ void dominate_rows(double* a, long long ld, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        double d = a[i + i * ld];
-        a[i + i * ld] = d + (d < 0 ? -v : v);
+    if (i >= n) {
+        return;
     }
+    double s = 1.0;
+    for (int j = 0; j < n; j++) {
+        if (j != i) {
+            s = __dadd_rn(s, fabs(a[i + j * ld]));
+        }
+    }
+    a[i + i * ld] = copysign(s, a[i + i * ld]);
 }
 
 // row_abs_sums sets sums[i] = Σ_j |a_ij|: one thread per row, the
