@@ -18,6 +18,7 @@ import (
 	"github.com/mwmm/mwmm/gpu/dense"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/matgen"
 	"github.com/mwmm/mwmm/solve"
 )
 
@@ -319,7 +320,7 @@ func gpuSystem(e *dense.Solver, in systemInput, seed uint64) (*dense.System, []f
 // gpuMatrix draws A on the device, or here for kinds the device has not.
 func gpuMatrix(e *dense.Solver, spec experiment.MatrixSpec, n int, seed uint64) (*dense.System, string, error) {
 	if slices.Contains(dense.MatrixKinds, spec.Kind) {
-		sys, err := e.GenerateSystem(n, spec.Kind, seed)
+		sys, err := e.GenerateSystem(n, spec.Kind, matgen.Seed(seed, "A")) // the CPU engines' A
 		return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU)", spec, n, n, seed), err
 	}
 	if spec.Kind == "randsvd" {

@@ -124,6 +124,35 @@ func (e *Solver) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 			return nil, fmt.Errorf("gpu: randsvd: σ_%d = %g; singular values must be finite and positive", i+1, v)
 		}
 	}
+	r, err := e.newRandsvd(n)
+	if err != nil {
+		return nil, err
+	}
+	defer r.free()
+	fail := func(err error) (*System, error) { r.c.Free(); return nil, fmt.Errorf("gpu: randsvd: %w", err) }
+	if err := r.diagonal(sigma); err != nil {
+		return fail(err)
+	}
+	for q, side := range []int{cuda.SideLeft, cuda.SideRight} {
+		if err := r.multiplyQ(side, seed*2+uint64(q)); err != nil {
+			return fail(err)
+		}
+	}
+	return e.system(n, r.c)
+}
+
+// randsvd builds Q₁·Σ·Q₂ᵀ in c: g holds a Gaussian matrix and then its QR
+// factorization, small holds σ, then tau and cuSOLVER's info word.
+type randsvd struct {
+	d        *gpu.Device
+	la       *gpu.Linalg
+	mod      *gpu.Module
+	n, chunk int
+	c, g     *gpu.Buffer
+	small    *gpu.Buffer
+}
+
+func (e *Solver) newRandsvd(n int) (*randsvd, error) {
 	la, err := e.d.Linalg()
 	if err != nil {
 		return nil, err
@@ -132,106 +161,117 @@ func (e *Solver) GenerateRandsvd(sigma []float64, seed uint64) (*System, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := e.d
-	c, err := d.Alloc(8 * n * n)
-	if err != nil {
+	r := &randsvd{d: e.d, la: la, mod: mod, n: n, chunk: min(n, randsvdChunk)}
+	if r.c, err = e.d.Alloc(8 * n * n); err != nil {
 		return nil, err
 	}
-	g, err := d.Alloc(8 * n * n)
+	if r.g, err = e.d.Alloc(8 * n * n); err == nil {
+		r.small, err = e.d.Alloc(16*n + 256)
+	}
 	if err != nil {
-		c.Free()
+		r.free()
+		r.c.Free()
 		return nil, err
 	}
-	defer g.Free()
-	small, err := d.Alloc(16*n + 256) // σ, then tau and the info word
+	return r, nil
+}
+
+// free frees the scratch (c is the System's, or freed on failure).
+func (r *randsvd) free() {
+	for _, b := range []*gpu.Buffer{r.g, r.small} {
+		if b != nil {
+			b.Free()
+		}
+	}
+}
+
+func (r *randsvd) tau() uintptr  { return r.small.Ptr() + uintptr(8*r.n) }
+func (r *randsvd) info() uintptr { return r.small.Ptr() + uintptr(16*r.n) }
+
+// diagonal sets c = Σ.
+func (r *randsvd) diagonal(sigma []float64) error {
+	if err := r.d.Memset32(r.c, 0); err != nil {
+		return err
+	}
+	if err := r.d.Upload(r.small, sigma); err != nil {
+		return err
+	}
+	setDiag, err := r.mod.Function("set_diag")
 	if err != nil {
-		c.Free()
-		return nil, err
+		return err
 	}
-	defer small.Free()
-	fail := func(err error) (*System, error) { c.Free(); return nil, fmt.Errorf("gpu: randsvd: %w", err) }
-	tau, info := small.Ptr()+uintptr(8*n), small.Ptr()+uintptr(16*n)
-	if err := d.Memset32(c, 0); err != nil {
-		return fail(err)
-	}
-	if err := d.Upload(small, sigma); err != nil {
-		return fail(err)
-	}
-	setDiag, err := mod.Function("set_diag")
+	return setDiag.Launch(gpu.StrideGrid(r.n), [3]uint32{256, 1, 1}, 0, nil, r.c, int64(r.n), int32(r.n), r.small)
+}
+
+// multiplyQ sets c to Q·c (SideLeft) or c·Qᵀ (SideRight), Q from the QR
+// of a Gaussian matrix drawn with seed. Q = H₁H₂⋯H_n is applied in
+// blocks of reflectors, the last block first, each to a block of c's
+// columns (rows for Qᵀ on the right) at a time: cuSOLVER's dormqr refuses
+// n = 32768 in one call (CUSOLVER_STATUS_INVALID_VALUE from its workspace
+// query).
+func (r *randsvd) multiplyQ(side int, seed uint64) error {
+	normal, err := r.mod.Function("fill_normal")
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	if err := setDiag.Launch(gpu.StrideGrid(n), [3]uint32{256, 1, 1}, 0, nil, c, int64(n), int32(n), small); err != nil {
-		return fail(err)
+	n := r.n
+	if err := normal.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, r.g, int64(n)*int64(n), seed); err != nil {
+		return err
 	}
-	normal, err := mod.Function("fill_normal")
+	trans := cuda.OpN
+	if side == cuda.SideRight {
+		trans = cuda.OpT
+	}
+	var lq, lm int
+	if err := r.d.Do(func() error {
+		var err error
+		if lq, err = cuda.DgeqrfBufferSize(r.la.Solver, n, n, r.g.Ptr(), n); err != nil {
+			return err
+		}
+		return r.apply(side, 0, 0, func(m, cols, k int, a, t, cp uintptr) error {
+			lm, err = cuda.DormqrBufferSize(r.la.Solver, side, trans, m, cols, k, a, n, t, cp, n)
+			return err
+		})
+	}); err != nil {
+		return err
+	}
+	lwork := max(lq, lm, 1)
+	work, err := r.d.Alloc(8 * lwork)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	for q, side := range []int{cuda.SideLeft, cuda.SideRight} {
-		if err := normal.Launch([3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, g, int64(n)*int64(n), seed*2+uint64(q)); err != nil {
-			return fail(err)
+	defer work.Free()
+	err = r.d.Do(func() error {
+		if err := cuda.Dgeqrf(r.la.Solver, n, n, r.g.Ptr(), n, r.tau(), work.Ptr(), lwork, r.info()); err != nil {
+			return err
 		}
-		trans := cuda.OpN
-		if side == cuda.SideRight {
-			trans = cuda.OpT
-		}
-		// Q = H₁H₂⋯H_n is applied in blocks of reflectors, the last block
-		// first (Q·C and C·Qᵀ alike), each to a block of C's columns (rows
-		// for Qᵀ on the right) at a time: cuSOLVER's dormqr refuses
-		// n = 32768 in one call (CUSOLVER_STATUS_INVALID_VALUE from its
-		// workspace query). Reflectors k0… touch rows (columns) k0… only.
-		chunk := min(n, randsvdChunk)
-		apply := func(k0, off int, run func(m, cols, k int, a, tau, c uintptr) error) error {
-			k, w := min(chunk, n-k0), min(chunk, n-off)
-			a, t := g.Ptr()+uintptr(8*(k0+k0*n)), tau+uintptr(8*k0)
-			if side == cuda.SideLeft {
-				return run(n-k0, w, k, a, t, c.Ptr()+uintptr(8*(k0+off*n)))
-			}
-			return run(w, n-k0, k, a, t, c.Ptr()+uintptr(8*(off+k0*n)))
-		}
-		var lq, lm int
-		if err := d.Do(func() error {
-			var err error
-			if lq, err = cuda.DgeqrfBufferSize(la.Solver, n, n, g.Ptr(), n); err != nil {
-				return err
-			}
-			return apply(0, 0, func(m, cols, k int, a, t, cp uintptr) error {
-				lm, err = cuda.DormqrBufferSize(la.Solver, side, trans, m, cols, k, a, n, t, cp, n)
-				return err
-			})
-		}); err != nil {
-			return fail(err)
-		}
-		lwork := max(lq, lm, 1)
-		work, err := d.Alloc(8 * lwork)
-		if err != nil {
-			return fail(err)
-		}
-		err = d.Do(func() error {
-			if err := cuda.Dgeqrf(la.Solver, n, n, g.Ptr(), n, tau, work.Ptr(), lwork, info); err != nil {
-				return err
-			}
-			for k0 := (n - 1) / chunk * chunk; k0 >= 0; k0 -= chunk {
-				for off := 0; off < n; off += chunk {
-					if err := apply(k0, off, func(m, cols, k int, a, t, cp uintptr) error {
-						return cuda.Dormqr(la.Solver, side, trans, m, cols, k, a, n, t, cp, n, work.Ptr(), lwork, info)
-					}); err != nil {
-						return err
-					}
+		for k0 := (n - 1) / r.chunk * r.chunk; k0 >= 0; k0 -= r.chunk {
+			for off := 0; off < n; off += r.chunk {
+				if err := r.apply(side, k0, off, func(m, cols, k int, a, t, cp uintptr) error {
+					return cuda.Dormqr(r.la.Solver, side, trans, m, cols, k, a, n, t, cp, n, work.Ptr(), lwork, r.info())
+				}); err != nil {
+					return err
 				}
 			}
-			return nil
-		})
-		if err == nil {
-			err = d.Sync()
 		}
-		work.Free()
-		if err != nil {
-			return fail(err)
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return e.system(n, c)
+	return r.d.Sync()
+}
+
+// apply runs one block of reflectors k0… on the block of c from column
+// (row, on the right) off: reflectors k0… touch rows (columns) k0… only.
+func (r *randsvd) apply(side, k0, off int, run func(m, cols, k int, a, tau, c uintptr) error) error {
+	n := r.n
+	k, w := min(r.chunk, n-k0), min(r.chunk, n-off)
+	a, t := r.g.Ptr()+uintptr(8*(k0+k0*n)), r.tau()+uintptr(8*k0)
+	if side == cuda.SideLeft {
+		return run(n-k0, w, k, a, t, r.c.Ptr()+uintptr(8*(k0+off*n)))
+	}
+	return run(w, n-k0, k, a, t, r.c.Ptr()+uintptr(8*(off+k0*n)))
 }
 
 // system computes ‖A‖∞ and checks that A is finite.
