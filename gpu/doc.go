@@ -71,8 +71,10 @@
 //	err = f.Launch([3]uint32{blocks, 1, 1}, [3]uint32{256, 1, 1}, 0, nil, buf, uint32(0xdeadbeef), uint64(n))
 //
 // Kernel arguments are Go values of the C parameter's exact size: int32,
-// uint32, int64, uint64, float32, float64, uintptr, or a *Buffer for a
-// pointer.
+// uint32, int64, uint64, float32, float64, uintptr, a *Buffer for a
+// pointer, or a *Params (ParamsOf) for a struct passed by value: a kernel
+// with many arguments takes one struct, mirrored in Go with
+// structs.HostLayout and fixed-size fields.
 //
 // # cuBLASLt
 //

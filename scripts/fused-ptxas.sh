@@ -11,7 +11,7 @@ for cfg in "0 1 0 3" "0 2 0 3" "0 2 0 2" "0 2 0 1" "1 3 0 3" "1 3 1 2" "2 2 0 3"
     for bk in 0 1; do
       name="w$1-p$2-all$3-sum$4-ak$ak-bk$bk"
       nvcc -cubin -arch="$arch" --fmad=false -Xptxas -v -DWORD=$1 -DNWORDS=$2 -DALLPAIRS=$3 -DSUM=$4 -DAK=$ak -DBKM=$bk \
-        -o "$out/$name.cubin" gpu/kernels/fused.cu 2>&1 | grep -E "registers|spill|error" | sed "s/^/$name: /"
+        -o "$out/$name.cubin" gpu/gemm/kernels/fused.cu 2>&1 | grep -E "registers|spill|error" | sed "s/^/$name: /"
       cuobjdump -sass "$out/$name.cubin" | grep -oE "HMMA[.A-Z0-9]*|LDSM[.A-Z0-9]*" | sort | uniq -c | tr '\n' ' ' | sed "s/^/$name SASS: /"
       echo
     done

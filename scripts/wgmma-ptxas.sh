@@ -16,7 +16,7 @@ for cfg in "0 2 0 2 5 0 1 8" "1 3 0 2 3 0 1 8" "2 2 0 2 2 0 1 8" "0 2 0 2 7 0 1"
     for bk in 0 $([ "$7" = 1 ] || echo 1); do
       name="w$1-p$2-all$3-sum$4-pre$7-g${8:-1}-ak$ak-bk$bk"
       nvcc -cubin -gencode=arch=compute_90a,code=sm_90a --fmad=false -Xptxas -v -DWORD=$1 -DNWORDS=$2 -DALLPAIRS=$3 \
-        -DSUM=$4 -DSW=$5 -DSF=$6 -DPRESPLIT=$7 -DGROUP=${8:-1} -DAK=$ak -DBKM=$bk -o "$out/$name.cubin" gpu/kernels/wgmma.cu 2>&1 |
+        -DSUM=$4 -DSW=$5 -DSF=$6 -DPRESPLIT=$7 -DGROUP=${8:-1} -DAK=$ak -DBKM=$bk -o "$out/$name.cubin" gpu/gemm/kernels/wgmma.cu 2>&1 |
         grep -E "registers|spill|error|warning" | sed "s/^/$name: /"
       cuobjdump -sass "$out/$name.cubin" | grep -oE "HGMMA[.A-Z0-9x]*|HMMA[.A-Z0-9]*|LDL|STL|SYNCS[.A-Z0-9]*|UTMALDG[.A-Z0-9]*" |
         sort | uniq -c | tr '\n' ' ' | sed "s/^/$name SASS: /"
