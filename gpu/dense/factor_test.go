@@ -262,12 +262,12 @@ func TestSolverBaselines(t *testing.T) {
 	if err := e.d.Download(a, s.a); err != nil {
 		t.Fatal(err)
 	}
-	off := 0.0 // row 0's off-diagonal sum; a_00 = ±(1 + off)
+	dominant := 1.0 // a_00 = ±(1 + Σ_{j>0} |a_0j|), summed from 1 in the order of j (matgen)
 	for j := 1; j < n; j++ {
-		off += math.Abs(a[j*n])
+		dominant += math.Abs(a[j*n])
 	}
-	if math.Abs(a[0]) != 1+off || math.Abs(a[1]) > 0.5 {
-		t.Errorf("diagdom entries %v, %v; the off-diagonal sum of row 0 is %v", a[0], a[1], off)
+	if math.Abs(a[0]) != dominant || math.Abs(a[1]) > 0.5 {
+		t.Errorf("diagdom entries %v, %v; 1 + the off-diagonal sum of row 0 is %v", a[0], a[1], dominant)
 	}
 	s2, err := e.GenerateSystem(n, "diagdom", 3)
 	if err != nil {
