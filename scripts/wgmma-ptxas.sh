@@ -1,26 +1,24 @@
 #!/bin/sh
 # Registers, spills and SASS tensor-core instructions of the wgmma kernel's
-# configurations, compiled by nvcc the way NVRTC compiles them (run on a
+# configurations, compiled by nvcc with the options NVRTC gets (run on a
 # Hopper machine from the repository root): scripts/wgmma-ptxas.sh [OUTDIR]
-# Configurations: WORD NWORDS ALLPAIRS SUM SW SF PRESPLIT [GROUP] (the
-# defaults first, with the stages gpu/wgmma.go chooses; presplit words, then
-# split in shared memory).
+# Configurations: the defaults first, on presplit words (one pair of
+# layouts: the GEMM kernel reads words), then split in shared memory (all
+# four layouts), with the stages the engine chooses.
+# The options come from gpu/gemm's TestKernelOptions, built by the engine's
+# own functions, so they exist once, in Go; the GPU machine needs only the
+# test binary, built beforehand with
+#   CGO_ENABLED=0 go test -c -o .bin/gpu_gemm.test ./gpu/gemm/
 out=${1:-/tmp/wgmma-ptxas}
+bin=.bin/gpu_gemm.test
+[ -x "$bin" ] || { echo "no $bin: CGO_ENABLED=0 go test -c -o $bin ./gpu/gemm/" >&2; exit 1; }
 mkdir -p "$out"
-for cfg in "0 2 0 2 5 0 1 8" "1 3 0 2 3 0 1 8" "2 2 0 2 2 0 1 8" "0 2 0 2 7 0 1" "1 3 0 2 4 0 1" "2 2 0 2 3 0 1" "0 1 0 2 8 0 1" "0 2 0 3 7 0 1" \
-  "0 2 0 2 3 4 0" "1 3 0 2 2 4 0" "2 2 0 2 2 3 0" "0 1 0 2 4 4 0" "0 2 0 1 3 4 0" "0 2 0 3 3 4 0" "2 1 0 0 3 4 0"; do
-  set -- $cfg
-  # presplit words: the layouts do not change the GEMM kernel
-  lay="1 0"; [ "$7" = 1 ] && lay=1
-  for ak in $lay; do
-    for bk in 0 $([ "$7" = 1 ] || echo 1); do
-      name="w$1-p$2-all$3-sum$4-pre$7-g${8:-1}-ak$ak-bk$bk"
-      nvcc -cubin -gencode=arch=compute_90a,code=sm_90a --fmad=false -Xptxas -v -DWORD=$1 -DNWORDS=$2 -DALLPAIRS=$3 \
-        -DSUM=$4 -DSW=$5 -DSF=$6 -DPRESPLIT=$7 -DGROUP=${8:-1} -DAK=$ak -DBKM=$bk -o "$out/$name.cubin" gpu/gemm/kernels/wgmma.cu 2>&1 |
-        grep -E "registers|spill|error|warning" | sed "s/^/$name: /"
-      cuobjdump -sass "$out/$name.cubin" | grep -oE "HGMMA[.A-Z0-9x]*|HMMA[.A-Z0-9]*|LDL|STL|SYNCS[.A-Z0-9]*|UTMALDG[.A-Z0-9]*" |
-        sort | uniq -c | tr '\n' ' ' | sed "s/^/$name SASS: /"
-      echo
-    done
-  done
+MWMM_KERNEL_OPTIONS=wgmma "$bin" -test.run '^TestKernelOptions$' >"$out/options.txt" || { cat "$out/options.txt" >&2; exit 1; }
+# Lines of "NAME OPTION ...", each with --fmad=false; the rest is the test's (PASS).
+grep -e ' --fmad=false ' "$out/options.txt" | while read -r name opts; do
+  nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Xptxas -v $opts -o "$out/$name.cubin" gpu/gemm/kernels/wgmma.cu </dev/null 2>&1 |
+    grep -E "registers|spill|error|warning" | sed "s/^/$name: /"
+  cuobjdump -sass "$out/$name.cubin" </dev/null | grep -oE "HGMMA[.A-Z0-9x]*|HMMA[.A-Z0-9]*|LDL|STL|SYNCS[.A-Z0-9]*|UTMALDG[.A-Z0-9]*" |
+    sort | uniq -c | tr '\n' ' ' | sed "s/^/$name SASS: /"
+  echo
 done

@@ -358,6 +358,33 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 	if cfg != nil {
 		return cfg, nil
 	}
+	var err error
+	if cfg, err = planFused(p, kernel, la, lb, update, e.WGMMASupports); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.wg:
+		cfg.gemm, cfg.split, err = e.wgmmaModule(cfg.wgmma)
+	case !update: // the mma.sync kernel updates through a scratch product
+		cfg.gemm, err = e.fusedModule(cfg.mma)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.cfgMu.Lock()
+	if e.cfgs == nil {
+		e.cfgs = map[fusedKey]*fusedConfig{}
+	}
+	e.cfgs[key] = cfg
+	e.cfgMu.Unlock()
+	return cfg, nil
+}
+
+// planFused checks the plan against the kernels, chooses the kernel and
+// builds its configuration, without compiling it: the engine's choice,
+// which TestKernelOptions also lists for the ptxas scripts. wgmma reports
+// why the device cannot run the wgmma kernel on a plan (WGMMASupports).
+func planFused(p *multiword.Plan, kernel FusedKernel, la, lb Layout, update bool, wgmma func(multiword.Plan) error) (*fusedConfig, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -367,14 +394,14 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 	if update && !p.Scale && p.Low.MaxFinite() < 1e38 {
 		return nil, fmt.Errorf("gpu: C −= A·B needs a plan whose words hold every finite fp32 (scale=on); %q's %s words do not", p.Name, p.Low.Name())
 	}
-	cfg = &fusedConfig{}
+	cfg := &fusedConfig{}
 	_, cfg.kstep, _ = fusedWord(p.Low)
 	switch kernel {
 	case KernelAuto:
-		cfg.wg = e.WGMMASupports(*p) == nil
+		cfg.wg = wgmma(*p) == nil
 		cfg.presplit = cfg.wg
 	case KernelWGMMA, KernelWGMMASmem:
-		if err := e.WGMMASupports(*p); err != nil {
+		if err := wgmma(*p); err != nil {
 			return nil, err
 		}
 		if kernel == KernelWGMMASmem {
@@ -391,24 +418,11 @@ func (e *Engine) fusedConfig(p *multiword.Plan, kernel FusedKernel, la, lb Layou
 	switch {
 	case cfg.wg:
 		cfg.wordTile = wgmmaWordTile(p)
-		if cfg.wgmma, err = newWGMMAConfig(p, la, lb, cfg.presplit, update); err == nil {
-			cfg.gemm, cfg.split, err = e.wgmmaModule(cfg.wgmma)
-		}
-	case !update: // the mma.sync kernel updates through a scratch product
-		if cfg.mma, err = newMMAConfig(p, la, lb); err == nil {
-			cfg.gemm, err = e.fusedModule(cfg.mma)
-		}
+		cfg.wgmma, err = newWGMMAConfig(p, la, lb, cfg.presplit, update)
+	case !update:
+		cfg.mma, err = newMMAConfig(p, la, lb)
 	}
-	if err != nil {
-		return nil, err
-	}
-	e.cfgMu.Lock()
-	if e.cfgs == nil {
-		e.cfgs = map[fusedKey]*fusedConfig{}
-	}
-	e.cfgs[key] = cfg
-	e.cfgMu.Unlock()
-	return cfg, nil
+	return cfg, err
 }
 
 // markPasses queues the record of a.Passes, if set.

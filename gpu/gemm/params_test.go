@@ -135,6 +135,30 @@ func requiredMacros(src string) []string {
 	return names
 }
 
+// checkDefines checks that defs set exactly the macros file.cu requires
+// (none forgotten, none ignored), each once, that the file gives none of
+// them a default, and that moduleOptions passes them all.
+func checkDefines(t *testing.T, file, what string, defs []define) {
+	t.Helper()
+	src := string(kernel(file).Code)
+	want := requiredMacros(src)
+	var got []string
+	for _, d := range defs {
+		got = append(got, d.name)
+		if regexp.MustCompile(`(?m)^#\s*define\s+` + d.name + `\b`).MatchString(src) {
+			t.Errorf("%s.cu defines %s itself; it must come from the Go side", file, d.name)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: defines %v; %s.cu requires %v", what, got, file, want)
+	}
+	opts := moduleOptions(defs)
+	if opts[0] != "--fmad=false" || len(opts) != 1+len(defs) {
+		t.Errorf("%s: options %q", what, opts)
+	}
+}
+
 // TestDefines checks that each kernel family's configuration sets exactly
 // the macros its file requires (none forgotten, none ignored), each once,
 // and that the file gives none of them a default.
@@ -148,39 +172,19 @@ func TestDefines(t *testing.T) {
 		}
 		plans = append(plans, &p)
 	}
-	check := func(file, what string, defs []define) {
-		t.Helper()
-		src := string(kernel(file).Code)
-		want := requiredMacros(src)
-		var got []string
-		for _, d := range defs {
-			got = append(got, d.name)
-			if regexp.MustCompile(`(?m)^#\s*define\s+` + d.name + `\b`).MatchString(src) {
-				t.Errorf("%s.cu defines %s itself; it must come from the Go side", file, d.name)
-			}
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: defines %v; %s.cu requires %v", what, got, file, want)
-		}
-		opts := moduleOptions(defs)
-		if opts[0] != "--fmad=false" || len(opts) != 1+len(defs) {
-			t.Errorf("%s: options %q", what, opts)
-		}
-	}
 	for _, p := range plans {
 		for _, la := range []Layout{RowMajor, ColMajor} {
 			mc, err := newMMAConfig(p, la, ColMajor)
 			if err != nil {
 				t.Fatalf("%s: %v", p.Name, err)
 			}
-			check("fused", p.Name+" on mma.sync", mc.defines())
+			checkDefines(t, "fused", p.Name+" on mma.sync", mc.defines())
 			for _, presplit := range []bool{false, true} {
 				wc, err := newWGMMAConfig(p, la, RowMajor, presplit, !presplit)
 				if err != nil {
 					t.Fatalf("%s: %v", p.Name, err)
 				}
-				check("wgmma", p.Name+" on wgmma", wc.defines())
+				checkDefines(t, "wgmma", p.Name+" on wgmma", wc.defines())
 				if presplit && wc.sf != 0 {
 					t.Errorf("%s presplit: SF = %d, wgmma.cu #errors unless 0", p.Name, wc.sf)
 				}
