@@ -2,7 +2,7 @@
 # Probes every GPU unit and cross-checks it, on a machine with an NVIDIA GPU.
 # Built binaries come from .bin/ (see docs/hardware/hopper.md):
 #   CGO_ENABLED=0 go build -o .bin/mwmm ./cmd/mwmm
-#   CGO_ENABLED=0 go test -c -o .bin/gpu.test ./gpu/
+#   CGO_ENABLED=0 go test -c -o .bin/gpu_gemm.test ./gpu/gemm/
 # Usage: scripts/hopper-probe.sh OUTDIR [CROSSCHECK_CASES [AGAINST]]
 #   RECORD=1 also keeps every cross-check case and result (OUTDIR/*.jsonl).
 #   AGAINST "" cross-checks each unit against its own fit; "presets"

@@ -351,7 +351,7 @@ func TestPanelMoves(t *testing.T) {
 // and tc32-fp16 on diagonally dominant ones (no pivoting). It reports the
 // shortest factorization of b.N and, with -test.v, the steps' timeline at
 // n = 32768 (stepTimeline).
-// ./gpu.test -test.run '^$' -test.bench SolverFactor -test.benchtime 3x -test.v
+// ./gpu_dense.test -test.run '^$' -test.bench SolverFactor -test.benchtime 3x -test.v
 func BenchmarkSolverFactor(b *testing.B) {
 	e, _, _ := solverSetup(b)
 	for _, c := range []struct {

@@ -54,7 +54,7 @@ func solverSetup(tb testing.TB) (*Solver, *gpu.Linalg, *gpu.Module) {
 // BenchmarkSolverLeaf times the recursive panel on m×w panels of random
 // values, binary32 and binary64 (f64/), for several rows a leaf block
 // (so grid sizes), against cuSOLVER's getrf.
-// ./gpu.test -test.run '^$' -test.bench SolverLeaf
+// ./gpu_dense.test -test.run '^$' -test.bench SolverLeaf
 func BenchmarkSolverLeaf(b *testing.B) {
 	e, la, mod := solverSetup(b)
 	fill, err := mod.Function("fill_uniform")
