@@ -530,7 +530,7 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 				x, srep, err := dense.Solve(ctx, sys, b, pol)
 				final := srep.Final()
 				if final.Outcome == dense.FactorFailed {
-					r.status, r.backward, r.seconds = final.Err.Error(), math.NaN(), srep.Elapsed.Seconds()
+					r.status, r.backward, r.seconds = err.Error(), math.NaN(), srep.Elapsed.Seconds()
 					emit(r, base)
 					continue
 				}

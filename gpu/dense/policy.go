@@ -86,14 +86,22 @@ type Report struct {
 }
 
 // Final is the attempt that gave Solve's answer (or its last failure).
-func (r Report) Final() Attempt { return r.Attempts[len(r.Attempts)-1] }
+// A report has none only when Solve failed before factoring (the
+// dominance pass); Final is then the zero Attempt with Outcome
+// FactorFailed.
+func (r Report) Final() Attempt {
+	if len(r.Attempts) == 0 {
+		return Attempt{Outcome: FactorFailed}
+	}
+	return r.Attempts[len(r.Attempts)-1]
+}
 
 // Escalations says, for people, why each earlier form was left: one line
 // per form, not counting a failed butterfly transform retried with
 // partial pivoting in the same form (Final's Pivoting.Fallback says so).
 func (r Report) Escalations() []string {
 	var out []string
-	for i, a := range r.Attempts[:len(r.Attempts)-1] {
+	for i, a := range r.Attempts[:max(len(r.Attempts)-1, 0)] {
 		if r.Attempts[i+1].Form.Name == a.Form.Name {
 			continue
 		}

@@ -31,13 +31,14 @@ const (
 )
 
 type fakeSystem struct {
-	a         *mat.Dense
-	dominant  bool
-	order     int // N() when set (policyForms's tests), else a's
-	behaviour map[string]fakeBehaviour
-	took      time.Duration // each factorization's reported time
-	mulErr    error         // MulVec's error, to fail refinement
-	factored  []LUForm      // the forms asked for, in order
+	a            *mat.Dense
+	dominant     bool
+	order        int // N() when set (policyForms's tests), else a's
+	behaviour    map[string]fakeBehaviour
+	took         time.Duration // each factorization's reported time
+	mulErr       error         // MulVec's error, to fail refinement
+	dominanceErr error         // DiagonallyDominant's error
+	factored     []LUForm      // the forms asked for, in order
 }
 
 func newFakeSystem(n int, seed uint64) *fakeSystem {
@@ -69,7 +70,7 @@ func (s *fakeSystem) MulVec(x, y []float64) error {
 
 func (s *fakeSystem) NormInf() float64 { return mat.Norm(s.a, math.Inf(1)) }
 
-func (s *fakeSystem) DiagonallyDominant() (bool, error) { return s.dominant, nil }
+func (s *fakeSystem) DiagonallyDominant() (bool, error) { return s.dominant, s.dominanceErr }
 
 func (s *fakeSystem) operator() solve.Operator { return s }
 
@@ -322,5 +323,19 @@ func TestSolveCancelled(t *testing.T) {
 	_, rep, err := solveWith(ctx, sys, rhs(20), Policy{Forms: forms(t, PivotPartial, "fp32", "fp64"), Refine: classical})
 	if err == nil || len(rep.Attempts) != 1 {
 		t.Errorf("err %v, %d attempts", err, len(rep.Attempts))
+	}
+}
+
+// A failure before any factorization (the dominance pass) leaves the
+// report empty; Final and Escalations still answer.
+func TestSolveFailsBeforeFactoring(t *testing.T) {
+	sys := newFakeSystem(20, 9)
+	sys.dominanceErr = errors.New("device lost")
+	x, rep, err := solveWith(context.Background(), sys, rhs(20), Policy{Refine: classical})
+	if err == nil || x != nil || len(rep.Attempts) != 0 || len(sys.factored) != 0 {
+		t.Fatalf("x %v, err %v, %d attempts, %d factorizations", x != nil, err, len(rep.Attempts), len(sys.factored))
+	}
+	if rep.Final().Outcome != FactorFailed || len(rep.Escalations()) != 0 {
+		t.Errorf("Final %+v, escalations %q", rep.Final(), rep.Escalations())
 	}
 }
