@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/npy"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -422,8 +423,14 @@ func gemmInputs(fs *flag.FlagSet, o *gemmOptions) (a, b npy.Matrix, err error) {
 		}
 		dims[i] = v
 	}
-	if dims[0]*dims[1] > 1<<28 || dims[1]*dims[2] > 1<<28 {
-		return a, b, usagef("--size %q: at most 2^28 entries per matrix", o.size)
+	for _, d := range [][]int{dims[:2], dims[1:], {dims[0], dims[2]}} {
+		e, err := budget.Entries(d...)
+		if err != nil {
+			return a, b, usagef("--size %q: %v", o.size, err)
+		}
+		if e > 1<<28 {
+			return a, b, usagef("--size %q: at most 2^28 entries per matrix", o.size)
+		}
 	}
 	dist, err := experiment.ParseDist(o.dist)
 	if err != nil {

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -20,78 +19,50 @@ import (
 const (
 	referenceRate = 3e8
 	modelRate     = 1e7
-	maxEstimate   = time.Hour
 )
 
 // gemmEstimate is the CPU engines' time for m×k by k×n with plan's products
 // (0 for other engines, which this cannot predict) and the memory the
 // command needs: A, B, their words, C and --check's float64 product.
-func gemmEstimate(engine string, products, m, k, n int) (time.Duration, float64) {
+func gemmEstimate(engine string, products, m, k, n int) budget.Cost {
 	work := float64(products) * float64(m) * float64(k) * float64(n)
-	var d time.Duration
+	var secs float64
 	switch {
 	case engine == "reference":
-		d = time.Duration(work / referenceRate * float64(time.Second))
+		secs = work / referenceRate
 	case strings.HasPrefix(engine, "model:"):
-		d = time.Duration(work / modelRate * float64(time.Second))
+		secs = work / modelRate
 	}
 	words := math.Sqrt(float64(products)) + 1
 	bytes := 8 * ((float64(m)*float64(k)+float64(k)*float64(n))*(1+words) + 3*float64(m)*float64(n))
-	return d, bytes
+	return budget.Cost{Seconds: secs, Bytes: bytes}
 }
 
 // checkCost refuses random matrices whose product would take over an hour
-// or more memory than the machine has available, unless --force.
+// or more memory than the machine has available, unless --force (the
+// policy of package budget).
 func checkCost(o *gemmOptions, m, k, n int) error {
-	if o.force {
-		return nil
-	}
 	plan, err := multiword.Lookup(o.variant)
 	products := 3
 	if err == nil {
 		products = plan.Products()
 	}
-	d, bytes := gemmEstimate(o.engine, products, m, k, n)
-	if d > maxEstimate {
-		return usagef("--size %d,%d,%d: about %s on the %s engine (%d products of %.3g multiply-adds each); run it with --force, or on --engine gpu",
-			m, k, n, roundDuration(d), o.engine, products, float64(m)*float64(k)*float64(n))
+	c := gemmEstimate(o.engine, products, m, k, n)
+	err = budget.Machine().Check(c, o.force)
+	var tl *budget.TooLongError
+	if errors.As(err, &tl) {
+		return usagef("--size %d,%d,%d: about %s on the %s engine (%s of %.3g multiply-adds each); run it with --force, or on --engine gpu",
+			m, k, n, budget.Words(c.Seconds), o.engine, count(products, "product"), float64(m)*float64(k)*float64(n))
 	}
-	if avail := availableMemory(); avail > 0 && bytes > float64(avail) {
+	if err != nil {
 		// This machine's limit, not the command line's: exit 1.
-		return fmt.Errorf("--size %d,%d,%d: needs about %.1f GB of memory, %.1f GB available; run it with --force", m, k, n, bytes/1e9, float64(avail)/1e9)
+		return fmt.Errorf("--size %d,%d,%d: %w", m, k, n, err)
 	}
 	return nil
 }
 
-func roundDuration(d time.Duration) string {
-	switch {
-	case d >= time.Hour:
-		return fmt.Sprintf("%.1f hours", d.Hours())
-	case d >= time.Minute:
-		return fmt.Sprintf("%.0f minutes", d.Minutes())
-	}
-	return d.Round(time.Second).String()
-}
-
-// availableMemory is MemAvailable of /proc/meminfo in bytes, or 0 where
-// there is none.
-func availableMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
+// roundDuration says d in words (budget.Words).
+func roundDuration(d time.Duration) string { return budget.Words(d.Seconds()) }
 
 // splitLoss counts the rows of x (rows×cols, row-major; the columns when
 // byRows is false) that the plan's words represent worse than the split's
@@ -167,12 +138,12 @@ func splitLoss(p *multiword.Plan, x []float64, rows, cols int, byRows bool, k in
 // of B in every band), so bands give the same C; stochastic splits, whose
 // draws follow the order of the whole matrix, run in one call.
 func multiplyRows(eng multiword.Engine, plan multiword.Plan, m, n, k int, a, b, c []float64, stderr io.Writer) error {
-	d, _ := gemmEstimate(eng.Name(), plan.Products(), m, k, n)
-	if d >= 10*time.Second {
-		fmt.Fprintf(stderr, "mwmm gemm: estimated %s on the %s engine\n", roundDuration(d), eng.Name())
+	secs := gemmEstimate(eng.Name(), plan.Products(), m, k, n).Seconds
+	if secs >= 10 {
+		fmt.Fprintf(stderr, "mwmm gemm: estimated %s on the %s engine\n", budget.Words(secs), eng.Name())
 	}
 	bands := min(m, 50)
-	if d < 3*time.Second || plan.SplitMode.IsStochastic() || bands < 2 || !progress.IsTerminal(stderr) {
+	if secs < 3 || plan.SplitMode.IsStochastic() || bands < 2 || !progress.IsTerminal(stderr) {
 		return eng.Multiply(plan, m, n, k, a, b, c)
 	}
 	bar := progress.New(stderr, int64(m), "gemm")

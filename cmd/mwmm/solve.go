@@ -12,9 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/npy"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/lu"
@@ -125,7 +125,7 @@ type systemOptions struct {
 	size, nb, maxIter, maxInner, lookahead                            int
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
-	json, luError, profile, tolSet                                    bool
+	json, luError, profile, tolSet, force                             bool
 }
 
 func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
@@ -139,6 +139,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")
 	fs.StringVar(&o.input, "input", "fp16", "the unit's input `FORMAT` for tc16 and tc32")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&o.force, "force", false, "run sizes estimated to take over an hour or more memory than is available")
 	if name == "lu" {
 		fs.IntVar(&o.nb, "nb", lu.DefaultNB, "block size `NB`: panel width and inner dimension of the updates")
 		fs.StringVar(&o.engine, "engine", "", "`ENGINE`: model:UNIT (the same as --unit UNIT) or reference (a multiword form's products in float64, --unit reference)")
@@ -206,6 +207,9 @@ func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []f
 	if err != nil {
 		return 0, nil, nil, "", form, err
 	}
+	if err := checkSystemCost(o, form, in.n, !withB || o.luError); err != nil {
+		return 0, nil, nil, "", form, err
+	}
 	if in.a == nil {
 		in.a = in.spec.Generate(o.seed, "A", in.n)
 	}
@@ -256,6 +260,9 @@ func readSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (systemInput, er
 		if n < 1 {
 			return in, usagef("--size %d: the order must be at least 1", n)
 		}
+		if _, err := budget.Entries(n, n); err != nil {
+			return in, usagef("--size %d: %v", n, err)
+		}
 		in = systemInput{n: n, spec: spec, what: fmt.Sprintf("%s, %d×%d (seed %d)", spec, n, n, o.seed)}
 		if withB {
 			in.b = experiment.RandomVector(o.seed, "b", n)
@@ -297,7 +304,7 @@ func readSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (systemInput, er
 // and warns of long runs.
 func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.Options, func()) {
 	if secs := estimateSeconds(form, n); secs > 30 {
-		fmt.Fprintf(stderr, "mwmm: factoring %d×%d in %s takes about %s on this machine (Ctrl-C stops it)\n", n, n, form.Name, roundDuration(time.Duration(secs*float64(time.Second))))
+		fmt.Fprintf(stderr, "mwmm: factoring %d×%d in %s takes about %s on this machine (Ctrl-C stops it)\n", n, n, form.Name, budget.Words(secs))
 	}
 	const ticks = 1000
 	bar := progress.New(stderr, ticks, "lu "+form.Name)
@@ -309,6 +316,31 @@ func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.
 	}}
 	return opt, bar.Finish
 }
+
+// checkSystemCost refuses an n×n factorization (with its backward error
+// when withErrors) that would take over an hour or more memory than the
+// machine has, as gemm does (package budget's policy).
+func checkSystemCost(o *systemOptions, form lu.Form, n int, withErrors bool) error {
+	secs := estimateSeconds(form, n)
+	if withErrors {
+		m := float64(n)
+		secs += m * m * m / 3 / errorsRate
+	}
+	// A, the factors and a copy for the updates or the residuals.
+	c := budget.Cost{Seconds: secs, Bytes: 3 * 8 * float64(n) * float64(n)}
+	err := budget.Machine().Check(c, o.force)
+	var tl *budget.TooLongError
+	if errors.As(err, &tl) {
+		return usagef("%d×%d in %s: about %s on this machine; run it with --force, or on --engine gpu", n, n, form.Name, budget.Words(secs))
+	}
+	if err != nil {
+		return fmt.Errorf("%d×%d in %s: %w", n, n, form.Name, err)
+	}
+	return nil
+}
+
+// errorsRate is lu.Errors' multiply-adds a second (double-word) here.
+const errorsRate = 2e8
 
 // estimateSeconds is a rough time for an n×n factorization: n³/3
 // multiply-adds at the rate each arithmetic runs on two cores here.
