@@ -1,6 +1,7 @@
 package lu
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -26,6 +27,12 @@ type Errors struct {
 // sums (double-word arithmetic), so the measurement's own error is of order
 // 2^-106, far below that of any factorization, fp64's included.
 func (fa *Factors) Errors(a []float64) (Errors, error) {
+	return fa.ErrorsContext(context.Background(), a)
+}
+
+// ErrorsContext is Errors that stops with ctx's error when ctx ends: it
+// costs about as much as the factorization.
+func (fa *Factors) ErrorsContext(ctx context.Context, a []float64) (Errors, error) {
 	n := fa.N
 	if len(a) != n*n {
 		return Errors{}, fmt.Errorf("lu: A has %d entries, the factors are %d×%d", len(a), n, n)
@@ -39,6 +46,9 @@ func (fa *Factors) Errors(a []float64) (Errors, error) {
 	var maxA, maxU float64
 	var mu sync.Mutex
 	parallelRows(n, func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
 		src := a[perm[i]*n : (perm[i]+1)*n]
 		var res, sa, sabs, comp, ma, mu2 float64
 		for j := 0; j < n; j++ {
@@ -77,6 +87,9 @@ func (fa *Factors) Errors(a []float64) (Errors, error) {
 		maxA, maxU = math.Max(maxA, ma), math.Max(maxU, mu2)
 		mu.Unlock()
 	})
+	if err := ctx.Err(); err != nil {
+		return Errors{}, err
+	}
 	var e Errors
 	var normA, normRes, normAbs float64
 	for i := 0; i < n; i++ {

@@ -1,6 +1,7 @@
 package lu
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -37,7 +38,28 @@ type Form struct {
 
 // updater computes C ← C − A·B: A is m×k (leading dimension lda), B is
 // k×n (ldb) and C is m×n (ldc), all row-major values of the storage format.
-type updater func(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error
+// It stops with ctx's error when ctx ends: one update of a large matrix
+// can take minutes, so updaters check ctx between rows or bands of rows.
+type updater func(ctx context.Context, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error
+
+// bandRows is the rows of C an updater computes between checks of ctx: a
+// second or so of the slowest (model) arithmetic for n in the tens of
+// thousands.
+const bandRows = 64
+
+// inBands calls f on the row bands [lo, hi) of m rows, bandRows at a
+// time, and stops with ctx's error between bands.
+func inBands(ctx context.Context, m int, f func(lo, hi int) error) error {
+	for lo := 0; lo < m; lo += bandRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := f(lo, min(m, lo+bandRows)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Scalar is LU in plain arithmetic of format f: every multiplication,
 // subtraction and division rounded to nearest in f (fp16, fp32 and fp64
@@ -202,8 +224,11 @@ func (f Form) Bound(n, nb int) (bound.Result, error) {
 // float64 result (exact for products of narrower formats, and innocuous
 // double rounding for the sum: 53 ≥ 2p+2 for p ≤ 25).
 func scalarUpdate(f format.Format) updater {
-	return func(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error {
+	return func(ctx context.Context, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error {
 		parallelRows(m, func(i int) {
+			if ctx.Err() != nil {
+				return // cancelled: the rows left stay as they are
+			}
 			crow := c[i*ldc : i*ldc+n]
 			arow := a[i*lda : i*lda+k]
 			switch f {
@@ -232,7 +257,7 @@ func scalarUpdate(f format.Format) updater {
 				}
 			}
 		})
-		return nil
+		return ctx.Err()
 	}
 }
 
@@ -240,7 +265,7 @@ func scalarUpdate(f format.Format) updater {
 // format, then lets mma.Gemm accumulate C + (−L21)·U12 through the unit.
 func unitUpdate(u mma.Unit) updater {
 	in := u.Input()
-	return func(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error {
+	return func(ctx context.Context, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error {
 		na := make([]float64, m*k)
 		for i := 0; i < m; i++ {
 			for l := 0; l < k; l++ {
@@ -253,15 +278,20 @@ func unitUpdate(u mma.Unit) updater {
 				rb[l*n+j] = in.Round(b[l*ldb+j], format.NearestEven)
 			}
 		}
-		return mma.Gemm(u, m, n, k, na, k, rb, n, c, ldc)
+		return inBands(ctx, m, func(lo, hi int) error {
+			return mma.Gemm(u, hi-lo, n, k, na[lo*k:], k, rb, n, c[lo*ldc:], ldc)
+		})
 	}
 }
 
 // multiwordUpdate forms P = L21·U12 with the plan, then C ← fl(C − P) in
-// the plan's output format.
+// the plan's output format, in bands of rows: each row of P depends on
+// its row of L21 and on U12 alone (the scaling of U12's columns sees all
+// of it in every band), so bands give the same P. Stochastic splits,
+// whose draws follow the order of the whole matrix, run in one band.
 func multiwordUpdate(p multiword.Plan, e multiword.Engine) updater {
 	out := p.Out
-	return func(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error {
+	return func(ctx context.Context, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) error {
 		da := make([]float64, m*k)
 		for i := 0; i < m; i++ {
 			copy(da[i*k:(i+1)*k], a[i*lda:i*lda+k])
@@ -271,7 +301,13 @@ func multiwordUpdate(p multiword.Plan, e multiword.Engine) updater {
 			copy(db[l*n:(l+1)*n], b[l*ldb:l*ldb+n])
 		}
 		prod := make([]float64, m*n)
-		if err := e.Multiply(p, m, n, k, da, db, prod); err != nil {
+		if p.SplitMode.IsStochastic() {
+			if err := e.Multiply(p, m, n, k, da, db, prod); err != nil {
+				return err
+			}
+		} else if err := inBands(ctx, m, func(lo, hi int) error {
+			return e.Multiply(p, hi-lo, n, k, da[lo*k:hi*k], db, prod[lo*n:hi*n])
+		}); err != nil {
 			return err
 		}
 		for i := 0; i < m; i++ {

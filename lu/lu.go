@@ -86,8 +86,11 @@ type Factors struct {
 // of the column wins ties, as LAPACK's). A is first rounded to the form's
 // storage format; a itself is not changed.
 //
-// It returns an error for an empty or ill-shaped a, NaN or ±Inf in a, and
-// an *OverflowError when the factors leave the storage format's range.
+// It returns an error for an empty or ill-shaped a, NaN or ±Inf in a,
+// an *OverflowError when the factors leave the storage format's range, and
+// ctx's error when ctx ends: checked between the rows (or bands of 64
+// rows) of every update, so that a signal stops even a large factorization
+// within about a second.
 // A zero pivot gives the factors and a *SingularError.
 func Factor(ctx context.Context, f Form, n int, a []float64, opt Options) (*Factors, error) {
 	switch {
@@ -130,7 +133,9 @@ func Factor(ctx context.Context, f Form, n int, a []float64, opt Options) (*Fact
 			return nil, err
 		}
 		kb := min(nb, n-k0)
-		fa.panel(k0, kb, round)
+		if err := fa.panel(ctx, k0, kb, round); err != nil {
+			return nil, err
+		}
 		rest := n - k0 - kb
 		if rest > 0 {
 			// U12 ← L11⁻¹·A12 in the storage format.
@@ -149,7 +154,10 @@ func Factor(ctx context.Context, f Form, n int, a []float64, opt Options) (*Fact
 			}
 			// A22 ← A22 − L21·U12 in the form's arithmetic.
 			off := (k0+kb)*n + k0
-			if err := f.update(rest, rest, kb, w[off:], n, w[k0*n+k0+kb:], n, w[(k0+kb)*n+k0+kb:], n); err != nil {
+			if err := f.update(ctx, rest, rest, kb, w[off:], n, w[k0*n+k0+kb:], n, w[(k0+kb)*n+k0+kb:], n); err != nil {
+				if ctxErr := ctx.Err(); ctxErr != nil {
+					return nil, ctxErr
+				}
 				return nil, fmt.Errorf("lu: update at block step %d: %w", step+1, err)
 			}
 			for i := k0 + kb; i < n; i++ {
@@ -180,9 +188,13 @@ func Factor(ctx context.Context, f Form, n int, a []float64, opt Options) (*Fact
 // panel factors columns k0..k0+kb−1 of rows k0..n−1 unblocked, rounding
 // every operation to the storage format, and swaps whole rows as it
 // pivots (LAPACK applies the same swaps to the left and right of the panel).
-func (fa *Factors) panel(k0, kb int, round func(float64) float64) {
+// It stops with ctx's error between columns (a panel of a large NB is long).
+func (fa *Factors) panel(ctx context.Context, k0, kb int, round func(float64) float64) error {
 	n, w := fa.N, fa.LU
 	for j := k0; j < k0+kb; j++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		p, best := j, math.Abs(w[j*n+j])
 		for i := j + 1; i < n; i++ {
 			if v := math.Abs(w[i*n+j]); v > best {
@@ -216,6 +228,7 @@ func (fa *Factors) panel(k0, kb int, round func(float64) float64) {
 			}
 		}
 	}
+	return nil
 }
 
 // Perm returns the row permutation: row i of P·A is row Perm()[i] of A.

@@ -360,7 +360,7 @@ func System(ctx context.Context, form lu.Form, n int, a, b []float64, luOpt lu.O
 	rep.FactorSeconds = fa.Duration.Seconds()
 	var luErr *lu.Errors
 	if withLUError {
-		e, err := fa.Errors(a)
+		e, err := fa.ErrorsContext(ctx, a)
 		if err != nil {
 			return nil, rep, err
 		}

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -137,6 +138,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "mwmm %s: %s\nRun '%s' for usage.\n", cmd.name, oneMessage(err), hint)
 		return exitUsage
+	case errors.Is(err, context.Canceled):
+		// Ctrl-C, SIGTERM or SIGHUP: said in words, not Go's "context canceled".
+		fmt.Fprintf(stderr, "mwmm %s: interrupted\n", cmd.name)
+		return exitFailure
 	default:
 		fmt.Fprintf(stderr, "mwmm %s: %s\n", cmd.name, oneMessage(err))
 		return exitFailure

@@ -415,7 +415,7 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 	}
 	if se == nil {
-		e, err := fa.Errors(a)
+		e, err := fa.ErrorsContext(ctx, a)
 		if err != nil {
 			return err
 		}
