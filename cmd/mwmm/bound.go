@@ -179,6 +179,7 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return usagef("bound takes no arguments (got %q); give n with -n", rest[0])
 	}
 	set := map[string]bool{}
+	spelled := map[string]string{} // the canonical name's spelling given first
 	var twice error
 	fs.Visit(func(f *flag.Flag) {
 		name := f.Name
@@ -186,9 +187,10 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			name = c
 		}
 		if set[name] && twice == nil {
-			twice = usagef("--%s and --%s are one flag (docs/cli.md): give one", name, f.Name)
+			twice = usagef("%s and %s are one flag (docs/cli.md): give one", dashed(spelled[name]), dashed(f.Name))
 		}
 		set[name] = true
+		spelled[name] = f.Name
 	})
 	if twice != nil {
 		return twice
@@ -549,4 +551,12 @@ func runLUBound(stdout io.Writer, o *boundOptions, haveN bool) error {
 	}
 	fmt.Fprintln(stdout, "\nκ limits with u_f = c, working precision and residuals fp64 (Carson and Higham 2018, constants omitted).")
 	return nil
+}
+
+// dashed is a flag's name as the help writes it: -b, --block.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }

@@ -293,12 +293,21 @@ func (f bOrBlock) String() string {
 
 func (f bOrBlock) Set(s string) error {
 	if _, err := strconv.Atoi(s); err == nil {
+		if f.o.blockSet {
+			return fmt.Errorf("the FABsum block size is given twice (-b and --block are one flag): give it once")
+		}
 		f.o.bBlock = s
 		return blockFlag(f).Set(s)
+	}
+	if f.o.b != "" {
+		return fmt.Errorf("B's file is given twice: give it once")
 	}
 	f.o.b = s
 	return nil
 }
+
+// -b may be given twice: once for B's file, once for the block size.
+func (bOrBlock) repeatable() {}
 
 // blockFlag is --block, the FABsum block size (0: the whole inner
 // dimension, as the variants' b=0).
@@ -312,6 +321,9 @@ func (f blockFlag) String() string {
 }
 
 func (f blockFlag) Set(s string) error {
+	if f.o.blockSet {
+		return fmt.Errorf("the FABsum block size is given twice (-b and --block are one flag): give it once")
+	}
 	v, err := strconv.Atoi(s)
 	if err != nil || v < 0 {
 		return fmt.Errorf("the FABsum block size is an integer ≥ 0 (0: one block of the whole inner dimension), not %q", s)

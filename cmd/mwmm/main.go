@@ -197,36 +197,86 @@ func newFlagSet(name string) *flag.FlagSet {
 // and positional arguments may be mixed in any order, and an argument that
 // reads as a number (-0.5, -inf, -0x1p-3) is positional, not a flag, unless it
 // is the value of a flag that takes one (--seed 3). Everything after "--" is
-// positional. It returns flag.ErrHelp for -h and a usage error for bad flags.
+// positional. It returns flag.ErrHelp for -h and a usage error for bad
+// flags, in the project's words (setFlag): one flag, one value.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var flags, positional []string
+	var positional []string
+	given := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			positional = append(positional, args[i+1:]...)
-			i = len(args)
+			return append(positional, args[i+1:]...), nil
 		case len(a) < 2 || a[0] != '-' || isNumber(a):
 			positional = append(positional, a)
-		default:
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if strings.Contains(name, "=") {
-				continue
-			}
-			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
-			}
+			continue
 		}
-	}
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		switch {
+		case f == nil && (name == "h" || name == "help"):
+			return nil, flag.ErrHelp
+		case f == nil:
+			return nil, usagef("unknown flag --%s", name)
+		case given[f.Name] && !isRepeatable(f):
+			return nil, usagef("--%s is given twice: give it once", f.Name)
+		case !hasValue && isBoolFlag(f):
+			value = "true"
+		case !hasValue && i+1 == len(args):
+			return nil, usagef("--%s needs a value", f.Name)
+		case !hasValue:
+			i++
+			value = args[i]
+		}
+		given[f.Name] = true
+		if err := setFlag(fs, f, value); err != nil {
 			return nil, err
 		}
-		return nil, usage(err)
 	}
-	return append(positional, fs.Args()...), nil
+	return positional, nil
+}
+
+// setFlag sets f to value. An integer flag takes a count written with an
+// exponent (1e6, as the docs write 10^6) when it is an exact integer;
+// a value it refuses is named with the kind of value it takes.
+func setFlag(fs *flag.FlagSet, f *flag.Flag, value string) error {
+	err := fs.Set(f.Name, value)
+	if err == nil {
+		return nil
+	}
+	var want string
+	var v any
+	if g, ok := f.Value.(flag.Getter); ok {
+		v = g.Get()
+	}
+	switch v.(type) {
+	case int, int64:
+		want = "a whole number"
+	case uint, uint64:
+		want = "a whole number ≥ 0"
+	case float64:
+		want = "a number"
+	case bool:
+		want = "true or false"
+	default: // the flag's own check: its message says what it wants
+		return usagef("--%s %s: %v", f.Name, value, err)
+	}
+	if v, perr := parseNumber(value); perr == nil && v == math.Trunc(v) && math.Abs(v) < 1<<63 && value != strconv.FormatFloat(v, 'f', -1, 64) {
+		if fs.Set(f.Name, strconv.FormatFloat(v, 'f', -1, 64)) == nil {
+			return nil
+		}
+	}
+	return usagef("--%s %s: want %s", f.Name, value, want)
+}
+
+// A repeatable flag value takes several values of different meanings and
+// refuses in its Set a meaning given twice (gemm's -b: B's file and the
+// FABsum block).
+type repeatable interface{ repeatable() }
+
+func isRepeatable(f *flag.Flag) bool {
+	_, ok := f.Value.(repeatable)
+	return ok
 }
 
 func isBoolFlag(f *flag.Flag) bool {
