@@ -59,7 +59,24 @@ type product struct {
 
 func lookup(series, engine, variant string) (product, error) {
 	p, err := multiword.Lookup(variant)
-	return product{series, engine, p}, err
+	if err != nil {
+		return product{}, err
+	}
+	return product{series, engine, p}, canRun(engine, &p)
+}
+
+// canRun refuses, as the tasks are built, a model engine whose unit has no
+// configuration for the plan's words and accumulator: the run would
+// otherwise fail at its first point.
+func canRun(engine string, p *multiword.Plan) error {
+	e, err := multiword.Open(engine)
+	if err != nil {
+		return err
+	}
+	if m, ok := e.(*multiword.Model); ok {
+		_, err = m.Unit(p)
+	}
+	return err
 }
 
 // errorTask multiplies the m×k and k×n matrices of dist (keyed by key, so
@@ -528,6 +545,9 @@ func narrow(which int) *Experiment {
 						return nil, err
 					}
 					pr := product{series: c.series(which == 3), engine: withUnit(engine, accUnit), plan: plan}
+					if err := canRun(pr.engine, &pr.plan); err != nil {
+						return nil, err
+					}
 					tasks = append(tasks, errorTask(cfg, []string{panel}, pr, LogUniform, key, 10, n, 10, InfNormError))
 				}
 				if which != 3 {

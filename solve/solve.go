@@ -239,6 +239,9 @@ func residualOf(p Residual, op Operator, x, b, r []float64) error {
 func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
 	n := op.N()
 	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	if err := opt.check(); err != nil {
+		return nil, rep, err
+	}
 	opt = opt.withDefaults(n)
 	rep.Tol = opt.Tol
 	start := time.Now()
@@ -369,6 +372,23 @@ func System(ctx context.Context, form lu.Form, n int, a, b []float64, luOpt lu.O
 	x, r, err := Refine(ctx, n, a, b, fa, opt)
 	r.Factor, r.Storage, r.NB, r.FactorSeconds, r.LUError = rep.Factor, rep.Storage, rep.NB, rep.FactorSeconds, luErr
 	return x, r, err
+}
+
+// check refuses options no default can mend: NaN, infinite or negative
+// tolerances and negative counts (0 is each one's default).
+func (o Options) check() error {
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"Tol", o.Tol}, {"GMRESTol", o.GMRESTol}} {
+		if !(t.v >= 0 && t.v < math.Inf(1)) {
+			return fmt.Errorf("solve: %s = %g: want a positive number, or 0 for the default", t.name, t.v)
+		}
+	}
+	if o.MaxIter < 0 || o.MaxInner < 0 {
+		return fmt.Errorf("solve: MaxIter = %d, MaxInner = %d: want counts ≥ 0 (0 for the default)", o.MaxIter, o.MaxInner)
+	}
+	return nil
 }
 
 func (o Options) withDefaults(n int) Options {

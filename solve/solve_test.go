@@ -180,6 +180,18 @@ func TestBadInput(t *testing.T) {
 			_, _, err := solve.System(ctx, f, 4, aa, b, lu.Options{}, solve.Options{}, false)
 			return err
 		},
+		"NaN tolerance": func() error {
+			_, _, err := solve.System(ctx, f, 4, a, b, lu.Options{}, solve.Options{Tol: math.NaN()}, false)
+			return err
+		},
+		"negative GMRES tolerance": func() error {
+			_, _, err := solve.System(ctx, f, 4, a, b, lu.Options{}, solve.Options{GMRESTol: -1}, false)
+			return err
+		},
+		"negative MaxInner": func() error {
+			_, _, err := solve.System(ctx, f, 4, a, b, lu.Options{}, solve.Options{MaxInner: -1}, false)
+			return err
+		},
 		"empty": func() error {
 			_, _, err := solve.System(ctx, f, 0, nil, nil, lu.Options{}, solve.Options{}, false)
 			return err

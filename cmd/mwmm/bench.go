@@ -347,6 +347,10 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	if p.reps = o.reps; p.reps < 1 {
 		return usagef("--reps %d: want at least 1", o.reps)
 	}
+	if o.device < 0 {
+		// Refused on every machine; an index past the GPUs is this machine's (1).
+		return usagef("--device %d: want a GPU index ≥ 0", o.device)
+	}
 	if p.lo, p.hi, err = parseRange(o.accuracy); err != nil {
 		return err
 	}

@@ -37,3 +37,26 @@ func TestFlagIntegerExponent(t *testing.T) {
 		t.Errorf("--nb 3.2e1: exit %d, stderr %q, stdout %q; want that of --nb 32 (%q)", code, errOut, out, out2)
 	}
 }
+
+// Values refused the same way on every machine are 2, before any work:
+// a model unit that cannot run the plan (as mma eval and gemm say), a
+// negative device, tolerances that are not positive numbers.
+func TestExitUsageBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"experiment", "run", "fig3.1", "--quick", "--unit", "a100", "--out", dir}, "a100 has no fp32→fp32 unit"},
+		{[]string{"bench", "--device", "-1"}, "--device -1"},
+		{[]string{"solve", "--tol", "nan"}, "--tol"},
+		{[]string{"solve", "--tol", "0"}, "--tol 0"},
+		{[]string{"solve", "--max-inner", "0"}, "--max-inner 0"},
+		{[]string{"solve", "--gmres-tol", "inf"}, "--gmres-tol"},
+	} {
+		code, out, errOut := mwmm(t, "", c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Contains(out, "points") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 saying %q before any work", c.args, code, out, errOut, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -226,10 +227,24 @@ type systemInput struct {
 	what string
 }
 
-// refineFlags checks --tol, --gmres-tol, --max-iter and --max-inner.
-func refineFlags(o *systemOptions) error {
-	if o.tol < 0 || o.gmresTol <= 0 || o.maxIter < 0 || o.maxInner < 0 {
-		return usagef("--tol, --gmres-tol, --max-iter and --max-inner must be positive")
+// refineFlags checks --tol, --gmres-tol, --max-iter and --max-inner: the
+// tolerances positive finite numbers, the counts ≥ 0. The library reads 0
+// as the default; a 0 typed here is refused, not silently replaced, except
+// --max-iter 0, which means no refinement steps.
+func refineFlags(o *systemOptions, set map[string]bool) error {
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"tol", o.tol}, {"gmres-tol", o.gmresTol}} {
+		if !(t.v > 0 && t.v < math.Inf(1)) && (set[t.name] || t.v != 0) {
+			return usagef("--%s %g: want a positive number (leave it out for the default)", t.name, t.v)
+		}
+	}
+	if o.maxIter < 0 {
+		return usagef("--max-iter %d: want a number of steps ≥ 0", o.maxIter)
+	}
+	if o.maxInner < 0 || o.maxInner == 0 && set["max-inner"] {
+		return usagef("--max-inner %d: want at least 1 GMRES iteration (leave it out for min(n, 300))", o.maxInner)
 	}
 	return nil
 }
@@ -241,7 +256,7 @@ func readSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (systemInput, er
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if withB {
-		if err := refineFlags(o); err != nil {
+		if err := refineFlags(o, set); err != nil {
 			return in, err
 		}
 	}

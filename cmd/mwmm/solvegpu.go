@@ -137,7 +137,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	// The command line is checked before the GPU is looked for: a bad one
 	// fails alike on every machine (exit 2).
 	if o.bench != "" {
-		if err := refineFlags(o); err != nil {
+		if err := refineFlags(o, set); err != nil {
 			return err
 		}
 		sizes, kinds, err := benchSystems(o)

@@ -35,7 +35,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--nb", "0"}, "--nb"},
 		{[]string{"solve", "--engine", "tpu"}, "model:UNIT, reference or gpu"},
 		{[]string{"solve", "--bench", "1024"}, "--engine gpu"},
-		{[]string{"solve", "--engine", "gpu", "--tol", "-1"}, "must be positive"},
+		{[]string{"solve", "--engine", "gpu", "--tol", "-1"}, "want a positive number"},
 		{[]string{"solve", "--engine", "gpu", "--matrix", "nosuch"}, "nosuch"},
 		{[]string{"solve", "--engine", "gpu", "--bench", "64,x"}, "sizes"},
 		{[]string{"solve", "--engine", "gpu", "--bench", "64", "--matrix", "centered,nosuch"}, "nosuch"},
