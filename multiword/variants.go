@@ -44,8 +44,8 @@ func Variants() []Variant {
 			pl := Plan{Low: f, Words: p + 1, Acc: format.Binary32, Out: format.Binary32,
 				Scale: true, WordShift: f.Precision()}
 			v = append(v, Variant{Name: prefix + name, Plan: pl,
-				Doc: fmt.Sprintf("%d %s word(s), %d products, with row/column scaling and words scaled by 2^%d",
-					p+1, f.Name(), (p+1)*(p+2)/2, f.Precision())})
+				Doc: fmt.Sprintf("%s, %s, with row/column scaling and words scaled by 2^%d",
+					counted(p+1, f.Name()+" word"), counted((p+1)*(p+2)/2, "product"), f.Precision())})
 		}
 	}
 	for i := range v {
@@ -346,4 +346,12 @@ func (p Plan) String() string {
 		s += fmt.Sprintf(", words ×2^%d", p.WordShift)
 	}
 	return s
+}
+
+// counted is "1 product" or "3 products": counts agree with their nouns.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -157,9 +157,13 @@ type Report struct {
 	GMRES int `json:"gmres_iterations"`
 	// GMRESFrom is, for Auto, the first step refined by GMRES (0: every
 	// step was classical).
-	GMRESFrom     int     `json:"gmres_from,omitempty"`
-	Converged     bool    `json:"converged"`
+	GMRESFrom int  `json:"gmres_from,omitempty"`
+	Converged bool `json:"converged"`
+	// BackwardError is the best step's, BestStep's: the x returned is
+	// that step's, which is not the last where refinement stalled or
+	// diverged.
 	BackwardError float64 `json:"backward_error"`
+	BestStep      int     `json:"best_step"`
 	// Stop says why refinement stopped.
 	Stop string `json:"stop"`
 }
@@ -279,6 +283,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 		}
 		if eta < bestEta {
 			bestEta, best = eta, append(best[:0], x...)
+			rep.BestStep = it
 		}
 		switch {
 		case math.IsNaN(eta) || math.IsInf(eta, 0):
@@ -342,8 +347,8 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	rep.BackwardError = bestEta
 	rep.RefineSeconds = time.Since(start).Seconds()
 	if !rep.Converged {
-		return best, rep, fmt.Errorf("%w: backward error %.3g after %d steps (%s), tolerance %.3g",
-			ErrNotConverged, bestEta, rep.Outer, rep.Stop, opt.Tol)
+		return best, rep, fmt.Errorf("%w: best backward error %.3g (step %d) after %d steps (%s), tolerance %.3g",
+			ErrNotConverged, bestEta, rep.BestStep, rep.Outer, rep.Stop, opt.Tol)
 	}
 	return best, rep, nil
 }

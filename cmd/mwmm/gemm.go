@@ -242,6 +242,12 @@ func gemmWarnings(stderr io.Writer, o *gemmOptions, plan multiword.Plan, m, n, k
 		hint = fmt.Sprintf(" with scaling to θ = %g: θ ≤ %.6g (%s's largest) and n·θ² ≤ %.4g (%s's) avoid it; leave theta= out for the largest θ that does",
 			plan.ScaleTarget(k), plan.Low.MaxFinite(), plan.Low.Name(), plan.Acc.MaxFinite(), plan.Acc.Name())
 	}
+	if !inputsFinite {
+		// NaN and ±Inf propagate: C's entries in their rows and columns
+		// are NaN or infinite whatever the plan.
+		fmt.Fprintf(stderr, "mwmm gemm: warning: %s of A and %s of B are NaN or infinite: C's entries in their rows and columns are too\n",
+			count(countNonFinite(a), "entry"), count(countNonFinite(b), "entry"))
+	}
 	if nonFinite > 0 && inputsFinite {
 		fmt.Fprintf(stderr, "mwmm gemm: warning: %d entries of C are Inf or NaN although A and B are finite: entries overflow %s%s\n",
 			nonFinite, plan.Low.Name(), hint)

@@ -422,5 +422,8 @@ func count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.ContainsAny(stem[len(stem)-1:], "aeiou") {
+		return fmt.Sprintf("%d %sies", n, stem) // entry, entries
+	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -596,7 +596,11 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	if !s.Converged {
 		verdict = "NOT converged"
 	}
-	fmt.Fprintf(stdout, "%s: %s; %d steps, %d GMRES iterations\n", verdict, s.Stop, s.Outer, s.GMRES)
+	fmt.Fprintf(stdout, "%s: %s; %s, %s\n", verdict, s.Stop, count(s.Outer, "step"), count(s.GMRES, "GMRES iteration"))
+	if n := len(s.Steps); n > 0 && s.BestStep != s.Steps[n-1].Iteration {
+		// The solution kept (and the JSON's backward_error) is the best step's.
+		fmt.Fprintf(stdout, "best: step %d, backward error %.3g (the x kept)\n", s.BestStep, s.BackwardError)
+	}
 	fmt.Fprintf(stdout, "time: factorization %.3g s, refinement %.3g s\n", s.FactorSeconds, s.RefineSeconds)
 	if s.X != "" {
 		fmt.Fprintf(stdout, "wrote %s\n", s.X)
