@@ -8,9 +8,9 @@ import (
 )
 
 // FuzzRead: Read never panics and either fails or returns a consistent
-// Matrix (len(Data) = Rows·Cols); the streaming Reader agrees with it
-// element for element; and what Read returns writes (as float64) and reads
-// back bit for bit.
+// Matrix (len(Data) = Rows·Cols); the parallel read by blocks (ReadFile's
+// path) and the streaming Reader agree with it element for element; and
+// what Read returns writes (as float64) and reads back bit for bit.
 func FuzzRead(f *testing.F) {
 	f.Add(build(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", f64s(le, 1, 2, 3, 4, 5, 6)))
 	f.Add(build(1, "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 2), }", f32s(be, 1, 2, 3, 4)))
@@ -23,6 +23,17 @@ func FuzzRead(f *testing.F) {
 		m, err := Read(bytes.NewReader(data))
 		if err == nil && (m.Rows < 0 || m.Cols < 0 || len(m.Data) != m.Rows*m.Cols) {
 			t.Fatalf("Read: %d×%d with %d values", m.Rows, m.Cols, len(m.Data))
+		}
+		pm, perr := decode(bytes.NewReader(data), int64(len(data)), bytes.NewReader(data))
+		if (perr == nil) != (err == nil) {
+			t.Fatalf("Read: %v; by blocks in parallel: %v", err, perr)
+		}
+		if err == nil {
+			for i, v := range m.Data {
+				if math.Float64bits(v) != math.Float64bits(pm.Data[i]) {
+					t.Fatalf("element %d: Read %v, by blocks in parallel %v", i, v, pm.Data[i])
+				}
+			}
 		}
 		r, serr := NewReader(bytes.NewReader(data))
 		var streamed []float64

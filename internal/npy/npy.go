@@ -40,6 +40,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -74,9 +75,7 @@ const (
 	// itself refuses headers over 10000 bytes unless told otherwise.
 	maxHeaderLen = 1 << 20
 
-	// chunkBytes is the unit in which data is read and written. Reading in
-	// chunks means a header claiming a huge shape cannot make us allocate
-	// much more than the stream actually delivers.
+	// chunkBytes is the buffer size for headers and small reads and writes.
 	chunkBytes = 64 << 10
 
 	// maxElems keeps Rows*Cols*8 within an int, so byte counts never
@@ -96,7 +95,7 @@ func Read(r io.Reader) (Matrix, error) {
 	if l, ok := r.(interface{ Len() int }); ok {
 		size = int64(l.Len())
 	}
-	m, err := decode(r, size)
+	m, err := decode(r, size, nil)
 	if err != nil {
 		return Matrix{}, fmt.Errorf("npy: %w", err)
 	}
@@ -116,7 +115,11 @@ func ReadFile(path string) (Matrix, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
-	m, err := decode(bufio.NewReaderSize(f, chunkBytes), size)
+	var at io.ReaderAt
+	if size >= 0 {
+		at = f // read the data by blocks in parallel, in place
+	}
+	m, err := decode(bufio.NewReaderSize(f, chunkBytes), size, at)
 	if err != nil {
 		return Matrix{}, fmt.Errorf("npy: %s: %w", path, err)
 	}
@@ -168,9 +171,10 @@ func writeFile(path string, m Matrix, vector bool) error {
 }
 
 // decode reads one array from r. size is the number of bytes r holds from
-// its current position, or -1 if unknown. Errors carry no "npy: " prefix;
-// the exported callers add it.
-func decode(r io.Reader, size int64) (Matrix, error) {
+// its current position, or -1 if unknown. If at is not nil, it holds the
+// same bytes from offset 0 and the data are read from it, not from r.
+// Errors carry no "npy: " prefix; the exported callers add it.
+func decode(r io.Reader, size int64, at io.ReaderAt) (Matrix, error) {
 	h, consumed, err := readHeader(r, size)
 	if err != nil {
 		return Matrix{}, err
@@ -195,19 +199,19 @@ func decode(r io.Reader, size int64) (Matrix, error) {
 		return Matrix{}, fmt.Errorf("truncated data: shape (%d, %d) of %s needs %d bytes but only %d remain: %w",
 			m.Rows, m.Cols, h.dtype, need, size-consumed, io.ErrUnexpectedEOF)
 	}
-	data, err := readData(r, h, n, size >= 0)
+	var data []float64
+	if at != nil {
+		data = make([]float64, n)
+		err = readDataAt(at, consumed, &h, data)
+	} else {
+		data, err = readData(r, h, n, size >= 0)
+	}
 	if err != nil {
 		return Matrix{}, err
 	}
 	if h.fortran && m.Rows > 1 && m.Cols > 1 {
-		// On disk element (i, j) is at j*Rows+i; we want i*Cols+j.
 		t := make([]float64, n)
-		for j := 0; j < m.Cols; j++ {
-			col := data[j*m.Rows : (j+1)*m.Rows]
-			for i, v := range col {
-				t[i*m.Cols+j] = v
-			}
-		}
+		transpose(t, data, m.Rows, m.Cols)
 		data = t
 	}
 	m.Data = data
@@ -265,31 +269,24 @@ func readHeader(r io.Reader, size int64) (header, int64, error) {
 
 // readData reads n elements described by h. If known is true the caller
 // has checked that r holds them all, so the result is allocated at once;
-// otherwise it grows as data arrives, so a lying header costs at most about
-// twice the bytes actually present.
+// otherwise it doubles as data arrives, so a lying header costs at most
+// about twice the bytes actually present.
 func readData(r io.Reader, h header, n int, known bool) ([]float64, error) {
-	per := chunkBytes / h.elemSize // elements per chunk
 	capacity := n
 	if !known {
-		capacity = min(n, per)
+		capacity = min(n, chunkBytes/8)
 	}
-	data := make([]float64, 0, capacity)
-	buf := make([]byte, min(n, per)*h.elemSize)
-	for len(data) < n {
-		k := min(n-len(data), per)
-		b := buf[:k*h.elemSize]
-		if got, err := io.ReadFull(r, b); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return nil, fmt.Errorf("truncated data: want %d %s elements, got %d: %w",
-					n, h.dtype, len(data)+got/h.elemSize, io.ErrUnexpectedEOF)
-			}
-			return nil, fmt.Errorf("reading data: %w", err)
+	data := make([]float64, capacity)
+	var scratch []byte
+	for got := 0; got < n; {
+		if got == len(data) {
+			data = slices.Grow(data, min(n, 2*got)-got)[:min(n, 2*got)]
 		}
-		at := len(data)
-		data = data[:at+k]
-		if err := h.convert(b, data[at:], at); err != nil {
-			return nil, err
+		k, err := h.fill(r, data[got:], got, &scratch)
+		if err != nil {
+			return nil, dataError(err, n, h.dtype, got+k)
 		}
+		got += k
 	}
 	return data, nil
 }
@@ -297,19 +294,13 @@ func readData(r io.Reader, h header, n int, known bool) ([]float64, error) {
 // convert decodes len(dst) elements from b into dst; first is the index of
 // dst[0] in the array, for error messages.
 func (h *header) convert(b []byte, dst []float64, first int) error {
-	if h.order == binary.LittleEndian && hostLittleEndian && len(dst) > 0 {
-		// The bytes are the host's own floats: no per-byte decoding. b
+	if h.kind == 'f' && h.elemSize == 4 && h.order == binary.LittleEndian && hostLittleEndian && len(dst) > 0 {
+		// The bytes are the host's own float32s: no per-byte decoding. b
 		// comes from make, so it is aligned for them.
-		switch {
-		case h.kind == 'f' && h.elemSize == 8:
-			copy(dst, unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), len(dst)))
-			return nil
-		case h.kind == 'f' && h.elemSize == 4:
-			for i, v := range unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(dst)) {
-				dst[i] = float64(v)
-			}
-			return nil
+		for i, v := range unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(dst)) {
+			dst[i] = float64(v)
 		}
+		return nil
 	}
 	if h.order == binary.LittleEndian {
 		return convertAs(binary.LittleEndian, h, b, dst, first)
@@ -468,6 +459,10 @@ func encode(w io.Writer, m Matrix, vector ...bool) error {
 	}
 	if _, err := w.Write(headerBytes(descr, false, shape, m.Rows)); err != nil {
 		return err
+	}
+	if hostLittleEndian {
+		var f32 []float32
+		return writeNative(w, m.Data, elemSize, &f32)
 	}
 	per := chunkBytes / elemSize
 	buf := make([]byte, 0, min(len(m.Data), per)*elemSize)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // Header describes an array in a .npy file.
@@ -76,24 +75,13 @@ func (r *Reader) Read(dst []float64) (int, error) {
 	if r.left == 0 {
 		return 0, io.EOF
 	}
-	k := min(len(dst), r.left, chunkBytes/r.h.elemSize)
+	k := min(len(dst), r.left)
 	if k == 0 {
 		return 0, nil
 	}
-	if cap(r.buf) < k*r.h.elemSize {
-		r.buf = make([]byte, min(r.left, chunkBytes/r.h.elemSize)*r.h.elemSize)
-	}
-	b := r.buf[:k*r.h.elemSize]
 	done := r.Len - r.left
-	if got, err := io.ReadFull(r.r, b); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return 0, fmt.Errorf("npy: truncated data: want %d %s elements, got %d: %w",
-				r.Len, r.h.dtype, done+got/r.h.elemSize, io.ErrUnexpectedEOF)
-		}
-		return 0, fmt.Errorf("npy: reading data: %w", err)
-	}
-	if err := r.h.convert(b, dst[:k], done); err != nil {
-		return 0, fmt.Errorf("npy: %w", err)
+	if got, err := r.h.fill(r.r, dst[:k], done, &r.buf); err != nil {
+		return 0, fmt.Errorf("npy: %w", dataError(err, r.Len, r.h.dtype, done+got))
 	}
 	r.left -= k
 	return k, nil
@@ -146,18 +134,13 @@ func (w *Writer) Write(vs []float64) error {
 		return fmt.Errorf("npy: Write: %d elements more than the shape holds", len(vs)-w.left)
 	}
 	b := w.buf[:0]
-	own := true // b is w.buf, to keep for the next call
 	switch {
-	case w.dtype == "float64" && hostLittleEndian && len(vs) > 0:
-		// The values' own bytes are the file's.
-		b, own = unsafe.Slice((*byte)(unsafe.Pointer(&vs[0])), 8*len(vs)), false
-	case w.dtype == "float32" && hostLittleEndian && len(vs) > 0:
-		own = false
-		w.f32 = slices.Grow(w.f32[:0], len(vs))[:len(vs)]
-		for i, v := range vs {
-			w.f32[i] = float32(v)
+	case (w.dtype == "float64" || w.dtype == "float32") && hostLittleEndian:
+		if err := writeNative(w.w, vs, w.size, &w.f32); err != nil {
+			return fmt.Errorf("npy: %w", err)
 		}
-		b = unsafe.Slice((*byte)(unsafe.Pointer(&w.f32[0])), 4*len(vs))
+		w.left -= len(vs)
+		return nil
 	case w.dtype == "float64":
 		b = slices.Grow(b, 8*len(vs))[:8*len(vs)]
 		for i, v := range vs {
@@ -184,9 +167,7 @@ func (w *Writer) Write(vs []float64) error {
 	if _, err := w.w.Write(b); err != nil {
 		return fmt.Errorf("npy: %w", err)
 	}
-	if own {
-		w.buf = b
-	}
+	w.buf = b
 	w.left -= len(vs)
 	return nil
 }
