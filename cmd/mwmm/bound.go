@@ -16,11 +16,12 @@ import (
 
 var boundCmd = &command{
 	name:    "bound",
-	summary: "a-priori error bounds of multiword matrix multiplication (Theorem 2.1, Table 2.1, FABsum, narrow range)",
-	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [--block B]] [--prob]\n" +
-		"                  [--split MODE] [--accmode MODE] [--json]\n" +
-		"       mwmm bound --table [--json]\n" +
-		"       mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]",
+	summary: "a-priori error bounds of multiword matrix multiplication, FABsum, narrow range, LU",
+	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [--block B]] [--prob]" +
+		" [--split MODE] [--accmode MODE] [--json]\n" +
+		"mwmm bound --table [--json]\n" +
+		"mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]\n" +
+		"mwmm bound --lu -n N [--unit UNIT] [--nb NB] [--json]",
 	help: `
 Bound prints an a-priori error bound of multiword matrix multiplication:
 how far the computed Ĉ can be from C = AB, from the formats, the number of
@@ -100,19 +101,43 @@ JSON; an infinite value is written as the string "+Inf".`,
 	examples: `
 mwmm bound --low fp16 --high fp32 -p 2 -n 1e6
 # the tensor cores round toward zero; FABsum-v2 brings the bound back down
-mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz
 mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum v2 --block 256
+mwmm bound --table
+mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz
 # the same in fp32 arithmetic: block sums added into a TwoSum pair
 mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum pair -b 64
 mwmm bound --low bf16 -p 3 -n 4096 --all
 mwmm bound --low fp16 -p 2 -n 1e6 --prob
-mwmm bound --table
 # the narrow-range slides' example: e4m3 inputs, fp16 accumulation, no subnormals
 mwmm bound --narrow --low e4m3+ftz --high fp16+ftz -p 1 -n 4
 mwmm bound --narrow --low e4m3+ftz --high fp16+ftz -p 1 -n 4 --theta 127
 mwmm bound --low tf32 -p 2 -n 8192 --json
 # LU with TC16, TC32, fp16, fp32 and multiword updates on the V100 model
 mwmm bound --lu -n 1000 --unit v100`,
+	brief: `
+The product:
+  low                the format of the words (the tensor core's input)
+  high               the format the block FMA accumulates in
+  p                  the number of words
+  n                  the inner dimension of C = AB (1e6 and 0x1p20 are fine)
+  all                all p² products, not only those with i+j ≤ p+1
+  split,mode-low     how the words are split off: a rounding mode
+  accmode,mode-high  the accumulation's rounding (rz on NVIDIA)
+Summation:
+  fabsum             plain (default), v1, v2 (block sums in fp64) or pair (TwoSum)
+  block,b            the FABsum block size
+  group              with --fabsum v2 or pair: add each G block sums first
+  prob               the probabilistic bound (√n, √b, √(n/b): a heuristic)
+Other bounds:
+  table              print Table 2.1 of the multiword paper, with more rows
+  narrow             the normwise bound of scaled narrow-range arithmetic
+  theta              with --narrow: the scaling bound (default min(f_max, √(F_max/n)))
+  lu                 the LU bounds of each factorization form, and the κ refinement takes
+  unit               with --lu: the block FMA of tc16, tc32 and multiword forms
+  nb                 with --lu: the LU's block size
+Output:
+  json               print the inputs and the result as JSON
+`,
 	flags: func() *flag.FlagSet { fs, _ := boundFlags(); return fs },
 	run:   runBound,
 }

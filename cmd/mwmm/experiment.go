@@ -22,16 +22,17 @@ var experimentCmd = &command{
 	name:    "experiment",
 	summary: "reproduce the papers' figures and tables: CSV, PNG, SVG and a table",
 	usage: "mwmm experiment list [--json]\n" +
-		"       mwmm experiment show NAME\n" +
-		"       mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E | --unit U] [--workers N]",
+		"mwmm experiment show NAME\n" +
+		"mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E | --unit U] [--workers N]",
 	help: `
 Experiment reproduces the figures and tables of the papers that
 docs/experiments.md lists, one command each. 'list' names them with the
 figure each reproduces; 'show NAME' says what the paper's version shows,
 exactly what is computed and which choices are ours, and cites the paper
-(authors, title, venue, year, link), so you know what to compare; 'run NAME' computes it and writes NAME.csv,
-NAME.png and NAME.svg into --out, then prints a compact table (n down, the
-curves across). 'run all' runs every experiment this machine can run.
+(authors, title, venue, year, link), so you know what to compare. 'run
+NAME' computes it and writes NAME.csv, NAME.png and NAME.svg into --out,
+then prints a compact table (n down, the curves across). 'run all' runs
+every experiment this machine can run.
 
 Rows reach the CSV as points finish, and points run in parallel on all
 cores (--workers). A progress bar shows on stderr when it is a terminal and
@@ -64,6 +65,17 @@ mwmm experiment run fig4.3 --quick --out out
 # the full figure (minutes)
 mwmm experiment run fig3.1 --out out
 mwmm experiment run all --quick --out out`,
+	brief: `
+Running (run):
+  quick    the reduced sweep: each CPU experiment in under 30 s on 2 cores
+  out      the folder for NAME.csv, .png and .svg (created if missing)
+  seed     seed of the random matrices
+  engine   replaces the experiment's default: reference, model:UNIT or gpu
+  unit     the same as --engine model:UNIT
+  workers  points computed at once (0: one per core)
+Listing (list):
+  json     print the registry as JSON
+`,
 	flags: func() *flag.FlagSet { return experimentFlags(new(experimentOptions)) },
 	run:   runExperiment,
 }
