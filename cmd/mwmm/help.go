@@ -206,19 +206,22 @@ func writeUsage(w io.Writer, usage string) {
 		}
 		f := strings.Fields(line)
 		indent := strings.Repeat(" ", len(head)+len(strings.Join(f[:min(2, len(f))], " "))+1)
-		first := wrapLine(line, helpWidth-len(head))[0]
+		first := wrapAt(line, helpWidth-len(head), true)[0]
 		fmt.Fprintf(w, "%s%s\n", head, first)
 		if rest := strings.TrimSpace(line[len(first):]); rest != "" {
-			for _, l := range wrapLine(rest, helpWidth-len(indent)) {
+			for _, l := range wrapAt(rest, helpWidth-len(indent), true) {
 				fmt.Fprintf(w, "%s%s\n", indent, l)
 			}
 		}
 	}
 }
 
-// wrapLine breaks s into lines of at most width columns at spaces outside
-// brackets where it can, at any space where it cannot.
-func wrapLine(s string, width int) []string {
+// wrapLine breaks s into lines of at most width columns at spaces.
+func wrapLine(s string, width int) []string { return wrapAt(s, width, false) }
+
+// wrapAt breaks s into lines of at most width columns at spaces; with
+// brackets, at spaces outside brackets where it can (a synopsis).
+func wrapAt(s string, width int, brackets bool) []string {
 	var lines []string
 	for utf8.RuneCountInString(s) > width {
 		cut, any, depth, col := -1, -1, 0, 0
@@ -233,7 +236,7 @@ func wrapLine(s string, width int) []string {
 				depth--
 			case ' ':
 				any = i
-				if depth <= 0 {
+				if depth <= 0 || !brackets {
 					cut = i
 				}
 			}

@@ -100,7 +100,7 @@ func TestWrapLine(t *testing.T) {
 		{"mwmm x [--a A | --b B] [--c C]", 20, []string{"mwmm x", "[--a A | --b B]", "[--c C]"}},
 		{"one [two three four five six] seven", 12, []string{"one", "[two three", "four five", "six] seven"}},
 	} {
-		if got := wrapLine(c.in, c.width); strings.Join(got, "|") != strings.Join(c.want, "|") {
+		if got := wrapAt(c.in, c.width, true); strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("wrapLine(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
 		}
 	}
