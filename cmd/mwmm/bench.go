@@ -51,16 +51,17 @@ func benchHelp() string {
 	return `
 Bench measures, in one run on one GPU, the cuBLASLt baselines — sgemm
 (fp32 with CUBLAS_COMPUTE_32F_PEDANTIC: no tensor cores), sgemm-tf32,
-hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and
-the multiword variants: those of Algorithm 4.1 of
-multiword-matmul-tensor-cores.txt (split kernel, then one cuBLASLt product
-per pair of words with fp32 accumulation) and those with FABsum, which a
-fused kernel runs: on Hopper (sm_90) the wgmma kernel (words split once
-ahead of it, warpgroup MMAs, every product of a block in one accumulator:
-joint=on), elsewhere — and for plans it does not run, such as Algorithm
-4.4's first=on — the mma.sync kernel. A variant ending in @mma, @wgmma or
-@wgmma-smem (the wgmma kernel splitting fp32 tiles in shared memory) names
-the kernel (double-fp16-fabsum@mma).
+hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and the
+multiword variants: those of Algorithm 4.1 of Fasi et al., "Matrix
+multiplication in multiword arithmetic", 2023 (mwmm help gemm) (split
+kernel, then one cuBLASLt product per pair of words with fp32
+accumulation) and those with FABsum, which a fused kernel runs: on Hopper
+(sm_90) the wgmma kernel (words split once ahead of it, warpgroup MMAs,
+every product of a block in one accumulator: joint=on), elsewhere — and
+for plans it does not run, such as Algorithm 4.4's first=on — the mma.sync
+kernel. A variant ending in @mma, @wgmma or @wgmma-smem (the wgmma kernel
+splitting fp32 tiles in shared memory) names the kernel
+(double-fp16-fabsum@mma).
 
 Methods (all by default):
   ` + wrapList(names, 74, "\n  ") + `

@@ -28,7 +28,10 @@ how far the computed Ĉ can be from C = AB, from the formats, the number of
 words p and the inner dimension n alone. A and B are split into p words of
 the --low format, A = A_1 + ... + A_p up to u_low^p·|A|, and the products
 A_i·B_j are computed by a block FMA (a tensor core) that accumulates in the
---high format (Algorithm 2.1 of multiword-matmul-tensor-cores.txt). The
+--high format (Algorithm 2.1 of Fasi, Higham, Lopez, Mary and Mikaitis,
+"Matrix multiplication in multiword arithmetic: error analysis and
+application to GPU tensor cores", SIAM J. Sci. Comput. 45(1), 2023,
+https://hal.science/hal-03543925). The
 bound is componentwise, |C − Ĉ| ≤ c·|A||B|: compare c with the
 componentwise relative error max_ij |C − Ĉ|_ij / (|A||B|)_ij of an
 experiment (eq. 3.1).
@@ -77,7 +80,9 @@ nearest) with more rows: tf32 (double-tf32 is 3xTF32) and the 8-bit e4m3
 and e5m2 with up to four words.
 
 --narrow bounds the scaled algorithm of Mary and Mikaitis for narrow-range
-formats such as fp8 (narrow-range-matmul-slides.txt, Part 4), normwise:
+formats such as fp8 ("Error analysis of matrix multiplication with narrow
+range floating-point arithmetic", SIAM J. Sci. Comput., accepted 2025,
+https://hal.science/hal-04671474; Part 4 of Mikaitis's PASC25 slides), normwise:
 ‖Ĉ − AB‖_∞ ≲ c·‖A‖_∞‖B‖_∞. The rows of A and columns of B are scaled by
 powers of two to at most θ = min(f_max, √(F_max/n)) (or --theta), so that
 neither the inputs nor a sum of n products overflows; the terms with g_min
@@ -500,7 +505,9 @@ func writeNarrow(w io.Writer, low, high format.Format, modeLow, modeHigh format.
 }
 
 func writeTable21(w io.Writer, rows []bound.Table21Row) error {
-	fmt.Fprintln(w, "Table 2.1 of multiword-matmul-tensor-cores.txt: the dominant term of the bound (2.8); the rows after triple-bf16 are added")
+	fmt.Fprintln(w, "Table 2.1 of Fasi et al., \"Matrix multiplication in multiword arithmetic\", 2023,")
+	fmt.Fprintln(w, "https://hal.science/hal-03543925: the dominant term of the bound (2.8);")
+	fmt.Fprintln(w, "the rows after triple-bf16 are added")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "u_high\tu_low\tsplit\tname\tproducts\tbound")

@@ -26,8 +26,10 @@ var gemmCmd = &command{
 		" [--fabsum v1|v2|pair [--block B]] [--engine E | --unit U] [--check]\n" +
 		"mwmm gemm --variants",
 	help: `
-Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of
-multiword-matmul-tensor-cores.txt): A and B are split into p words of a low
+Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of Fasi,
+Higham, Lopez, Mary and Mikaitis, "Matrix multiplication in multiword
+arithmetic: error analysis and application to GPU tensor cores", SIAM J.
+Sci. Comput. 45(1), 2023, https://hal.science/hal-03543925): A and B are split into p words of a low
 precision (A ≈ A_1 + ... + A_p, each word the rounded remainder of the
 ones before), the products A_i·B_j with i+j ≤ p+1 are computed by a block
 FMA that accumulates in fp32, smallest first, and summed. Two fp16

@@ -2,9 +2,14 @@ package main
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mwmm/mwmm/experiment"
 )
 
 // fits reports the first line of out wider than cols, and whether out has
@@ -102,6 +107,66 @@ func TestWrapLine(t *testing.T) {
 	} {
 		if got := wrapAt(c.in, c.width, true); strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("wrapLine(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+	}
+}
+
+// paperFiles are the papers' file names in the project's notes: a user
+// has none of them, so no output, help or document names them.
+var paperFiles = regexp.MustCompile(`(numerical-behavior-tensor-cores|multiword-matmul-tensor-cores|narrow-range-matmul-slides|multiword-tensor-cores-slides|block-fma-abstract)(\.txt)?`)
+
+func TestNoPaperFileNames(t *testing.T) {
+	runs := [][]string{{"help"}, {"mma", "list", "--sources"}, {"mma", "list", "--json"}, {"bound", "--table"},
+		{"probe"}, {"experiment", "list"}, {"experiment", "list", "--json"}}
+	for _, c := range commands {
+		runs = append(runs, []string{c.name, "-h"}, []string{"help", c.name})
+	}
+	for _, e := range experiment.List() {
+		runs = append(runs, []string{"experiment", "show", e.Name})
+	}
+	for _, args := range runs {
+		_, out, errs := mwmm(t, "", args...)
+		if m := paperFiles.FindString(out + errs); m != "" {
+			t.Errorf("mwmm %s names %s; cite the paper by authors, title, year and link", strings.Join(args, " "), m)
+		}
+	}
+	docs, _ := filepath.Glob("../../docs/*.md")
+	more, _ := filepath.Glob("../../docs/*/*.md")
+	for _, f := range append(append(docs, more...), "../../README.md") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := paperFiles.FindString(string(b)); m != "" {
+			t.Errorf("%s names %s; cite the paper by authors, title, year and link", f, m)
+		}
+	}
+}
+
+// experiment list fits 100 columns and names, for each experiment, the
+// figure, table or section it reproduces and the paper's author and year.
+func TestExperimentListNamesFigures(t *testing.T) {
+	_, out, _ := mwmm(t, "", "experiment", "list")
+	fits(t, "experiment list", out, 1000, 100)
+	part := regexp.MustCompile(`^\S+\s+(Fig\. \d\.\d|Table \d\.\d|§|Experiments I|plots ")`)
+	for _, e := range experiment.List() {
+		i := strings.Index(out, "\n"+e.Name+" ")
+		if i < 0 {
+			t.Errorf("experiment list lacks %s", e.Name)
+			continue
+		}
+		line, _, _ := strings.Cut(out[i+1:], "\n")
+		if !part.MatchString(line) || !regexp.MustCompile(`(Fasi|Blanchard|Mary|Mikaitis),? (\d{4})?`).MatchString(out[i:]) {
+			t.Errorf("experiment list: %q names no figure and paper", line)
+		}
+	}
+	for cite, want := range map[string]string{
+		"Figure 4.3 of " + experiment.Fasi:                                          "Fig. 4.3, Fasi 2023",
+		"Figure 4.4 (right panel: the error) of " + experiment.Fasi + "; simulated": "Fig. 4.4 (right), Fasi 2023",
+		"Numerical experiments II of " + experiment.MaryPASC25:                      "Experiments II, Mikaitis 2025",
+	} {
+		if got := shortCite(cite); got != want {
+			t.Errorf("shortCite(%.40q…) = %q, want %q", cite, got, want)
 		}
 	}
 }

@@ -25,9 +25,10 @@ var probeCmd = &command{
 	help: `
 Probe measures what a matrix-multiply unit does inside a dot product
 d = a_1·b_1 + ... + a_k·b_k + c, using only its results, and fits the
-generic model of 'mwmm mma' to them. It turns the tests of
-numerical-behavior-tensor-cores.txt (written as pass/fail checks for one
-GPU) into measurements: for each feature it runs inputs that tell the
+generic model of 'mwmm mma' to them. It turns the tests of Fasi, Higham,
+Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores" (PeerJ
+Comput. Sci., 2021, https://doi.org/10.7717/peerj-cs.330), written as
+pass/fail checks for one GPU, into measurements: for each feature it runs inputs that tell the
 feature's possible values apart and keeps the values whose model predicts
 every result. The features:
 
@@ -298,7 +299,8 @@ func writeReport(w io.Writer, r probe.Report, evidence bool) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\norder of the additions: %s\nmonotonicity: %v\n\n", r.Order, r.Monotonicity)
-	fmt.Fprintln(w, "the tests of numerical-behavior-tensor-cores.txt (U: the accumulator's ulp of 1, 2^-23 in fp32):")
+	fmt.Fprintln(w, "the tests of Fasi et al., \"Numerical behavior of NVIDIA tensor cores\", 2021,")
+	fmt.Fprintln(w, "https://doi.org/10.7717/peerj-cs.330 (U: the accumulator's ulp of 1, 2^-23 in fp32):")
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TEST\tVERDICT\tTHE PAPER (V100)")
 	for _, s := range r.Seeds {
