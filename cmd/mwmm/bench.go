@@ -19,7 +19,7 @@ import (
 
 var benchCmd = &command{
 	name:     "bench",
-	summary:  "the GPU performance report: cuBLASLt baselines and every multiword variant, speed and accuracy",
+	summary:  "the GPU report: speed and accuracy of cuBLASLt baselines and multiword variants",
 	usage:    "mwmm bench [--sizes 4096,8192,16384] [--reps 10] [--accuracy 10..20] [--methods LIST] [--dists LIST] [--csv FILE] [--device I]",
 	help:     benchHelp(),
 	examples: benchExamples,

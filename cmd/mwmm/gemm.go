@@ -21,7 +21,7 @@ import (
 
 var gemmCmd = &command{
 	name:    "gemm",
-	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8 with scaling)",
+	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8)",
 	usage: "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V]" +
 		" [--fabsum v1|v2|pair [--block B]] [--engine E | --unit U] [--check]\n" +
 		"mwmm gemm --variants",

@@ -30,6 +30,8 @@ func fits(t *testing.T, what, out string, rows, cols int) {
 // Every "mwmm CMD -h" fits a screen: at most 40 lines of at most 100
 // columns; the manual, "mwmm help CMD", is as narrow.
 func TestShortHelpFits(t *testing.T) {
+	_, out, _ := mwmm(t, "", "help")
+	fits(t, "help", out, 40, 101)
 	for _, c := range commands {
 		code, out, _ := mwmm(t, "", c.name, "-h")
 		if code != 0 {

@@ -280,7 +280,8 @@ func writeOverview(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
-	io.WriteString(w, "\nRun 'mwmm help <command>' (or 'mwmm <command> -h') for its flags and examples.\n"+
+	io.WriteString(w, "\n'mwmm <command> -h' prints a command's flags and examples on a screen, 'mwmm help <command>'\n"+
+		"its manual.\n"+
 		"Exit status: 0 success; 1 the command ran and failed, or this machine cannot run it\n"+
 		"(no GPU, a missing file, bad input data); 2 a bad command line, the same on every\n"+
 		"machine. docs/cli.md lists the words the commands share.\n")

@@ -42,7 +42,7 @@ h100, ieee, or with overrides: v100:extra=2).`
 
 var luCmd = &command{
 	name:    "lu",
-	summary: "LU factorization with tensor-core block FMAs (TC16, TC32, multiword), its backward error and bound",
+	summary: "LU factorization with tensor-core block FMAs (TC16, TC32, multiword) and its errors",
 	usage:   "mwmm lu [--a A.npy | --size N [--matrix KIND]] [--factor F] [--unit UNIT] [--nb NB] [--out LU.npy] [--json]",
 	help: `
 Lu factors a square matrix, P·A = L̂·Û, with a right-looking blocked LU with
@@ -84,7 +84,7 @@ Factorization:
 
 var solveCmd = &command{
 	name:    "solve",
-	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors by GMRES-IR or iterative refinement",
+	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors (GMRES-IR, refinement)",
 	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine auto|gmres|ir|none] [--tol T] [--json]",
 	help: `
 Solve factors A as 'mwmm lu' does (--factor, --unit) and refines the
