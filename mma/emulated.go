@@ -31,7 +31,7 @@ var SyncPresets = []string{"h100-mma.sync", "h200-mma.sync"}
 func syncPreset(name, chip string) Preset {
 	p, _ := FindPreset(chip)
 	p.Name = name
-	p.Summary = "Hopper's mma.sync: the " + chip + " preset, but fp8 emulated by two fp16 HMMA steps and an FADD"
+	p.Summary = "Hopper's mma.sync: " + chip + ", but fp8 emulated by two fp16 HMMA steps and an FADD"
 	p.Doc = `Measured on an NVIDIA H200 (docs/hardware/hopper.md, "fp8 mma.sync is
 emulated"): fp16, bf16, tf32 and fp64 as the ` + chip + ` preset (mma.sync and
 wgmma agree). e4m3/e5m2 (m16n8k32): no QMMA on Hopper; the fp8 values are

@@ -85,6 +85,11 @@ func nvidia(in, out format.Format, k, extra, carry int) Params {
 
 // km25 is the citation of the measurements of V100 and A100 that fixed the
 // anchor (docs/hardware/v100-t4-a100.md).
+// fhmp is the paper whose measurements the V100, T4 and A100 presets model.
+const fhmp = `Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA
+tensor cores", PeerJ Comput. Sci. 7:e330, 2021,
+https://doi.org/10.7717/peerj-cs.330 ("FHMP")`
+
 const km25 = `Khattak and Mikaitis, "Accurate Models of NVIDIA Tensor Cores",
 arXiv:2512.07004, 2025 ("KM25"), and "Generalized Methodology for
 Determining Numerical Features of Hardware Floating-Point Matrix
@@ -95,7 +100,7 @@ var presets = []Preset{
 		Name:    "v100",
 		Summary: "NVIDIA V100 (Volta) tensor cores, 4×4×4, fp16 inputs",
 		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16}},
-		Doc: `numerical-behavior-tensor-cores.txt ("FHMP"), section "NVIDIA Volta tensor
+		Doc: fhmp + `, section "NVIDIA Volta tensor
 cores", and ` + km25 + `:
 k=4 (FHMP Table 1; KM25 §4.1.1); exact products (FHMP "Accuracy of the dot
 products"); the five terms aligned with no guard digit, 0 extra bits: a
@@ -118,7 +123,7 @@ subnormal numbers").`,
 		Name:    "t4",
 		Summary: "NVIDIA T4 (Turing) tensor cores, 4×4×4, fp16 inputs",
 		Pairs:   [][2]format.Format{{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16}},
-		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Turing tensor cores":
+		Doc: `FHMP (see v100), section "NVIDIA Turing tensor cores":
 as v100 but with one extra bit at the bottom of the accumulator, a {3.24}
 significand; k=4 (Table 1). The grid hung from the largest exponent sum:
 not measured on a Turing GPU (neither paper of ` + km25 + `
@@ -135,7 +140,7 @@ reasoning as for the V100 (not measured).`,
 			{format.BFloat16, format.Binary32}, {format.TF32, format.Binary32},
 			{format.Binary64, format.Binary64},
 		},
-		Doc: `numerical-behavior-tensor-cores.txt, section "NVIDIA Ampere tensor cores",
+		Doc: `FHMP (see v100), section "NVIDIA Ampere tensor cores",
 and ` + km25 + `:
 fp16, bf16 and tf32 behave as the T4 ({3.24} alignment, 1 extra bit,
 truncation, RZ, end normalisation, subnormals kept, also fp32 subnormal
@@ -175,7 +180,12 @@ order and fusion not measured.`,
 			{format.Binary64, format.Binary64},
 		},
 		Open: true,
-		Doc: `block-fma-abstract.txt and multiword-matmul-tensor-cores.txt section 2: the
+		Doc: `Blanchard, Higham, Lopez, Mary and Pranesh, "Mixed precision block fused
+multiply-add: error analysis and application to GPU tensor cores", SIAM J.
+Sci. Comput. 42(3), 2020, https://doi.org/10.1137/19M1289546, and Fasi,
+Higham, Lopez, Mary and Mikaitis, "Matrix multiplication in multiword
+arithmetic: error analysis and application to GPU tensor cores", SIAM J.
+Sci. Comput. 45(1), 2023, https://hal.science/hal-03543925, section 2: the
 mixed-precision block FMA with exact products accumulated one by one in the
 high precision with round-to-nearest (an FMA chain from c, in index order), the
 result rounded to the output: TC32 (fp32 output) or TC16 (fp16 output,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Writes docs/probe-reports.md, all of it: the report of 'mwmm probe' for
-# every input→output pair of every model preset that 'mwmm mma list' prints
+# every input→output pair of every model preset that 'mwmm mma list --sources' prints
 # (the h100-mma.sync units are left out: their fp8 pairs are outside the
 # generic model). docs/probe.md explains the probe and how to read a report.
 # The probe is deterministic, so a second run changes nothing.
@@ -14,9 +14,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/mwmm" ./cmd/mwmm
 
-# "preset input output" for each unit line of 'mwmm mma list', e.g.
+# "preset input output" for each unit line of 'mwmm mma list --sources', e.g.
 # "    fp16×fp16→fp32, k=4, ..." under "v100: ...".
-"$tmp/mwmm" mma list | awk '
+"$tmp/mwmm" mma list --sources | awk '
 	/^[a-z0-9.-]+: / { name = substr($1, 1, length($1) - 1); next }
 	/^  [a-z]/ { units = ($1 == "units:" || $1 == "units") ; next }
 	/^    / && units && name !~ /mma\.sync$/ {

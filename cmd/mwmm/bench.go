@@ -18,14 +18,25 @@ import (
 )
 
 var benchCmd = &command{
-	name:    "bench",
-	summary: "the GPU performance report: cuBLASLt baselines and every multiword variant, speed and accuracy",
-	usage: "mwmm bench [--sizes 4096,8192,16384] [--reps 10] [--accuracy 10..20] [--methods LIST] [--dists LIST]\n" +
-		"                  [--csv FILE] [--device I]",
+	name:     "bench",
+	summary:  "the GPU report: speed and accuracy of cuBLASLt baselines and multiword variants",
+	usage:    "mwmm bench [--sizes 4096,8192,16384] [--reps 10] [--accuracy 10..20] [--methods LIST] [--dists LIST] [--csv FILE] [--device I]",
 	help:     benchHelp(),
 	examples: benchExamples,
-	flags:    func() *flag.FlagSet { return benchFlags(new(benchOptions)) },
-	run:      runBench,
+	brief: `
+Speed:
+  sizes     the square sizes n to time, comma-separated
+  reps      timed runs per method and size (the median is reported)
+  methods   the methods: all, or names and variant specs, comma-separated
+Accuracy:
+  accuracy  the sweep n = 2^LO..2^HI, or 0 to skip it
+  dists     the sweep's distributions: all, or indices 0-3 or names
+Output and device:
+  csv       also write the measurements to this CSV file
+  device    the index of the GPU (as gpu:I in --engine)
+`,
+	flags: func() *flag.FlagSet { return benchFlags(new(benchOptions)) },
+	run:   runBench,
 }
 
 func benchHelp() string {
@@ -40,16 +51,17 @@ func benchHelp() string {
 	return `
 Bench measures, in one run on one GPU, the cuBLASLt baselines — sgemm
 (fp32 with CUBLAS_COMPUTE_32F_PEDANTIC: no tensor cores), sgemm-tf32,
-hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and
-the multiword variants: those of Algorithm 4.1 of
-multiword-matmul-tensor-cores.txt (split kernel, then one cuBLASLt product
-per pair of words with fp32 accumulation) and those with FABsum, which a
-fused kernel runs: on Hopper (sm_90) the wgmma kernel (words split once
-ahead of it, warpgroup MMAs, every product of a block in one accumulator:
-joint=on), elsewhere — and for plans it does not run, such as Algorithm
-4.4's first=on — the mma.sync kernel. A variant ending in @mma, @wgmma or
-@wgmma-smem (the wgmma kernel splitting fp32 tiles in shared memory) names
-the kernel (double-fp16-fabsum@mma).
+hgemm and bgemm (fp16 and bf16 inputs, fp32 accumulation), dgemm — and the
+multiword variants: those of Algorithm 4.1 of Fasi et al., "Matrix
+multiplication in multiword arithmetic", 2023 (mwmm help gemm) (split
+kernel, then one cuBLASLt product per pair of words with fp32
+accumulation) and those with FABsum, which a fused kernel runs: on Hopper
+(sm_90) the wgmma kernel (words split once ahead of it, warpgroup MMAs,
+every product of a block in one accumulator: joint=on), elsewhere — and
+for plans it does not run, such as Algorithm 4.4's first=on — the mma.sync
+kernel. A variant ending in @mma, @wgmma or @wgmma-smem (the wgmma kernel
+splitting fp32 tiles in shared memory) names the kernel
+(double-fp16-fabsum@mma).
 
 Methods (all by default):
   ` + wrapList(names, 74, "\n  ") + `
@@ -99,7 +111,8 @@ const benchExamples = `mwmm bench
 mwmm bench --sizes 8192 --accuracy 0
 mwmm bench --sizes 4096,8192,16384 --accuracy 10..20 --csv bench.csv
 # FABsum against cuBLAS double-fp16 on (0,1] only (sgemm is added)
-mwmm bench --methods double-fp16,double-fp16-fabsum,double-fp16:scale=on,shift=11,first=on,sum=v2,b=256 --dists 0
+mwmm bench --dists 0 \\
+    --methods double-fp16,double-fp16-fabsum,double-fp16:scale=on,shift=11,first=on,sum=v2,b=256
 # the wgmma kernel against the mma.sync kernel, speed only
 mwmm bench --sizes 2048,8192 --accuracy 0 --methods double-fp16-fabsum,double-fp16-fabsum@mma
 # one size timed; accuracy on normal and log-uniform data only

@@ -53,7 +53,7 @@ func TestBenchHelp(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("help bench: exit %d", code)
 	}
-	for _, want := range []string{"--methods", "--dists", "mwmm bench --methods ", "--dists normal,logu:3", "sgemm is always measured",
+	for _, want := range []string{"--methods", "--dists", "    --methods double-fp16,", "--dists normal,logu:3", "sgemm is always measured",
 		"ratios to its time", "log-uniform ±[1e-3,1e3]", "double-fp16-fabsum", "sum=pair,b=128", "2× better"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help bench lacks %q", want)

@@ -16,18 +16,22 @@ import (
 
 var boundCmd = &command{
 	name:    "bound",
-	summary: "a-priori error bounds of multiword matrix multiplication (Theorem 2.1, Table 2.1, FABsum, narrow range)",
-	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [--block B]] [--prob]\n" +
-		"                  [--split MODE] [--accmode MODE] [--json]\n" +
-		"       mwmm bound --table [--json]\n" +
-		"       mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]",
+	summary: "a-priori error bounds of multiword matrix multiplication, FABsum, narrow range, LU",
+	usage: "mwmm bound --low FORMAT [--high FORMAT] [-p P] -n N [--all] [--fabsum v1|v2|pair [--block B]] [--prob]" +
+		" [--split MODE] [--accmode MODE] [--json]\n" +
+		"mwmm bound --table [--json]\n" +
+		"mwmm bound --narrow --low FORMAT --high FORMAT [-p P] -n N [--theta T] [--json]\n" +
+		"mwmm bound --lu -n N [--unit UNIT] [--nb NB] [--json]",
 	help: `
 Bound prints an a-priori error bound of multiword matrix multiplication:
 how far the computed Ĉ can be from C = AB, from the formats, the number of
 words p and the inner dimension n alone. A and B are split into p words of
 the --low format, A = A_1 + ... + A_p up to u_low^p·|A|, and the products
 A_i·B_j are computed by a block FMA (a tensor core) that accumulates in the
---high format (Algorithm 2.1 of multiword-matmul-tensor-cores.txt). The
+--high format (Algorithm 2.1 of Fasi, Higham, Lopez, Mary and Mikaitis,
+"Matrix multiplication in multiword arithmetic: error analysis and
+application to GPU tensor cores", SIAM J. Sci. Comput. 45(1), 2023,
+https://hal.science/hal-03543925). The
 bound is componentwise, |C − Ĉ| ≤ c·|A||B|: compare c with the
 componentwise relative error max_ij |C − Ĉ|_ij / (|A||B|)_ij of an
 experiment (eq. 3.1).
@@ -76,7 +80,9 @@ nearest) with more rows: tf32 (double-tf32 is 3xTF32) and the 8-bit e4m3
 and e5m2 with up to four words.
 
 --narrow bounds the scaled algorithm of Mary and Mikaitis for narrow-range
-formats such as fp8 (narrow-range-matmul-slides.txt, Part 4), normwise:
+formats such as fp8 ("Error analysis of matrix multiplication with narrow
+range floating-point arithmetic", SIAM J. Sci. Comput., accepted 2025,
+https://hal.science/hal-04671474; Part 4 of Mikaitis's PASC25 slides), normwise:
 ‖Ĉ − AB‖_∞ ≲ c·‖A‖_∞‖B‖_∞. The rows of A and columns of B are scaled by
 powers of two to at most θ = min(f_max, √(F_max/n)) (or --theta), so that
 neither the inputs nor a sum of n products overflows; the terms with g_min
@@ -100,19 +106,43 @@ JSON; an infinite value is written as the string "+Inf".`,
 	examples: `
 mwmm bound --low fp16 --high fp32 -p 2 -n 1e6
 # the tensor cores round toward zero; FABsum-v2 brings the bound back down
-mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz
 mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum v2 --block 256
+mwmm bound --table
+mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz
 # the same in fp32 arithmetic: block sums added into a TwoSum pair
 mwmm bound --low fp16 -p 2 -n 1e6 --accmode rz --fabsum pair -b 64
 mwmm bound --low bf16 -p 3 -n 4096 --all
 mwmm bound --low fp16 -p 2 -n 1e6 --prob
-mwmm bound --table
 # the narrow-range slides' example: e4m3 inputs, fp16 accumulation, no subnormals
 mwmm bound --narrow --low e4m3+ftz --high fp16+ftz -p 1 -n 4
 mwmm bound --narrow --low e4m3+ftz --high fp16+ftz -p 1 -n 4 --theta 127
 mwmm bound --low tf32 -p 2 -n 8192 --json
 # LU with TC16, TC32, fp16, fp32 and multiword updates on the V100 model
 mwmm bound --lu -n 1000 --unit v100`,
+	brief: `
+The product:
+  low                the format of the words (the tensor core's input)
+  high               the format the block FMA accumulates in
+  p                  the number of words
+  n                  the inner dimension of C = AB (1e6 and 0x1p20 are fine)
+  all                all p² products, not only those with i+j ≤ p+1
+  split,mode-low     how the words are split off: a rounding mode
+  accmode,mode-high  the accumulation's rounding (rz on NVIDIA)
+Summation:
+  fabsum             plain (default), v1, v2 (block sums in fp64) or pair (TwoSum)
+  block,b            the FABsum block size
+  group              with --fabsum v2 or pair: add each G block sums first
+  prob               the probabilistic bound (√n, √b, √(n/b): a heuristic)
+Other bounds:
+  table              print Table 2.1 of the multiword paper, with more rows
+  narrow             the normwise bound of scaled narrow-range arithmetic
+  theta              with --narrow: the scaling bound (default min(f_max, √(F_max/n)))
+  lu                 the LU bounds of each factorization form, and the κ refinement takes
+  unit               with --lu: the block FMA of tc16, tc32 and multiword forms
+  nb                 with --lu: the LU's block size
+Output:
+  json               print the inputs and the result as JSON
+`,
 	flags: func() *flag.FlagSet { fs, _ := boundFlags(); return fs },
 	run:   runBound,
 }
@@ -477,7 +507,9 @@ func writeNarrow(w io.Writer, low, high format.Format, modeLow, modeHigh format.
 }
 
 func writeTable21(w io.Writer, rows []bound.Table21Row) error {
-	fmt.Fprintln(w, "Table 2.1 of multiword-matmul-tensor-cores.txt: the dominant term of the bound (2.8); the rows after triple-bf16 are added")
+	fmt.Fprintln(w, "Table 2.1 of Fasi et al., \"Matrix multiplication in multiword arithmetic\", 2023,")
+	fmt.Fprintln(w, "https://hal.science/hal-03543925: the dominant term of the bound (2.8);")
+	fmt.Fprintln(w, "the rows after triple-bf16 are added")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "u_high\tu_low\tsplit\tname\tproducts\tbound")

@@ -9,10 +9,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/multiword"
@@ -22,16 +23,17 @@ var experimentCmd = &command{
 	name:    "experiment",
 	summary: "reproduce the papers' figures and tables: CSV, PNG, SVG and a table",
 	usage: "mwmm experiment list [--json]\n" +
-		"       mwmm experiment show NAME\n" +
-		"       mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E | --unit U] [--workers N]",
+		"mwmm experiment show NAME\n" +
+		"mwmm experiment run NAME|all [--quick] [--out DIR] [--seed S] [--engine E | --unit U] [--workers N]",
 	help: `
 Experiment reproduces the figures and tables of the papers that
 docs/experiments.md lists, one command each. 'list' names them with the
 figure each reproduces; 'show NAME' says what the paper's version shows,
 exactly what is computed and which choices are ours, and cites the paper
-(authors, title, venue, year, link), so you know what to compare; 'run NAME' computes it and writes NAME.csv,
-NAME.png and NAME.svg into --out, then prints a compact table (n down, the
-curves across). 'run all' runs every experiment this machine can run.
+(authors, title, venue, year, link), so you know what to compare. 'run
+NAME' computes it and writes NAME.csv, NAME.png and NAME.svg into --out,
+then prints a compact table (n down, the curves across). 'run all' runs
+every experiment this machine can run.
 
 Rows reach the CSV as points finish, and points run in parallel on all
 cores (--workers). A progress bar shows on stderr when it is a terminal and
@@ -64,6 +66,17 @@ mwmm experiment run fig4.3 --quick --out out
 # the full figure (minutes)
 mwmm experiment run fig3.1 --out out
 mwmm experiment run all --quick --out out`,
+	brief: `
+Running (run):
+  quick    the reduced sweep: each CPU experiment in under 30 s on 2 cores
+  out      the folder for NAME.csv, .png and .svg (created if missing)
+  seed     seed of the random matrices
+  engine   replaces the experiment's default: reference, model:UNIT or gpu
+  unit     the same as --engine model:UNIT
+  workers  points computed at once (0: one per core)
+Listing (list):
+  json     print the registry as JSON
+`,
 	flags: func() *flag.FlagSet { return experimentFlags(new(experimentOptions)) },
 	run:   runExperiment,
 }
@@ -232,24 +245,70 @@ func listExperiments(w io.Writer, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(items)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tREPRODUCES\tWHAT")
+	// Three columns in helpWidth, WHAT wrapped in its own.
+	rows := [][2]string{{"NAME", "REPRODUCES"}}
+	whats := []string{"WHAT"}
+	w1, w2 := 0, 0
 	for _, e := range es {
 		what := e.Title
 		if e.Requires != "" {
 			what += " [needs " + e.Requires + "]"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, shortCite(e.Cites), what)
+		rows = append(rows, [2]string{e.Name, shortCite(e.Cites)})
+		whats = append(whats, what)
 	}
-	return tw.Flush()
+	for _, r := range rows {
+		w1, w2 = max(w1, utf8.RuneCountInString(r[0])), max(w2, utf8.RuneCountInString(r[1]))
+	}
+	w2 = min(w2, 30) // wider citations wrap
+	var b strings.Builder
+	for i, r := range rows {
+		cites, what := wrapLine(r[1], w2), wrapLine(whats[i], helpWidth-1-w1-w2-4)
+		for j := range max(len(cites), len(what)) {
+			name, c, wh := "", "", ""
+			if j == 0 {
+				name = r[0]
+			}
+			if j < len(cites) {
+				c = cites[j]
+			}
+			if j < len(what) {
+				wh = what[j]
+			}
+			line := fmt.Sprintf("%-*s  %s%*s  %s", w1, name, c, w2-utf8.RuneCountInString(c), "", wh)
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+	b.WriteString("\n'mwmm experiment show NAME' cites the paper in full and says what is computed.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-// shortCite keeps the figure or table part of a citation.
+var citeYear = regexp.MustCompile(`\b(19|20)\d\d\b`)
+
+// shortCite is the part of the paper an experiment reproduces and the
+// paper's first author and year, "Fig. 4.3, Fasi 2023", from a citation
+// "Figure 4.3 of Fasi, …, 2023, https://…" or "Blanchard, …, 2020,
+// https://…, sections 3 and 6; …".
 func shortCite(c string) string {
-	if i := strings.LastIndex(c, "), "); i >= 0 {
-		return c[i+3:]
+	part, paper := "", c
+	if i := strings.Index(c, " of "); i >= 0 && i < 40 {
+		part, paper = c[:i], c[i+len(" of "):]
+	} else if i := strings.Index(c, "https://"); i >= 0 {
+		if _, after, ok := strings.Cut(c[i:], ", "); ok {
+			part, _, _ = strings.Cut(after, ";")
+		}
 	}
-	return c
+	author := strings.FieldsFunc(paper, func(r rune) bool { return r == ',' || r == '(' })[0]
+	if p, _, ok := strings.Cut(part, " ("); ok { // "Figure 4.4 (right panel: the error)"
+		side, _, _ := strings.Cut(strings.TrimPrefix(part[len(p):], " ("), " ")
+		part = p + " (" + strings.TrimSuffix(side, ")") + ")"
+	}
+	part = strings.Replace(part, "Figure ", "Fig. ", 1)
+	part = strings.Replace(part, "Numerical experiments", "Experiments", 1)
+	part = strings.Replace(part, "the plots ", "plots ", 1)
+	part = strings.Replace(strings.Replace(part, "sections ", "§§", 1), "section ", "§", 1)
+	return strings.TrimSpace(part) + ", " + strings.TrimSpace(author) + " " + citeYear.FindString(paper)
 }
 
 func showExperiment(w io.Writer, e *experiment.Experiment) {

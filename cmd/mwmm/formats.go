@@ -38,6 +38,10 @@ Format names are case-insensitive.`,
 mwmm formats
 mwmm formats --json
 mwmm formats p3109-k8p2 p3109-k8p2-finite custom:p=5,emin=-6,emax=7`,
+	brief: `
+Output:
+  json  print the formats as a JSON array instead of a table
+`,
 	flags: func() *flag.FlagSet { fs, _ := formatsFlags(); return fs },
 	run:   runFormats,
 }

@@ -22,11 +22,15 @@ import (
 
 var gemmCmd = &command{
 	name:    "gemm",
-	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8 with scaling)",
-	usage:   "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V] [--fabsum v1|v2|pair [--block B]] [--engine E | --unit U] [--check]",
+	summary: "multiply matrices in multiword arithmetic (double-fp16, triple-bf16, 3xTF32, fp8)",
+	usage: "mwmm gemm [--a A.npy --b B.npy | --size M,K,N [--dist D]] [--out C.npy] [--variant V]" +
+		" [--fabsum v1|v2|pair [--block B]] [--engine E | --unit U] [--check]\n" +
+		"mwmm gemm --variants",
 	help: `
-Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of
-multiword-matmul-tensor-cores.txt): A and B are split into p words of a low
+Gemm computes C = A·B with a multiword algorithm (Algorithm 2.1 of Fasi,
+Higham, Lopez, Mary and Mikaitis, "Matrix multiplication in multiword
+arithmetic: error analysis and application to GPU tensor cores", SIAM J.
+Sci. Comput. 45(1), 2023, https://hal.science/hal-03543925): A and B are split into p words of a low
 precision (A ≈ A_1 + ... + A_p, each word the rounded remainder of the
 ones before), the products A_i·B_j with i+j ≤ p+1 are computed by a block
 FMA that accumulates in fp32, smallest first, and summed. Two fp16
@@ -80,12 +84,36 @@ double-fp16:scale=on,sum=pair,b=64,joint=on (see the multiword package);
 the flags set the common ones.`,
 	examples: `
 mwmm gemm --size 16,4096,16 --variant double-fp16 --engine model:v100 --check
-mwmm gemm --size 16,4096,16 --variant double-fp16 --fabsum v2 -b 256 --engine model:v100 --check
+mwmm gemm --a A.npy --b B.npy --out C.npy --variant triple-bf16
+mwmm gemm --size 16,4096,16 --fabsum v2 -b 256 --engine model:v100 --check
 # A.npy and B.npy of float32: the fused kernel, block sums in a TwoSum pair
 mwmm gemm --a A.npy --b B.npy --variant double-fp16 --fabsum pair -b 64 --engine gpu --check
-mwmm gemm --a A.npy --b B.npy --out C.npy --variant triple-bf16
 mwmm gemm --size 8,1000,8 --dist logu --variant double-e4m3 --check
 mwmm gemm --variants`,
+	brief: `
+Input and output:
+  a         A, the m×k left factor, a .npy file
+  b         B, the k×n right factor, a .npy file (an integer: --block)
+  size      M,K,N of random A and B, without --a and --b
+  dist      random entries: uniform (default), centered, normal, logu:E
+  seed      seed of the random matrices
+  out       write C to this .npy file
+  check     print the error against the float64 product and the bound
+  json      print the summary as JSON
+  force     run sizes estimated to take over an hour or more memory than free
+The algorithm:
+  variant   double-fp16 (default) or another variant (--variants), :key=value
+  variants  list the named variants and exit
+  fabsum    FABsum: v1 (block sums in fp32), v2 (in fp64) or pair (TwoSum)
+  block     FABsum block size: products per block sum (0: one block)
+  group     with --fabsum v2 or pair: add each G block sums in fp32 first
+  first     FABsum for A_1·B_1 only (Algorithm 4.4)
+  all       form all p² products, not only those with i+j ≤ p+1
+  scale     narrow-range scaling of rows and columns, words ×2^(p·i)
+Where:
+  engine    reference (default), model:UNIT (e.g. model:a100) or gpu
+  unit      the same as --engine model:UNIT (v100, a100:accmode=rne, ...)
+`,
 	flags: func() *flag.FlagSet { fs, _ := gemmFlags(); return fs },
 	run:   runGemm,
 }

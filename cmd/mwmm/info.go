@@ -23,18 +23,22 @@ baseline matrix products), and cuBLAS and cuSOLVER (the GPU solver's
 panels, triangular solves and baselines).
 
 mwmm links no CUDA library: it looks for libcuda.so.1, libnvrtc.so.13,
-libcublasLt.so.13, libcublas.so.13 and libcusolver.so.12 when it runs, on the dynamic loader's path and in the
-usual CUDA folders ($CUDA_PATH/lib64, /usr/local/cuda/lib64, ...). It needs
-a driver for CUDA 13.0 or newer. Without a usable GPU, info prints one line,
-"no GPU: " and the reason, and exits with status 0: that is information,
-not a failure. A missing NVRTC, cuBLASLt, cuBLAS or cuSOLVER is reported in
-its version line.
+libcublasLt.so.13, libcublas.so.13 and libcusolver.so.12 when it runs, on
+the dynamic loader's path and in the usual CUDA folders ($CUDA_PATH/lib64,
+/usr/local/cuda/lib64, ...). It needs a driver for CUDA 13.0 or newer.
+Without a usable GPU, info prints one line, "no GPU: " and the reason, and
+exits with status 0: that is information, not a failure. A missing NVRTC,
+cuBLASLt, cuBLAS or cuSOLVER is reported in its version line.
 
 --json prints the same as a JSON object, {"gpu": false, "reason": ...}
 without a GPU.`,
 	examples: `
 mwmm info
 mwmm info --json`,
+	brief: `
+Output:
+  json  print the information as JSON
+`,
 	flags: func() *flag.FlagSet { fs, _ := infoFlags(); return fs },
 	run:   runInfo,
 }

@@ -38,7 +38,8 @@ type command struct {
 	summary  string // one line for the overview
 	usage    string // the synopsis, e.g. "mwmm round --format NAME [VALUE...]"
 	help     string // what the command does, in paragraphs
-	examples string // example command lines, one per line, with optional "# comment" lines
+	examples string // example command lines, one per line, with optional "# comment" lines; -h shows the first three
+	brief    string // the flags for -h, grouped: "Title:" lines, then "  name[,alias] one-line text" (see parseBrief)
 
 	// flags returns a fresh flag set with the command's flags, for the help
 	// text; nil when the command takes none.
@@ -129,7 +130,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
-		writeHelp(stdout, cmd)
+		writeShortHelp(stdout, cmd)
 		return exitOK
 	case errors.As(err, &ue) && !noGPU(err):
 		hint := "mwmm help " + cmd.name
@@ -334,45 +335,11 @@ func writeOverview(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
-	io.WriteString(w, "\nRun 'mwmm help <command>' (or 'mwmm <command> -h') for its flags and examples.\n"+
+	io.WriteString(w, "\n'mwmm <command> -h' prints a command's flags and examples on a screen, 'mwmm help <command>'\n"+
+		"its manual.\n"+
 		"Exit status: 0 success; 1 the command ran and failed, or this machine cannot run it\n"+
 		"(no GPU, a missing file, bad input data); 2 a bad command line, the same on every\n"+
 		"machine. docs/cli.md lists the words the commands share.\n")
-}
-
-// writeHelp prints a command's full help: synopsis, description, flags with
-// their defaults, examples.
-func writeHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "Usage: %s\n\n%s\n", c.usage, strings.TrimSpace(c.help))
-	if c.flags != nil {
-		io.WriteString(w, "\nFlags:\n")
-		writeFlags(w, c.flags())
-	}
-	if c.examples != "" {
-		io.WriteString(w, "\nExamples:\n")
-		for _, line := range strings.Split(strings.TrimSpace(c.examples), "\n") {
-			fmt.Fprintf(w, "  %s\n", line)
-		}
-	}
-}
-
-// writeFlags lists the flags of fs as --name VALUE, then their usage and
-// default on an indented line. Flags may be written with one dash or two.
-func writeFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		name, text := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  --%s", f.Name)
-		if name != "" {
-			fmt.Fprintf(w, " %s", name)
-		}
-		fmt.Fprintf(w, "\n      %s", text)
-		// A usage that states its default (one that depends on other
-		// flags) is not followed by the flag's zero value.
-		if d := f.DefValue; d != "" && d != "false" && !strings.Contains(text, "(default ") {
-			fmt.Fprintf(w, " (default %s)", d)
-		}
-		io.WriteString(w, "\n")
-	})
 }
 
 var helpCmd = &command{
@@ -380,8 +347,10 @@ var helpCmd = &command{
 	summary: "show help for mwmm or one of its commands",
 	usage:   "mwmm help [COMMAND]",
 	help: `
-Help prints the list of commands, or with a COMMAND, what that command does,
-its flags with their defaults, and examples. "mwmm COMMAND -h" prints the same.`,
+Help prints the list of commands, or with a COMMAND, its manual: what the
+command does, its flags in full with their defaults, and examples.
+"mwmm COMMAND -h" prints a synopsis that fits a screen: the usage, the
+flags grouped by purpose on one line each, and three examples.`,
 	examples: `
 mwmm help
 mwmm help round`,

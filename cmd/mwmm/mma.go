@@ -21,18 +21,30 @@ import (
 var mmaCmd = &command{
 	name:    "mma",
 	summary: "list the simulated tensor cores; evaluate dot products on one",
-	usage: "mwmm mma list [--json] [PRESET...]\n" +
-		"       mwmm mma eval [--unit UNIT] [--input FORMAT] [--output FORMAT] < CASES",
+	usage: "mwmm mma list [--sources] [--json] [PRESET...]\n" +
+		"mwmm mma eval [--unit UNIT] [--input FORMAT] [--output FORMAT] < CASES",
 	help: mmaHelp(),
 	examples: `
 mwmm mma list
-mwmm mma list --json a100
-# The non-monotonicity of the V100 (numerical-behavior-tensor-cores.txt):
-# four products 1·2^-24 added to c = 1-2^-24 give 1+2^-23, added to c = 1 give 1.
-echo '3f800000 3f800000 3f800000 3f800000 ; 33800000 33800000 33800000 33800000 ; 3f7fffff' | mwmm mma eval   # 3f800001
-echo '3f800000 3f800000 3f800000 3f800000 ; 33800000 33800000 33800000 33800000 ; 3f800000' | mwmm mma eval   # 3f800000
+mwmm mma list --sources a100
 mwmm mma eval --unit a100 --input bf16 < cases.txt
+mwmm mma list --json a100
+# The non-monotonicity of the V100 (Fasi et al., "Numerical behavior of NVIDIA tensor cores"):
+# four products 1·2^-24 added to c = 1-2^-24 give 1+2^-23, added to c = 1 give 1.
+echo '3f800000 3f800000 3f800000 3f800000 ; 33800000 33800000 33800000 33800000 ; 3f7fffff' |
+    mwmm mma eval   # 3f800001
+echo '3f800000 3f800000 3f800000 3f800000 ; 33800000 33800000 33800000 33800000 ; 3f800000' |
+    mwmm mma eval   # 3f800000
 mwmm mma eval --unit t4:extra=2,carry=unlimited --output fp16 < cases.txt`,
+	brief: `
+mma list:
+  sources  each unit's parameters, input→output pair by pair, and their sources
+  json     print the presets, their units and sources as JSON
+mma eval:
+  unit     a preset (default v100), with :key=value overrides, or gpu:INSTR
+  input    the format of a and b (default: the preset's)
+  output   the format of c and d (default: the preset's for the input)
+`,
 	flags: mmaFlags,
 	run:   runMMA,
 }
@@ -49,11 +61,12 @@ exponent sum e_a+e_b, dropping the bits below it, normalise once and round
 toward zero. Longer dot products are cut into blocks taken in order, each
 block's result the next block's c, as a GEMM accumulates.
 
-mwmm mma list prints the units (presets): for each, the formats it takes,
-the parameters of each input→output pair (the first is the default) on one
-line, and where each parameter comes from: the papers' sections and the
-measurements, "not measured" where they leave it open. PRESET... restricts
-the list; --json prints the same as JSON.
+mwmm mma list prints the units (presets), one a line. With --sources it
+prints for each the formats it takes, the parameters of each input→output
+pair (the first is the default) on one line, and where each parameter comes
+from: the papers' sections and the measurements, "not measured" where they
+leave it open. PRESET... restricts the list; --json prints everything
+--sources does, as JSON.
 
 mwmm mma eval reads test cases from standard input, one a line:
 
@@ -124,7 +137,8 @@ are the names 'mwmm formats' and 'mwmm help round' list.`)
 
 func mmaListFlags() (*flag.FlagSet, *bool) {
 	fs := newFlagSet("mma list")
-	asJSON := fs.Bool("json", false, "(list) print the presets as JSON")
+	asJSON := fs.Bool("json", false, "(list) print the presets, their units and sources as JSON")
+	fs.Bool("sources", false, "(list) print each unit's parameters, pair by pair, and where each comes from")
 	return fs, asJSON
 }
 
@@ -215,6 +229,9 @@ func runMMAList(args []string, stdout io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
+	if !flagSet(fs, "sources") {
+		return listUnits(stdout, list)
+	}
 	var b strings.Builder
 	for i, p := range list {
 		if i > 0 {
@@ -239,6 +256,17 @@ func runMMAList(args []string, stdout io.Writer) error {
 		}
 	}
 	_, err = io.WriteString(stdout, b.String())
+	return err
+}
+
+// listUnits prints one line a preset; --sources prints the rest.
+func listUnits(w io.Writer, list []presetJSON) error {
+	var b strings.Builder
+	for _, p := range list {
+		fmt.Fprintf(&b, "%s: %s\n", p.Name, p.Summary)
+	}
+	b.WriteString("\n'mwmm mma list --sources [PRESET...]': the units' parameters and where each comes from.\n")
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -16,12 +16,17 @@ import (
 )
 
 func TestMMAList(t *testing.T) {
-	code, out, errs := mwmm(t, "", "mma", "list")
+	// One line a preset; --sources adds the units and their sources.
+	code, short, errs := mwmm(t, "", "mma", "list")
+	if code != 0 || strings.Count(short, "\n") != len(mma.Units())+2 {
+		t.Fatalf("mma list: exit %d, stderr %q; want one line a preset and a note:\n%s", code, errs, short)
+	}
+	code, out, errs := mwmm(t, "", "mma", "list", "--sources")
 	if code != 0 {
-		t.Fatalf("mma list: exit %d, stderr %q", code, errs)
+		t.Fatalf("mma list --sources: exit %d, stderr %q", code, errs)
 	}
 	for _, p := range mma.Presets() {
-		if !strings.Contains(out, p.Name+": "+p.Summary) {
+		if !strings.Contains(out, p.Name+": "+p.Summary) || !strings.Contains(short, p.Name+": "+p.Summary+"\n") {
 			t.Errorf("mma list does not list %s", p.Name)
 		}
 		q, err := p.Params(p.Pairs[0][0], p.Pairs[0][1])
@@ -69,7 +74,7 @@ func TestMMAList(t *testing.T) {
 		}
 	}
 
-	code, out, _ = mwmm(t, "", "mma", "list", "T4")
+	code, out, _ = mwmm(t, "", "mma", "list", "--sources", "T4")
 	if code != 0 || !strings.HasPrefix(out, "t4: ") || strings.Contains(out, "v100: ") {
 		t.Errorf("mma list T4: exit %d\n%s", code, out)
 	}
@@ -78,7 +83,7 @@ func TestMMAList(t *testing.T) {
 		t.Errorf("mma list z900: exit %d, stderr %q; want 2, one prefix, every preset named", code, errs)
 	}
 	// The instruction-level units are listed as eval takes them.
-	code, out, errs = mwmm(t, "", "mma", "list", "h100-mma.sync")
+	code, out, errs = mwmm(t, "", "mma", "list", "h100-mma.sync", "--sources")
 	if code != 0 || !strings.HasPrefix(out, "h100-mma.sync: ") || !strings.Contains(out, "e4m3×e4m3→fp32, k=32, emulated") {
 		t.Errorf("mma list h100-mma.sync: exit %d\n%s%s", code, out, errs)
 	}

@@ -20,13 +20,15 @@ import (
 var probeCmd = &command{
 	name:    "probe",
 	summary: "measure a matrix-multiply unit's numerical features and fit the generic model",
-	usage:   "mwmm probe [--unit UNIT] [--input FORMAT] [--output FORMAT] [--json] [--evidence] [--crosscheck N [--against UNIT] [--record FILE]]",
+	usage: "mwmm probe [--unit UNIT] [--input FORMAT] [--output FORMAT] [--json] [--evidence]\n" +
+		"mwmm probe [--unit UNIT] --crosscheck N [--against UNIT] [--record FILE] [--seed S]",
 	help: `
 Probe measures what a matrix-multiply unit does inside a dot product
 d = a_1·b_1 + ... + a_k·b_k + c, using only its results, and fits the
-generic model of 'mwmm mma' to them. It turns the tests of
-numerical-behavior-tensor-cores.txt (written as pass/fail checks for one
-GPU) into measurements: for each feature it runs inputs that tell the
+generic model of 'mwmm mma' to them. It turns the tests of Fasi, Higham,
+Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores" (PeerJ
+Comput. Sci., 2021, https://doi.org/10.7717/peerj-cs.330), written as
+pass/fail checks for one GPU, into measurements: for each feature it runs inputs that tell the
 feature's possible values apart and keeps the values whose model predicts
 every result. The features:
 
@@ -77,11 +79,26 @@ FILE (with --crosscheck) keeps every cross-check case and the unit's result
 as JSON lines; FILE is created before the work starts.`,
 	examples: `
 mwmm probe
+mwmm probe --unit gpu:wgmma --input e4m3 --output fp32
+mwmm probe --unit v100:extra=3,accmode=rne --evidence
 mwmm probe --unit t4 --output fp16
 mwmm probe --unit a100 --input bf16 --json > a100-bf16.json
-mwmm probe --unit v100:extra=3,accmode=rne --evidence
-mwmm probe --unit gpu:wgmma --input e4m3 --output fp32
 mwmm probe --unit gpu:mma.sync --input bf16 --crosscheck 1000000 --against h100`,
+	brief: `
+The unit:
+  unit        a preset (default v100), with :key=value overrides, or gpu:INSTR
+  input       the format of a and b (default: the unit's first)
+  output      the format of c and d (default: the unit's for the input)
+  force       probe units of over 1024 products a block (slow: k^1.75)
+Report:
+  json        print the report as JSON, with every test case
+  evidence    list each feature's test cases and the unit's results
+Cross-check:
+  crosscheck  compare the fit with the unit on about N random dot products
+  against     compare this model unit (e.g. h100) instead of the fit
+  record      write every case and the unit's result to this file (JSON lines)
+  seed        the cross-check's random seed
+`,
 	flags: func() *flag.FlagSet { fs, _ := probeFlags(); return fs },
 	run:   runProbe,
 }
@@ -282,7 +299,8 @@ func writeReport(w io.Writer, r probe.Report, evidence bool) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\norder of the additions: %s\nmonotonicity: %v\n\n", r.Order, r.Monotonicity)
-	fmt.Fprintln(w, "the tests of numerical-behavior-tensor-cores.txt (U: the accumulator's ulp of 1, 2^-23 in fp32):")
+	fmt.Fprintln(w, "the tests of Fasi et al., \"Numerical behavior of NVIDIA tensor cores\", 2021,")
+	fmt.Fprintln(w, "https://doi.org/10.7717/peerj-cs.330 (U: the accumulator's ulp of 1, 2^-23 in fp32):")
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TEST\tVERDICT\tTHE PAPER (V100)")
 	for _, s := range r.Seeds {

@@ -75,7 +75,7 @@ func TestProbeErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}
 	}
-	if code, out, _ := mwmm(t, "", "probe", "--help"); code != 0 || !strings.Contains(out, "extra alignment bits") {
+	if code, out, _ := mwmm(t, "", "help", "probe"); code != 0 || !strings.Contains(out, "extra alignment bits") {
 		t.Errorf("--help: exit %d\n%s", code, out)
 	}
 }

@@ -24,23 +24,43 @@ import (
 var roundCmd = &command{
 	name:    "round",
 	summary: "round numbers to a format in a rounding mode",
-	usage:   "mwmm round (--format NAME [--saturate] [--no-subnormals] | --block-format NAME [--scale-rule R]) [--mode MODE] [--seed S] [VALUE... | --in X.npy --out Y.npy [--codes] [--dtype T] [--scales S.npy] [--stats]]",
-	help:    roundHelp(),
+	usage: "mwmm round --format NAME [--mode MODE] [--seed S] [--saturate] [--no-subnormals] [VALUE...]\n" +
+		"mwmm round --format NAME [flags] --in X.npy --out Y.npy [--codes] [--dtype T] [--stats]\n" +
+		"mwmm round --block-format NAME [--scale-rule R] [VALUE... | --in X.npy --out Y.npy [--codes] [--scales S.npy]]",
+	help: roundHelp(),
 	examples: `
 mwmm round --format e4m3 448 460 465 1e9      # 448 448 NaN NaN: e4m3 overflows to NaN
+mwmm round --format fp16 --mode rz 70000      # 65504
+mwmm round --format e4m3 --in x.npy --out y.npy           # an array, any shape
 mwmm round --format e4m3 --saturate 1e9       # 448
 mwmm round --format fp16 70000                # +Inf
-mwmm round --format fp16 --mode rz 70000      # 65504
 mwmm round --format fp16 --no-subnormals 1e-6 # 0
 mwmm round --format bf16 -0.1 0x1p-130        # negative numbers and hex floats are values
 mwmm round --format e5m2 --mode sr --seed 7 0.3 0.3 0.3
 printf '0.1\n0.2\n' | mwmm round --format e2m1 --mode ru
-mwmm round --format e4m3 --in x.npy --out y.npy           # an array, any shape
 mwmm round --format e4m3 --in x.npy --out c.npy --codes   # the e4m3 codes, uint8
 mwmm round --format bf16 --mode sr --seed 3 --in x.npy --out y.npy --stats
 mwmm round --block-format mxfp8 1000 1 0x1p-10 500       # 896 1 0 512: one shared scale 2
 mwmm round --block-format mxfp8 --scale-rule noclip 1000 1 0x1p-10 500   # 1024 1 0 512
 mwmm round --block-format nvfp4 --in w.npy --out q.npy --codes --scales s.npy`,
+	brief: `
+Rounding:
+  format         the format to round to, e.g. fp16, bf16, e4m3, e2m1 (mwmm formats)
+  mode           rne (default), rna, rz, ru, rd, ro, sr, sr-bits=N... (mwmm help round)
+  seed           seed of the random bits of the stochastic modes
+  saturate       clamp overflow and ±Inf to ±max finite
+  no-subnormals  flush results below the smallest normal
+Block-scaled formats:
+  block-format   quantize to mxfp8, mxfp8-e5m2, mxfp6, mxfp6-e2m3, mxfp4 or nvfp4
+  scale-rule     the block scale rule: spec or noclip
+  scales         with --codes: write the block scales' codes (uint8) to this .npy
+Arrays (.npy):
+  in             round the array in this .npy file (needs --out)
+  out            write the rounded array to this .npy file
+  codes          write the format's bit codes (uint8 or uint16), not values
+  dtype          the values written: float32 or float64 (default: the narrowest exact)
+  stats          print counts, time and values/s
+`,
 	flags: func() *flag.FlagSet { fs, _ := roundFlags(); return fs },
 	run:   runRound,
 }

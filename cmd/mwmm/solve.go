@@ -43,7 +43,7 @@ h100, ieee, or with overrides: v100:extra=2).`
 
 var luCmd = &command{
 	name:    "lu",
-	summary: "LU factorization with tensor-core block FMAs (TC16, TC32, multiword), its backward error and bound",
+	summary: "LU factorization with tensor-core block FMAs (TC16, TC32, multiword) and its errors",
 	usage:   "mwmm lu [--a A.npy | --size N [--matrix KIND]] [--factor F] [--unit UNIT] [--nb NB] [--out LU.npy] [--json]",
 	help: `
 Lu factors a square matrix, P·A = L̂·Û, with a right-looking blocked LU with
@@ -63,31 +63,48 @@ mwmm lu --size 256 --factor tc16
 mwmm lu --size 256 --factor tc32 --unit a100 --input bf16
 mwmm lu --size 256 --matrix randsvd:kappa=1e8 --factor double-fp16-fabsum
 mwmm lu --a A.npy --factor fp32 --out LU.npy --perm P.npy`,
+	brief: `
+Input and output:
+  a        the n×n matrix A, a .npy file of float32 or float64
+  size     order of a random A, without --a (default 256)
+  matrix   random A: centered (default), uniform, normal, diagdom, randsvd[:kappa=K]
+  seed     seed of the random A
+  out      write L\\U to this .npy file (L's unit diagonal implied)
+  perm     write the row permutation to this .npy file
+  json     print the report as JSON
+Factorization:
+  factor   tc32 (default), tc16, fp16, bf16, fp32, fp64 or a multiword variant
+  unit     block FMA: v100 (default), t4, a100, h100, ieee (mwmm mma list), reference
+  input    the unit's input format for tc16 and tc32
+  nb       block size: panel width and inner dimension of the updates
+  engine   model:UNIT (the same as --unit) or reference
+`,
 	flags: func() *flag.FlagSet { fs, _ := systemFlags("lu"); return fs },
 	run:   runLU,
 }
 
 var solveCmd = &command{
 	name:    "solve",
-	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors by GMRES-IR or iterative refinement",
+	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors (GMRES-IR, refinement)",
 	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine auto|gmres|ir|none] [--tol T] [--json]",
 	help: `
 Solve factors A as 'mwmm lu' does (--factor, --unit) and refines the
 solution in fp64 until the normwise backward error
 ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) is at most --tol (default √n·2^-53, LAPACK
-dsgesv's criterion). --refine gmres (GMRES-IR) solves each correction
-by GMRES on the system preconditioned by the factors, which converges
-while about κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy) given
-enough GMRES iterations (--max-inner): where many singular values lie
-below the factors' error, as with randsvd's geometric ones, that takes
-hundreds or more; --refine
-ir solves it with the factors alone (κ(A)·u_f < 1), one solve and one
-product a step where GMRES takes a pair more per iteration; --refine auto
-(the default) refines classically while each step cuts the backward
-error a hundredfold and by GMRES-IR from the first step that does not
-(the report says from which); none returns the LU solution. Residuals are in fp64, or in double-word arithmetic
-with --residual dd, which brings the forward error down to order 2^-53
-while κ(A)·2^-53 < 1.
+dsgesv's criterion).
+
+--refine gmres (GMRES-IR) solves each correction by GMRES on the system
+preconditioned by the factors, which converges while about
+κ(A)·u_f·2^-26.5 < 1 (u_f: the factors' accuracy) given enough GMRES
+iterations (--max-inner): where many singular values lie below the
+factors' error, as with randsvd's geometric ones, that takes hundreds or
+more. --refine ir solves it with the factors alone (κ(A)·u_f < 1), one
+solve and one product a step where GMRES takes a pair more per iteration.
+--refine auto (the default) refines classically while each step cuts the
+backward error a hundredfold, and by GMRES-IR from the first step that
+does not (the report says from which); none returns the LU solution.
+Residuals are in fp64, or in double-word arithmetic with --residual dd,
+which brings the forward error down to order 2^-53 while κ(A)·2^-53 < 1.
 
 It prints the backward error after each step with the GMRES iterations it
 took, and the time of the factorization and of the refinement. A solve that
@@ -103,19 +120,61 @@ matrix of order --size drawn as --matrix says, and b has entries uniform in
 ` + matrixKindsHelp(),
 	examples: `
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor tc32
-mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor fp16 --refine ir   # κ·u16 ≫ 1: fails, exit 1
-mwmm solve --size 300 --factor double-fp16-fabsum --unit v100 --json
 mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12
 mwmm solve --engine gpu --size 8192 --factor double-fp16-fabsum
-mwmm solve --engine gpu --bench 4096,8192 --matrix centered,diagdom --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv`,
+# κ·u16 ≫ 1: classical refinement from fp16 factors fails, exit 1
+mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor fp16 --refine ir
+mwmm solve --size 300 --factor double-fp16-fabsum --unit v100 --json
+mwmm solve --engine gpu --bench 4096,8192 --matrix centered,diagdom \
+    --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv`,
+	brief: solveBrief,
 	flags: func() *flag.FlagSet { fs, _ := systemFlags("solve"); return fs },
 	run:   runSolve,
 }
 
+const solveBrief = `
+Input and output:
+  a              the n×n matrix A, a .npy file of float32 or float64
+  b              the right-hand side b, a .npy file
+  size           order of a random A, without --a (default 256)
+  matrix         random A: centered (default), uniform, normal, diagdom, randsvd[:kappa=K]
+  seed           seed of the random A and b
+  x              write the solution to this .npy file
+  json           print the report as JSON
+Factorization:
+  factor         tc32 (default), tc16, fp16, bf16, fp32, fp64, a multiword variant; gpu: auto
+  unit           block FMA: v100 (default), t4, a100, h100, ieee (mwmm mma list), reference
+  input          the unit's input format for tc16 and tc32
+  nb             block size: panel width and the updates' inner dimension (default 32)
+  engine         model:UNIT (the same as --unit), reference, or gpu (flags below)
+  lu-error       also measure the factorization's backward error
+Refinement:
+  refine         auto (default: classical, then GMRES-IR), gmres, ir or none
+  tol            stop at this normwise backward error (default √n·2^-53)
+  max-iter       at most N refinement steps
+  max-inner      at most N GMRES iterations a step (default min(n, 300))
+  gmres-tol      GMRES's relative residual on the preconditioned system
+  residual       fp64 (default), or dd (double-word): x accurate to order 2^-53
+GPU only (--engine gpu):
+  bench          time each --factor and cuSOLVER's solvers at these sizes
+  csv            with --bench: also write the table to this .csv file
+  plot           with --bench or --replot: draw PREFIX-time.png, PREFIX-iterations.png
+  replot         redraw --plot's figures from a --csv table (no GPU needed)
+  profile        with --bench: split each LU's time into its phases
+  panel          how pivoted panels are factored: auto (default), sgetrf or recursive
+  pivot          auto (default; none on a diagonally dominant A), partial, none, butterfly
+  lookahead-sms  the SMs the trailing update leaves to the next panel (default 32)
+`
+
 func matrixKindsHelp() string {
 	var b strings.Builder
 	for _, k := range experiment.MatrixKinds() {
-		fmt.Fprintf(&b, "  %-9s %s\n", k.Name, k.Doc)
+		for i, l := range wrapLine(k.Doc, manualWidth-12) {
+			if i > 0 {
+				k.Name = ""
+			}
+			fmt.Fprintf(&b, "  %-9s %s\n", k.Name, l)
+		}
 	}
 	return b.String()
 }
@@ -134,7 +193,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs := newFlagSet(name)
 	fs.StringVar(&o.a, "a", "", "`A.npy`, the n×n matrix")
 	fs.IntVar(&o.size, "size", 0, "order `N` of a random A when --a is not given (default 256)")
-	fs.StringVar(&o.matrix, "matrix", "centered", "the random A: `KIND[:key=value,...]`, e.g. randsvd:kappa=1e8,mode=one-small")
+	fs.StringVar(&o.matrix, "matrix", "centered", "the random A: `KIND`[:key=value,...], e.g. randsvd:kappa=1e8,mode=one-small")
 	fs.Uint64Var(&o.seed, "seed", 1, "`SEED` of the random A (and b)")
 	fs.StringVar(&o.factor, "factor", "tc32", "the factorization `FORM`: tc16, tc32, fp16, bf16, fp32, fp64 or a multiword variant; with --engine gpu also ozaki-int8xS (S = 2…7; fp64 factors, updates from int8 digits) and auto, its default there")
 	fs.StringVar(&o.unit, "unit", "v100", "the block FMA `UNIT` of tc16, tc32 and multiword forms (or reference for multiword)")

@@ -20,6 +20,10 @@ and whether the tree had uncommitted changes. Quote it in bug reports.`,
 	examples: `
 mwmm version
 mwmm version --json`,
+	brief: `
+Output:
+  json  print the version as JSON
+`,
 	flags: func() *flag.FlagSet { fs, _ := versionFlags(); return fs },
 	run:   runVersion,
 }
