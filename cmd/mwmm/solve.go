@@ -78,6 +78,7 @@ Factorization:
   input    the unit's input format for tc16 and tc32
   nb       block size: panel width and inner dimension of the updates
   engine   model:UNIT (the same as --unit) or reference
+  force    run work estimated at over an hour or beyond the free memory
 `,
 	flags: func() *flag.FlagSet { fs, _ := systemFlags("lu"); return fs },
 	run:   runLU,
@@ -86,7 +87,7 @@ Factorization:
 var solveCmd = &command{
 	name:    "solve",
 	summary: "solve Ax = b to fp64 accuracy from low-precision LU factors (GMRES-IR, refinement)",
-	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [--unit UNIT] [--refine auto|gmres|ir|none] [--tol T] [--json]",
+	usage:   "mwmm solve [--a A.npy --b b.npy | --size N [--matrix KIND]] [--x x.npy] [--factor F] [flags]",
 	help: `
 Solve factors A as 'mwmm lu' does (--factor, --unit) and refines the
 solution in fp64 until the normwise backward error
@@ -148,6 +149,7 @@ Factorization:
   nb             block size: panel width and the updates' inner dimension (default 32)
   engine         model:UNIT (the same as --unit), reference, or gpu (flags below)
   lu-error       also measure the factorization's backward error
+  force          run work estimated at over an hour or beyond the free memory
 Refinement:
   refine         auto (default: classical, then GMRES-IR), gmres, ir or none
   tol            stop at this normwise backward error (default √n·2^-53)
