@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -228,9 +227,7 @@ func listExperiments(w io.Writer, asJSON bool) error {
 		for _, e := range es {
 			items = append(items, item{e.Name, e.Title, e.Cites, e.Shows, e.Setup, e.Requires})
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(items)
+		return writeJSON(w, items)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tREPRODUCES\tWHAT")

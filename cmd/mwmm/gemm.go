@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -198,9 +197,7 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		sum.Check.Seconds = time.Since(t).Seconds()
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := writeJSON(stdout, sum); err != nil {
 			return err
 		}
 		gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite) // stderr: the JSON stays clean

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -212,12 +211,10 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if out.Crosscheck == nil {
-			return enc.Encode(out.Report) // the report alone, as before
+			return writeJSON(stdout, out.Report) // the report alone, as before
 		}
-		return enc.Encode(out)
+		return writeJSON(stdout, out)
 	}
 	return nil
 }
