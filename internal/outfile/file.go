@@ -85,8 +85,22 @@ func (f *File) interrupted() error {
 	if f.ctx.Err() == nil {
 		return nil
 	}
-	return fmt.Errorf("interrupted (%v): %s not written: %w", context.Cause(f.ctx), f.path, f.ctx.Err())
+	return &interruptError{f.path, context.Cause(f.ctx), f.ctx.Err()}
 }
+
+// interruptError says which file an interrupt left unwritten, and why; it
+// is (errors.Is) the context's error.
+type interruptError struct {
+	path     string
+	cause    error // "interrupt signal received"
+	ctxError error
+}
+
+func (e *interruptError) Error() string {
+	return fmt.Sprintf("interrupted (%v): %s not written", e.cause, e.path)
+}
+
+func (e *interruptError) Unwrap() error { return e.ctxError }
 
 // Commit flushes the output and, for a temporary file, syncs it to disk
 // and renames it over the path: the file is then complete or not there.
