@@ -192,7 +192,8 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			return err
 		}
 		gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite) // stderr: the JSON stays clean
-		return outErr                                                                       // after the report: a failed write loses no result but C
+		// A failed write comes after the report: only C is lost.
+		return outErr
 	}
 	w := tabwriter.NewWriter(report, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "plan\t%s\n", sum.Plan)
