@@ -22,7 +22,7 @@ func checkOutputs(outs ...output) error {
 		if o.path == "" {
 			continue
 		}
-		if f, ok := seen[o.path]; ok && o.path == outfile.Stdout {
+		if f, ok := seen[o.path]; ok && outfile.IsStdout(o.path) {
 			return usagef("--%s - and --%s -: one output can go to stdout", f, o.flag)
 		} else if ok {
 			return usagef("--%s and --%s both write %s", f, o.flag, o.path)
@@ -39,7 +39,7 @@ func checkOutputs(outs ...output) error {
 // outputs is stdout, which then holds that output alone.
 func reportTo(stdout, stderr io.Writer, outs ...output) io.Writer {
 	for _, o := range outs {
-		if o.path == outfile.Stdout {
+		if outfile.IsStdout(o.path) {
 			return stderr
 		}
 	}

@@ -28,11 +28,11 @@ type File struct {
 const chunk = 1 << 20
 
 // Create opens an output for path: a temporary file beside a regular or
-// new file, the file itself when it is special, stdout for "-". Writes
-// fail once ctx is done (the command was interrupted).
+// new file, the file itself when it is special, stdout for "-" (and
+// /dev/stdout). Writes fail once ctx is done (the command was interrupted).
 func Create(ctx context.Context, path string, stdout io.Writer) (*File, error) {
 	f := &File{ctx: ctx, path: path}
-	if path == Stdout {
+	if IsStdout(path) {
 		f.bw = bufio.NewWriterSize(stdout, chunk)
 		return f, nil
 	}
@@ -44,7 +44,7 @@ func Create(ctx context.Context, path string, stdout io.Writer) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
 	}
 	f.target = target
-	if st != nil && !st.Mode().IsRegular() {
+	if st != nil && inPlace(path, st) {
 		d, err := os.OpenFile(target, os.O_WRONLY, 0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))

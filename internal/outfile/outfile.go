@@ -18,16 +18,24 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Stdout is the path that names standard output.
 const Stdout = "-"
 
+// IsStdout says whether path names standard output: "-", or /dev/stdout
+// (a link to /proc/self/fd/1, which a rename would miss and a second
+// opening of a redirected file would overwrite from its start).
+func IsStdout(path string) bool {
+	return path == Stdout || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1"
+}
+
 // Check reports why path cannot be written as an output, before the work
 // that would fill it: its folder is missing, not a folder or not writable,
 // or path is a folder. "-" and existing special files pass.
 func Check(path string) error {
-	if path == Stdout {
+	if IsStdout(path) {
 		return nil
 	}
 	if path == "" {
@@ -41,8 +49,8 @@ func Check(path string) error {
 		return fmt.Errorf("%s: %w", path, unwrapPath(err))
 	case st != nil && st.IsDir():
 		return fmt.Errorf("%s is a folder: name a file in it", path)
-	case st != nil && !st.Mode().IsRegular():
-		return nil // written in place; its own permissions decide at open
+	case st != nil && inPlace(path, st):
+		return nil // its own permissions decide at open
 	}
 	dir := filepath.Dir(target)
 	if !isDir(dir) {
@@ -82,10 +90,23 @@ func resolve(path string) (target string, st fs.FileInfo, err error) {
 	if err != nil {
 		return "", nil, err
 	}
+	if inPlace(path, st) { // its links may lead nowhere (pipe:[1234])
+		return path, st, nil
+	}
 	if target, err = filepath.EvalSymlinks(path); err != nil {
 		return "", nil, err
 	}
 	return target, st, nil
+}
+
+// inPlace says whether path is written where it is, never renamed over: a
+// special file, or any file under /dev or /proc.
+func inPlace(path string, st fs.FileInfo) bool {
+	if !st.Mode().IsRegular() {
+		return true
+	}
+	abs, err := filepath.Abs(path)
+	return err == nil && (strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/"))
 }
 
 // createTemp creates a new file BASE.NNNN.partial in dir with mode 0666

@@ -136,18 +136,34 @@ func TestSpecialFileInPlace(t *testing.T) {
 	if st, _ := os.Stat(os.DevNull); st.Mode()&os.ModeCharDevice == 0 {
 		t.Errorf("%s is now %v", os.DevNull, st.Mode())
 	}
+	// /dev/full: the write's error, and the device stays (round --out
+	// /dev/full, run as root, replaced it with a regular file).
+	if st, err := os.Stat("/dev/full"); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		err := WriteFile(context.Background(), "/dev/full", nil, func(w io.Writer) error { _, err := w.Write([]byte("x")); return err })
+		if err == nil || !strings.Contains(err.Error(), "/dev/full: no space left") {
+			t.Errorf("/dev/full: %v", err)
+		}
+		if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+			t.Errorf("/dev/full is now %v", st.Mode())
+		}
+	}
 }
 
+// "-" and /dev/stdout are the stdout given: /dev/stdout is a link to
+// /proc/self/fd/1, which may be a pipe (no file to rename over) or the
+// file the shell opened (a second opening would write from its start).
 func TestStdout(t *testing.T) {
-	var out bytes.Buffer
-	if err := Check(Stdout); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(context.Background(), Stdout, &out, func(w io.Writer) error { _, err := io.WriteString(w, "C"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "C" {
-		t.Errorf("stdout got %q", out.String())
+	for _, path := range []string{Stdout, "/dev/stdout"} {
+		var out bytes.Buffer
+		if err := Check(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFile(context.Background(), path, &out, func(w io.Writer) error { _, err := io.WriteString(w, "C"); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "C" {
+			t.Errorf("%s: stdout got %q", path, out.String())
+		}
 	}
 }
 
