@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mwmm/mwmm/internal/outfile"
 	"github.com/mwmm/mwmm/internal/plotting"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/multiword"
@@ -36,9 +37,10 @@ type Result struct {
 // empty). It checks the engine and builds every task before it touches a
 // file: a refused run (a *ConfigError) writes nothing. Rows reach
 // NAME.csv.partial as their points finish; a complete run then replaces
-// NAME.csv and the plots (atomically, mode 0644 less the umask). An
-// interrupted run (ctx cancelled, as by Ctrl-C) or a failed one stops
-// waiting and keeps what it has without replacing a result with less: the
+// NAME.csv and the plots (through internal/outfile: atomically, mode 0666
+// less the umask, as os.Create). An interrupted run (ctx cancelled, as by
+// Ctrl-C) or a failed one stops waiting and keeps what it has without
+// replacing a result with less: the
 // rows, in task order, go to NAME.csv with plots when there is no NAME.csv
 // yet, and to NAME.partial.csv beside an existing one otherwise; no rows,
 // no files. It returns the result with Interrupted set and ctx's error.
@@ -248,27 +250,22 @@ func (e *Experiment) write(dir string, rows []Row, complete bool) ([]string, err
 		return nil, nil
 	}
 	path := filepath.Join(dir, e.Name+".csv")
+	writeCSV := func(w io.Writer) error { return e.writeCSV(w, rows) }
 	if !complete {
 		if _, err := os.Stat(path); err == nil {
 			path = filepath.Join(dir, e.Name+".partial.csv")
-			return []string{path}, writeFileAtomic(path, func(f *os.File) error { return e.writeCSV(f, rows) })
+			return []string{path}, outfile.WriteFile(context.Background(), path, nil, writeCSV)
 		}
 	}
-	if err := writeFileAtomic(path, func(f *os.File) error { return e.writeCSV(f, rows) }); err != nil {
+	// Not stopped by the interrupt: these are the rows it kept.
+	if err := outfile.WriteFile(context.Background(), path, nil, writeCSV); err != nil {
 		return nil, err
 	}
 	files := []string{path}
 	fig := e.Figure(rows)
 	for _, ext := range []string{".png", ".svg"} {
 		p := filepath.Join(dir, e.Name+ext)
-		// Save picks the format by extension: the temporary name keeps it.
-		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp%s", e.Name, os.Getpid(), ext))
-		err := plotting.Save(fig, tmp)
-		if err == nil {
-			err = os.Rename(tmp, p)
-		}
-		if err != nil {
-			os.Remove(tmp)
+		if err := plotting.Save(fig, p); err != nil { // whole or not at all
 			return files, fmt.Errorf("experiment %s: plot: %w", e.Name, err)
 		}
 		files = append(files, p)
@@ -284,34 +281,6 @@ func (e *Experiment) writeCSV(f io.Writer, rows []Row) error {
 	}
 	w.Flush()
 	return w.Error()
-}
-
-// writeFileAtomic writes path through a temporary file in the same folder,
-// renamed over path once complete. The temporary file is created with mode
-// 0644 less the umask, as os.Create would (os.CreateTemp's 0600 would make
-// the CSV unreadable to others beside plots that are readable).
-func writeFileAtomic(path string, fill func(*os.File) error) error {
-	var f *os.File
-	var err error
-	for i := 0; ; i++ {
-		tmp := fmt.Sprintf("%s.%d.%d.tmp", path, os.Getpid(), i)
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil || !errors.Is(err, os.ErrExist) || i > 100 {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if err := errors.Join(fill(f), f.Close()); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
 
 // Figure is the plot of rows: one panel per Panel value, one curve per

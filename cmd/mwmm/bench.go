@@ -1,18 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/internal/outfile"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/multiword"
 )
@@ -341,6 +342,7 @@ func (f *failures) write(w io.Writer) {
 const largeN = 1 << 16
 
 func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
+	realStdout := stdout // --csv -; the report then goes to stderr
 	var o benchOptions
 	pos, err := parseFlags(benchFlags(&o), args)
 	if err != nil {
@@ -377,6 +379,10 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		fmt.Fprintln(stderr, "mwmm bench: note: --dists logu is read as logu:3 (±[1e-3,1e3]), bench's log-uniform data; "+
 			"elsewhere logu means logu:10 (±[1e-10,1e10]): write logu:3")
 	}
+	if err := checkOutputs(output{"csv", o.csv}); err != nil {
+		return err
+	}
+	stdout = reportTo(stdout, stderr, output{"csv", o.csv})
 	e, err := gemm.SharedEngine(o.device)
 	if err != nil {
 		return fmt.Errorf("no GPU to benchmark: %w", err)
@@ -387,18 +393,12 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	bar.Finish()
 	failed.write(stdout)
 	if o.csv != "" {
-		f, err := os.Create(o.csv)
+		err := outfile.WriteFile(context.Background(), o.csv, realStdout, func(f io.Writer) error {
+			w := csv.NewWriter(f)
+			w.Write(benchHeader)
+			return w.WriteAll(records)
+		})
 		if err != nil {
-			return err
-		}
-		w := csv.NewWriter(f)
-		w.Write(benchHeader)
-		w.WriteAll(records)
-		if err := w.Error(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", o.csv)

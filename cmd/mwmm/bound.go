@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mwmm/mwmm/bound"
 	"github.com/mwmm/mwmm/format"
+	"github.com/mwmm/mwmm/internal/jsonout"
 	"github.com/mwmm/mwmm/lu"
 )
 
@@ -382,11 +382,9 @@ func parseCount(flagName, s string) (float64, error) {
 	return x, nil
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON writes every --json output: NaN and ±Inf as "NaN", "+Inf" and
+// "-Inf", which JSON numbers cannot hold.
+func writeJSON(w io.Writer, v any) error { return jsonout.Encode(w, v) }
 
 // pow2Text writes a unit roundoff as 2^e when it is a power of two.
 func pow2Text(x float64) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -241,9 +240,7 @@ func listExperiments(w io.Writer, asJSON bool) error {
 		for _, e := range es {
 			items = append(items, item{e.Name, e.Title, e.Cites, e.Shows, e.Setup, e.Requires})
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(items)
+		return writeJSON(w, items)
 	}
 	// Three columns in helpWidth, WHAT wrapped in its own.
 	rows := [][2]string{{"NAME", "REPRODUCES"}}

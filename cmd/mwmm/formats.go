@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -202,7 +201,5 @@ func writeFormatsJSON(w io.Writer, fmts []format.Format, aliases map[string][]st
 		}
 		out = append(out, j)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

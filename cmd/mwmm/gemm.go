@@ -1,14 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -186,12 +183,11 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			return usage(err)
 		}
 	}
-	if o.out != "" {
-		// A folder that is not there fails now, not after the product.
-		if st, err := os.Stat(filepath.Dir(o.out)); err != nil || !st.IsDir() {
-			return fmt.Errorf("--out %s: no folder %s to write C into", o.out, filepath.Dir(o.out))
-		}
+	// A path that cannot be written fails now, not after the product.
+	if err := checkOutputs(output{"out", o.out}); err != nil {
+		return err
 	}
+	report := reportTo(stdout, stderr, output{"out", o.out})
 	a, b, err := gemmInputs(fs, o)
 	if err != nil {
 		return err
@@ -209,14 +205,8 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 
 	sum := gemmSummary{Variant: plan.Name, Plan: plan.String(), Engine: eng.Name(), M: m, K: k, N: n,
 		Products: plan.Products(), Seconds: elapsed.Seconds()}
-	if o.out != "" {
-		dtype := "float64"
-		if plan.Out.Precision() <= 24 && plan.Out.Emax() <= 127 {
-			dtype = "float32"
-		}
-		if err := npy.WriteFile(o.out, npy.Matrix{Rows: m, Cols: n, Data: c, Dtype: dtype}); err != nil {
-			return err
-		}
+	outErr := writeC(o.out, plan, m, n, c, stdout)
+	if o.out != "" && outErr == nil {
 		sum.Out = o.out
 	}
 	sum.NonFinite = countNonFinite(c)
@@ -227,15 +217,14 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		sum.Check.Seconds = time.Since(t).Seconds()
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := writeJSON(report, sum); err != nil {
 			return err
 		}
 		gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite) // stderr: the JSON stays clean
-		return nil
+		// A failed write comes after the report: only C is lost.
+		return outErr
 	}
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	w := tabwriter.NewWriter(report, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "plan\t%s\n", sum.Plan)
 	fmt.Fprintf(w, "engine\t%s\n", sum.Engine)
 	fmt.Fprintf(w, "shape\t%d×%d times %d×%d, %s of words\n", m, k, k, n, count(sum.Products, "product"))
@@ -255,7 +244,23 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return err
 	}
 	gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite)
-	return nil
+	return outErr
+}
+
+// writeC writes C to path (if any) as float32 when the plan's output fits
+// it, else float64. An interrupt stops the write and removes the partial
+// file; the product before it was not interruptible and left no file.
+func writeC(path string, plan multiword.Plan, m, n int, c []float64, stdout io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	dtype := "float64"
+	if plan.Out.Precision() <= 24 && plan.Out.Emax() <= 127 {
+		dtype = "float32"
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	return writeArray(ctx, path, stdout, dtype, []int{m, n}, c)
 }
 
 // gemmWarnings says on stderr when C cannot be as accurate as the plan

@@ -200,3 +200,11 @@ func TestGemmVariants(t *testing.T) {
 		}
 	}
 }
+
+// B with fewer rows than columns (k < n): the underflow check read B's
+// columns past its end and panicked.
+func TestGemmWideB(t *testing.T) {
+	if code, _, errOut := mwmm(t, "", "gemm", "--size", "3,4,5"); code != 0 {
+		t.Errorf("gemm --size 3,4,5: exit %d: %s", code, errOut)
+	}
+}

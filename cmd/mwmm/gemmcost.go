@@ -104,8 +104,10 @@ func splitLoss(p *multiword.Plan, x []float64, rows, cols int, byRows bool, k in
 		}
 		var mag, miss float64
 		for e := 0; e < length; e++ {
-			v := x[l*cols+e]
-			if !byRows {
+			var v float64 // entry e of row (or column) l
+			if byRows {
+				v = x[l*cols+e]
+			} else {
 				v = x[e*cols+l]
 			}
 			if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {

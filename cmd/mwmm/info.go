@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -90,9 +89,7 @@ func runInfo(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(info)
+		return writeJSON(stdout, info)
 	}
 	if !info.GPU {
 		fmt.Fprintf(stdout, "no GPU: %s\n", info.Reason)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -225,9 +224,7 @@ func runMMAList(args []string, stdout io.Writer) error {
 		list = append(list, j)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSON(stdout, list)
 	}
 	if !flagSet(fs, "sources") {
 		return listUnits(stdout, list)

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/mwmm/mwmm/internal/outfile"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/mma"
 	"github.com/mwmm/mwmm/probe"
@@ -177,15 +176,12 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			return unitError(err)
 		}
 	}
-	// Create the record before the work: a path that cannot be written
-	// fails at once, not after the probe and the cross-check.
-	var rec *recorder
-	if o.record != "" {
-		if rec, err = newRecorder(o.record); err != nil {
-			return err
-		}
-		defer rec.f.Close() // after close, an error nobody reads
+	// A path that cannot be written fails at once, not after the probe.
+	if err := checkOutputs(output{"record", o.record}); err != nil {
+		return err
 	}
+	realStdout := stdout // --record -: the report goes to stderr
+	stdout = reportTo(stdout, stderr, output{"record", o.record})
 	var out struct {
 		Report     *probe.Report     `json:"probe,omitempty"`
 		Crosscheck *probe.Crosscheck `json:"crosscheck,omitempty"`
@@ -210,7 +206,14 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.crosscheck > 0 {
 		bar := progress.New(stderr, int64(o.crosscheck), "cross-check")
 		opts := probe.CrosscheckOptions{Cases: o.crosscheck, Seed: o.seed, Done: func(n int) { bar.Add(int64(n)) }}
-		if rec != nil {
+		var rec *recorder
+		if o.record != "" {
+			ctx, stop := signalContext() // the record only: nothing else to clean up
+			defer stop()
+			if rec, err = newRecorder(ctx, o.record, realStdout); err != nil {
+				return err
+			}
+			defer rec.f.Abort() // after close, nothing
 			opts.Record = rec.add
 		}
 		cc, err := probe.RunCrosscheck(u, model, opts)
@@ -229,46 +232,51 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if out.Crosscheck == nil {
-			return enc.Encode(out.Report) // the report alone, as before
+			return writeJSON(stdout, out.Report) // the report alone, as before
 		}
-		return enc.Encode(out)
+		return writeJSON(stdout, out)
 	}
 	return nil
 }
 
 // recorder writes cross-check cases as JSON lines (probe.RecordLine).
+// An interrupt stops it between two lines: the record keeps the cases so
+// far and ends on a whole line.
 type recorder struct {
-	f *os.File
-	w *bufio.Writer
+	ctx  context.Context // the interrupt
+	f    *outfile.File
+	path string
+	n    int // lines written
 }
 
-func newRecorder(name string) (*recorder, error) {
-	f, err := os.Create(name)
+func newRecorder(ctx context.Context, path string, stdout io.Writer) (*recorder, error) {
+	// The file itself is not stopped by the interrupt, so that close
+	// keeps the lines written.
+	f, err := outfile.Create(context.Background(), path, stdout)
 	if err != nil {
 		return nil, err
 	}
-	return &recorder{f, bufio.NewWriter(f)}, nil
+	return &recorder{ctx: ctx, f: f, path: path}, nil
 }
 
 func (r *recorder) add(gen string, c probe.Case, d float64) error {
+	if r.ctx.Err() != nil {
+		return fmt.Errorf("interrupted (%v): %s holds the first %s", context.Cause(r.ctx), r.path, count(r.n, "case"))
+	}
 	line, err := probe.RecordLine(gen, c, d)
 	if err != nil {
 		return err
 	}
-	r.w.Write(line)
-	return r.w.WriteByte('\n')
+	if _, err := r.f.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	r.n++
+	return nil
 }
 
-func (r *recorder) close() error {
-	err := r.w.Flush()
-	if cerr := r.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// close puts the record in place, complete or up to an interrupt.
+func (r *recorder) close() error { return r.f.Commit() }
 
 func writeCrosscheck(w io.Writer, cc probe.Crosscheck) {
 	fmt.Fprintf(w, "\ncross-check of %s against %s, lengths k = %v:\n", cc.Unit, cc.Model, cc.Lengths)

@@ -3,15 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
+	"context"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/internal/outfile"
 )
 
 var roundCmd = &command{
@@ -175,7 +174,7 @@ func runRound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return err
 	}
 	if o.blockFormat != "" {
-		return runRoundBlock(o, values, stdout, stdin)
+		return runRoundBlock(o, values, stdout, stderr, stdin)
 	}
 	if o.scales != "" || o.scaleRule != "spec" {
 		return usagef("--scales and --scale-rule go with --block-format")
@@ -198,7 +197,7 @@ func runRound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return err
 	}
 	if arrays {
-		return roundArray(f, mode, src, o, stdout)
+		return roundArray(f, mode, src, o, stdout, stderr)
 	}
 	if o.codes || o.dtype != "" || o.stats {
 		return usagef("--codes, --dtype and --stats apply to arrays (--in X.npy --out Y.npy)")
@@ -272,7 +271,7 @@ func fitsBinary32(f format.Format) bool {
 }
 
 // roundArray rounds the array in o.in into o.out, chunk by chunk.
-func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOptions, stdout io.Writer) error {
+func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOptions, stdout, stderr io.Writer) error {
 	dtype := o.dtype
 	switch {
 	case o.codes && dtype != "":
@@ -290,7 +289,12 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 	case dtype != "" && dtype != "float32" && dtype != "float64":
 		return usagef("--dtype %q: float32 or float64", dtype)
 	}
-
+	outs := []output{{"out", o.out}}
+	if err := checkOutputs(outs...); err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
 	r, closeIn, err := openArray(o.in)
 	if err != nil {
 		return err
@@ -302,7 +306,7 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 			dtype = "float32"
 		}
 	}
-	out, err := createArray(o.out, dtype, r.Shape, r.Fortran)
+	out, err := createArray(ctx, o.out, dtype, r.Shape, r.Fortran, stdout)
 	if err != nil {
 		return err
 	}
@@ -317,7 +321,7 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 		codes = make([]uint64, size)
 	}
 	at := 0
-	err = streamArray(r, o.in, size, func(x []float64) error {
+	err = streamArray(ctx, r, o.in, size, func(x []float64) error {
 		k := len(x)
 		f.RoundSlice(y[:k], x, mode, src)
 		if o.stats {
@@ -333,7 +337,7 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 			err = out.w.Write(y[:k])
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", o.out, err)
+			return err // it names o.out
 		}
 		at += k
 		return nil
@@ -350,7 +354,7 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 		if o.codes {
 			what = "codes"
 		}
-		fmt.Fprintf(stdout, "%s: %d values (%s %s) to %s %s in %s, as %s %s: %d changed, %d to zero, %d beyond ±max finite; %.3g s, %.3g values/s\n",
+		fmt.Fprintf(reportTo(stdout, stderr, outs...), "%s: %d values (%s %s) to %s %s in %s, as %s %s: %d changed, %d to zero, %d beyond ±max finite; %.3g s, %.3g values/s\n",
 			o.out, r.Len, r.Dtype, shapeString(r.Shape), f.Name(), mode, o.in, dtype, what,
 			st.changed, st.zero, st.overflow, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
 	}
@@ -373,8 +377,9 @@ func openArray(path string) (*npy.Reader, func(), error) {
 
 // streamArray calls fn on the elements of r in order, size at a time (the
 // last chunk may be shorter). A goroutine reads and converts the next chunk
-// while fn works on this one: the two halves of the work overlap.
-func streamArray(r *npy.Reader, path string, size int, fn func(x []float64) error) error {
+// while fn works on this one: the two halves of the work overlap. An
+// interrupt (ctx done) stops it between chunks.
+func streamArray(ctx context.Context, r *npy.Reader, path string, size int, fn func(x []float64) error) error {
 	type chunk struct {
 		x   []float64
 		err error
@@ -420,6 +425,9 @@ func streamArray(r *npy.Reader, path string, size int, fn func(x []float64) erro
 		if c.err != nil {
 			return c.err
 		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted (%v)", context.Cause(ctx))
+		}
 		if err := fn(c.x); err != nil {
 			return err
 		}
@@ -428,54 +436,36 @@ func streamArray(r *npy.Reader, path string, size int, fn func(x []float64) erro
 	return nil
 }
 
-// arrayOut is an array being written beside its path, renamed into place
-// by commit when complete: a failure leaves an earlier file as it was.
+// arrayOut is an array being written through outfile: at its path, whole,
+// once committed; an abort (a failure, an interrupt) leaves an earlier file
+// as it was and no temporary file.
 type arrayOut struct {
-	path string
-	tmp  *os.File
-	bw   *bufio.Writer
-	w    *npy.Writer
-	done bool
+	f *outfile.File
+	w *npy.Writer
 }
 
-func createArray(path, dtype string, shape []int, fortran bool) (*arrayOut, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
+func createArray(ctx context.Context, path, dtype string, shape []int, fortran bool, stdout io.Writer) (*arrayOut, error) {
+	f, err := outfile.Create(ctx, path, stdout)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) { // name the file asked for, not the temporary one
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: cannot write there: %w", path, err)
-	}
-	a := &arrayOut{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}
-	if a.w, err = npy.NewWriter(a.bw, dtype, shape, fortran); err != nil {
-		a.abort()
 		return nil, err
 	}
-	return a, nil
+	w, err := npy.NewWriter(f, dtype, shape, fortran)
+	if err != nil {
+		f.Abort()
+		return nil, err
+	}
+	return &arrayOut{f, w}, nil
 }
 
 func (a *arrayOut) commit() error {
-	if err := errors.Join(a.w.Close(), a.bw.Flush(), a.tmp.Chmod(0o644)); err != nil {
-		return fmt.Errorf("%s: %w", a.path, err)
-	}
-	if err := a.tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", a.path, err)
-	}
-	if err := os.Rename(a.tmp.Name(), a.path); err != nil {
+	if err := a.w.Close(); err != nil {
+		a.f.Abort()
 		return err
 	}
-	a.done = true
-	return nil
+	return a.f.Commit()
 }
 
-// abort removes the partial file unless commit succeeded.
-func (a *arrayOut) abort() {
-	if !a.done {
-		a.tmp.Close()
-		os.Remove(a.tmp.Name())
-	}
-}
+func (a *arrayOut) abort() { a.f.Abort() }
 
 // roundStats counts what rounding did to an array: values that changed,
 // nonzero values that became zero, finite values beyond ±max finite.
@@ -511,7 +501,7 @@ func shapeString(shape []int) string {
 
 // runRoundBlock quantizes to a block-scaled format: values (one row, in
 // the order given) or an array (blocks along its last axis).
-func runRoundBlock(o *roundOptions, values []string, stdout io.Writer, stdin io.Reader) error {
+func runRoundBlock(o *roundOptions, values []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	b, err := format.ParseBlockFormat(o.blockFormat)
 	if err != nil {
 		return usage(err)
@@ -531,7 +521,7 @@ func runRoundBlock(o *roundOptions, values []string, stdout io.Writer, stdin io.
 		return err
 	}
 	if arrays {
-		return roundBlockArray(b, rule, mode, src, o, stdout)
+		return roundBlockArray(b, rule, mode, src, o, stdout, stderr)
 	}
 	if o.codes || o.dtype != "" || o.stats || o.scales != "" {
 		return usagef("--codes, --dtype, --scales and --stats apply to arrays (--in X.npy --out Y.npy)")
@@ -562,7 +552,7 @@ func runRoundBlock(o *roundOptions, values []string, stdout io.Writer, stdin io.
 // roundBlockArray quantizes the array in o.in to b, blocks along the last
 // axis, and writes the values (float64) or, with --codes, the elements'
 // codes to o.out and the scales' codes to o.scales.
-func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mode, src format.Source, o *roundOptions, stdout io.Writer) error {
+func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mode, src format.Source, o *roundOptions, stdout, stderr io.Writer) error {
 	switch {
 	case o.dtype != "" && o.dtype != "float64":
 		return usagef("--dtype %s: block-format values are float64 (nvfp4's are products of three scales, not float32 values)", o.dtype)
@@ -571,6 +561,12 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 	case !o.codes && o.scales != "":
 		return usagef("--scales goes with --codes")
 	}
+	outs := []output{{"out", o.out}, {"scales", o.scales}}
+	if err := checkOutputs(outs...); err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
 	r, closeIn, err := openArray(o.in)
 	if err != nil {
 		return err
@@ -586,7 +582,7 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 	g := 1.0
 	if b.HasTensorScale() { // a first pass for the tensor's amax
 		amax := 0.0
-		if err := streamArray(r, o.in, min(arrayChunk, max(r.Len, 1)), func(x []float64) error {
+		if err := streamArray(ctx, r, o.in, min(arrayChunk, max(r.Len, 1)), func(x []float64) error {
 			amax = max(amax, format.AbsMax(x))
 			return nil
 		}); err != nil {
@@ -603,7 +599,7 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 	if o.codes {
 		dtype = "uint8"
 	}
-	out, err := createArray(o.out, dtype, r.Shape, false)
+	out, err := createArray(ctx, o.out, dtype, r.Shape, false, stdout)
 	if err != nil {
 		return err
 	}
@@ -615,7 +611,7 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 			shape = []int{1}
 		}
 		shape[len(shape)-1] = (rowLen + b.BlockSize() - 1) / b.BlockSize()
-		if scalesOut, err = createArray(o.scales, "uint8", shape, false); err != nil {
+		if scalesOut, err = createArray(ctx, o.scales, "uint8", shape, false, stdout); err != nil {
 			return err
 		}
 		defer scalesOut.abort()
@@ -631,7 +627,7 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 	scaleCodes := make([]uint64, 0, size/b.BlockSize()+1)
 	start := time.Now()
 	at := 0
-	err = streamArray(r, o.in, size, func(x []float64) error {
+	err = streamArray(ctx, r, o.in, size, func(x []float64) error {
 		k := len(x)
 		if !o.codes {
 			b.Quantize(y[:k], nil, x, rowLen, g, rule, mode, src, nil)
@@ -664,6 +660,7 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 			return err
 		}
 	}
+	stdout = reportTo(stdout, stderr, outs...)
 	if b.HasTensorScale() && (o.codes || o.stats) {
 		fmt.Fprintf(stdout, "%s tensor scale: %s (float32 %#08x)\n", b.Name(), strconv.FormatFloat(g, 'g', -1, 64), math.Float32bits(float32(g)))
 	}

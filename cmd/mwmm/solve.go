@@ -470,8 +470,12 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err := cpuEngine(fs, o); err != nil {
 		return err
 	}
+	outs := []output{{"out", o.out}, {"perm", o.perm}}
 	n, a, _, what, form, err := loadSystem(fs, o, false)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs(outs...); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
@@ -500,26 +504,15 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if b, err := form.Bound(n, fa.NB); err == nil {
 		sum.Bound, sum.BoundFirstOrder = b.Total, b.Dominant
 	}
-	if o.out != "" {
-		if err := npy.WriteFile(o.out, npy.Matrix{Rows: n, Cols: n, Data: fa.LU, Dtype: "float64"}); err != nil {
-			return err
-		}
+	if werr := writeLU(ctx, o, fa, stdout); werr != nil {
+		err = errors.Join(werr, err) // reported after the report
 	}
-	if o.perm != "" {
-		p := fa.Perm()
-		pf := make([]float64, n)
-		for i, v := range p {
-			pf[i] = float64(v)
-		}
-		if err := npy.WriteVectorFile(o.perm, pf, "float64"); err != nil {
-			return err
-		}
-	}
+	stdout = reportTo(stdout, stderr, outs...)
 	if o.json {
 		if err := writeJSON(stdout, sum); err != nil {
 			return err
 		}
-		return err // the SingularError, if any, after the report
+		return err // the SingularError or a failed write, if any, after the report
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "factor\t%s: %s\n", form.Name, form.Update)
@@ -539,6 +532,24 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return err
 	}
 	return err
+}
+
+// writeLU writes --out (L\\U) and --perm (int64 indices, as NumPy indexes).
+func writeLU(ctx context.Context, o *systemOptions, fa *lu.Factors, stdout io.Writer) error {
+	n := fa.N
+	if o.out != "" {
+		if err := writeArray(ctx, o.out, stdout, "float64", []int{n, n}, fa.LU); err != nil {
+			return err
+		}
+	}
+	if o.perm == "" {
+		return nil
+	}
+	pf := make([]float64, n)
+	for i, v := range fa.Perm() {
+		pf[i] = float64(v)
+	}
+	return writeArray(ctx, o.perm, stdout, "int64", []int{n}, pf)
 }
 
 type solveSummary struct {
@@ -591,6 +602,9 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(output{"x", o.x}); err != nil {
+		return err
+	}
 	ctx, stop := signalContext()
 	defer stop()
 	luOpt, finish := factorOptions(o, form, n, stderr)
@@ -604,12 +618,13 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return serr
 	}
 	sum := solveSummary{Matrix: what, Update: form.Update, Report: rep}
+	var xerr error // reported after the report, which it does not change
 	if serr == nil && o.x != "" {
-		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
-			return err
+		if xerr = writeArray(ctx, o.x, stdout, "float64", []int{n}, x); xerr == nil {
+			sum.X = o.x
 		}
-		sum.X = o.x
 	}
+	stdout = reportTo(stdout, stderr, output{"x", o.x})
 	if o.json {
 		if err := writeJSON(stdout, sum); err != nil {
 			return err
@@ -623,7 +638,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 		return serr
 	}
-	return nil
+	return xerr
 }
 
 func writeSolveReport(stdout io.Writer, s solveSummary) error {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu/dense"
 	"github.com/mwmm/mwmm/gpu/gemm"
-	"github.com/mwmm/mwmm/internal/npy"
+	"github.com/mwmm/mwmm/internal/outfile"
 	"github.com/mwmm/mwmm/matgen"
 	"github.com/mwmm/mwmm/solve"
 )
@@ -145,13 +144,16 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 			return err
 		}
 		o.tolSet = set["tol"]
+		if err := checkOutputs(benchOutputs(o)...); err != nil {
+			return err
+		}
 		e, err := sharedSolver()
 		if err != nil {
 			return err
 		}
 		ctx, stop := signalContext()
 		defer stop()
-		return solveBench(ctx, e, o, forms, tuning, sopt, sizes, kinds, stdout)
+		return solveBench(ctx, e, o, forms, tuning, sopt, sizes, kinds, reportTo(stdout, stderr, output{"csv", o.csv}), stdout)
 	}
 	if o.csv != "" || o.plot != "" {
 		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES")
@@ -248,6 +250,9 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(output{"x", o.x}); err != nil {
+		return err
+	}
 	e, err := sharedSolver()
 	if err != nil {
 		return err
@@ -271,12 +276,13 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), final.Form.Name)
 	}
 	sum := solveSummary{Matrix: what, Update: gpuUpdateName(final.Form, final.NB), Pivoting: final.Pivoting.String(), Report: final.Refine, Escalated: tried}
+	var xerr error // reported after the report
 	if serr == nil && o.x != "" {
-		if err := npy.WriteVectorFile(o.x, x, "float64"); err != nil {
-			return err
+		if xerr = writeArray(ctx, o.x, stdout, "float64", []int{len(x)}, x); xerr == nil {
+			sum.X = o.x
 		}
-		sum.X = o.x
 	}
+	stdout = reportTo(stdout, stderr, output{"x", o.x})
 	if o.json {
 		err = writeJSON(stdout, sum)
 	} else {
@@ -288,7 +294,20 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 	if serr != nil && o.x != "" {
 		return fmt.Errorf("%w; %s not written", serr, o.x)
 	}
-	return serr
+	if serr != nil {
+		return serr
+	}
+	return xerr
+}
+
+// benchOutputs are the files solve --bench writes: --csv's table and
+// --plot's two figures.
+func benchOutputs(o *systemOptions) []output {
+	outs := []output{{"csv", o.csv}}
+	if o.plot != "" {
+		outs = append(outs, output{"plot", o.plot + "-time.png"}, output{"plot", o.plot + "-iterations.png"})
+	}
+	return outs
 }
 
 // gpuUpdateName says how the form factors, with block size nb.
@@ -427,15 +446,19 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 	return sizes, kinds, nil
 }
 
+// solveBench prints the table to stdout and writes --csv (which may be
+// "-", the real stdout: then stdout is stderr).
 func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []dense.LUForm, tuning dense.LUForm, sopt solve.Options,
-	sizes []int, kinds []benchKind, stdout io.Writer) error {
+	sizes []int, kinds []benchKind, stdout, realStdout io.Writer) (err error) {
 	var out *csv.Writer
 	if o.csv != "" {
-		f, err := os.Create(o.csv)
-		if err != nil {
-			return err
+		// Not stopped by the interrupt: the rows measured are kept, as
+		// experiment keeps its rows.
+		f, cerr := outfile.Create(context.Background(), o.csv, realStdout)
+		if cerr != nil {
+			return cerr
 		}
-		defer f.Close()
+		defer func() { err = errors.Join(err, f.Commit()) }() // the named result
 		out = csv.NewWriter(f)
 		out.Write([]string{"n", "matrix", "method", "seconds", "tflops", "factor_seconds", "outer", "inner", "backward_error", "status",
 			"panel_seconds", "swap_seconds", "trsm_seconds", "update_seconds", "convert_seconds", "matvec_seconds", "solve_seconds", "pivoting", "gmres_seconds"})

@@ -194,6 +194,9 @@ func replotSolve(fs *flag.FlagSet, o *systemOptions, stdout io.Writer) error {
 	if o.plot == "" {
 		return usagef("--replot %s: say where with --plot PREFIX", o.replot)
 	}
+	if err := checkOutputs(benchOutputs(o)...); err != nil {
+		return err
+	}
 	rows, err := readSolveCSV(o.replot)
 	if err != nil {
 		return err

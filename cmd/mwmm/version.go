@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -82,9 +81,7 @@ func runVersion(args []string, stdout, stderr io.Writer, stdin io.Reader) error 
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(stdout, v)
 	}
 	fmt.Fprintf(stdout, "mwmm %s (%s), built with %s\n", v.Version, v.Module, v.Go)
 	if v.Revision != "" {

@@ -99,11 +99,12 @@ type Writer struct {
 }
 
 // NewWriter writes the header of an array of the given dtype ("float32",
-// "float64", "uint8" or "uint16"), shape and order to w, as np.save would.
+// "float64", "uint8", "uint16" or "int64"), shape and order to w, as
+// np.save would.
 func NewWriter(w io.Writer, dtype string, shape []int, fortran bool) (*Writer, error) {
-	descr := map[string]string{"float32": "<f4", "float64": "<f8", "uint8": "|u1", "uint16": "<u2"}[dtype]
+	descr := map[string]string{"float32": "<f4", "float64": "<f8", "uint8": "|u1", "uint16": "<u2", "int64": "<i8"}[dtype]
 	if descr == "" {
-		return nil, fmt.Errorf("npy: NewWriter: unsupported dtype %q: float32, float64, uint8 or uint16", dtype)
+		return nil, fmt.Errorf("npy: NewWriter: unsupported dtype %q: float32, float64, uint8, uint16 or int64", dtype)
 	}
 	n := 1
 	for _, d := range shape {
@@ -127,8 +128,8 @@ func NewWriter(w io.Writer, dtype string, shape []int, fortran bool) (*Writer, e
 }
 
 // Write appends the elements vs: float32 rounds each to nearest, ties to
-// even (as NumPy's astype); uint8 and uint16 take integers in their range
-// only (an error otherwise, before anything of vs is written).
+// even (as NumPy's astype); uint8, uint16 and int64 take integers in their
+// range only (an error otherwise, before anything of vs is written).
 func (w *Writer) Write(vs []float64) error {
 	if len(vs) > w.left {
 		return fmt.Errorf("npy: Write: %d elements more than the shape holds", len(vs)-w.left)
@@ -150,6 +151,13 @@ func (w *Writer) Write(vs []float64) error {
 		b = slices.Grow(b, 4*len(vs))[:4*len(vs)]
 		for i, v := range vs {
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
+		}
+	case w.dtype == "int64": // indices, as NumPy indexes with them
+		for i, v := range vs {
+			if !(v >= -(1<<63) && v < 1<<63 && v == math.Trunc(v)) {
+				return fmt.Errorf("npy: Write: element %d = %v is not an int64", w.n-w.left+i, v)
+			}
+			b = binary.LittleEndian.AppendUint64(b, uint64(int64(v)))
 		}
 	default: // uint8, uint16
 		for i, v := range vs {

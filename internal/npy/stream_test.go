@@ -156,3 +156,34 @@ func TestStreamErrors(t *testing.T) {
 		t.Errorf("inexact int64: %v", err)
 	}
 }
+
+// int64 is for indices (mwmm lu --perm): NumPy indexes with them, not with
+// floats. Read gives the values back exactly.
+func TestWriteInt64(t *testing.T) {
+	var buf bytes.Buffer
+	vs := []float64{0, 3, -1, 1 << 53, -(1 << 63)}
+	w, err := NewWriter(&buf, "int64", []int{len(vs)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []float64{1 << 63, 1.5, math.NaN(), math.Inf(-1)} {
+		if err := w.Write([]float64{bad}); err == nil || !strings.Contains(err.Error(), "is not an int64") {
+			t.Errorf("Write(%v) to int64: %v", bad, err)
+		}
+	}
+	if err := errors.Join(w.Write(vs), w.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("'descr': '<i8', 'fortran_order': False, 'shape': (5,)")) {
+		t.Errorf("header %q", buf.Bytes()[:80])
+	}
+	m, err := Read(&buf)
+	if err != nil || m.Dtype != "int64" || m.Rows != len(vs) || m.Cols != 1 {
+		t.Fatalf("read back %+v, %v", m, err)
+	}
+	for i, v := range vs {
+		if m.Data[i] != v {
+			t.Errorf("element %d = %v, want %v", i, m.Data[i], v)
+		}
+	}
+}

@@ -42,17 +42,19 @@ package plotting
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/mwmm/mwmm/internal/outfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -142,7 +144,8 @@ var glyphs = []draw.GlyphDrawer{
 	draw.PlusGlyph{},
 }
 
-// Save writes fig to path; the extension picks the format: .png, .svg or .pdf.
+// Save writes fig to path, whole or not at all (internal/outfile); the
+// extension picks the format: .png, .svg or .pdf.
 // (any other extension is an error naming the valid ones)
 func Save(fig Figure, path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -155,8 +158,11 @@ func Save(fig Figure, path string) error {
 	if err != nil {
 		return fmt.Errorf("plotting: %s: %w", path, err)
 	}
-	// Rendered in memory first, so a failed render leaves no partial file.
-	return os.WriteFile(path, b, 0o644)
+	// Rendered in memory first, then written whole or not at all.
+	return outfile.WriteFile(context.Background(), path, nil, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }
 
 // Floor returns the value at which Save draws zero (and negative) Y values
