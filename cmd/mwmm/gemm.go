@@ -94,7 +94,7 @@ Input and output:
   size      M,K,N of random A and B, without --a and --b
   dist      random entries: uniform (default), centered, normal, logu:E
   seed      seed of the random matrices
-  out       write C to this .npy file
+  out       write C to this .npy file (- for standard output)
   check     print the error against the float64 product and the bound
   json      print the summary as JSON
   force     run sizes estimated to take over an hour or more memory than free

@@ -55,7 +55,7 @@ Block-scaled formats:
   scales         with --codes: write the block scales' codes (uint8) to this .npy
 Arrays (.npy):
   in             round the array in this .npy file (needs --out)
-  out            write the rounded array to this .npy file
+  out            write the rounded array to this .npy file (- for standard output)
   codes          write the format's bit codes (uint8 or uint16), not values
   dtype          the values written: float32 or float64 (default: the narrowest exact)
   stats          print counts, time and values/s

@@ -140,7 +140,7 @@ Input and output:
   size           order of a random A, without --a (default 256)
   matrix         random A: centered (default), uniform, normal, diagdom, randsvd[:kappa=K]
   seed           seed of the random A and b
-  x              write the solution to this .npy file
+  x              write the solution to this .npy file (- for standard output)
   json           print the report as JSON
 Factorization:
   factor         tc32 (default), tc16, fp16, bf16, fp32, fp64, a multiword variant; gpu: auto
