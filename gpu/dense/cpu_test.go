@@ -304,3 +304,23 @@ func TestOzakiLUBoundNorm(t *testing.T) {
 		t.Errorf("bound %g, want %g", got, want)
 	}
 }
+
+// columnMajor is the transpose of a row-major matrix, for orders that
+// are and are not multiples of its tile.
+func TestColumnMajor(t *testing.T) {
+	for _, n := range []int{1, 2, 63, 64, 65, 200} {
+		a := make([]float64, n*n)
+		for k := range a {
+			a[k] = float64(k)
+		}
+		cm := make([]float64, n*n)
+		columnMajor(cm, a, n)
+		for i := range n {
+			for j := range n {
+				if cm[i+j*n] != a[i*n+j] {
+					t.Fatalf("n=%d: (%d,%d) is %v, want %v", n, i, j, cm[i+j*n], a[i*n+j])
+				}
+			}
+		}
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
@@ -37,11 +39,7 @@ func (e *Solver) NewSystem(n int, a []float64) (*System, error) {
 		return nil, fmt.Errorf("gpu: a system of order %d needs %d entries, got %d", n, n*n, len(a))
 	}
 	cm := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			cm[i+j*n] = a[i*n+j]
-		}
-	}
+	columnMajor(cm, a, n)
 	buf, err := e.d.Alloc(8 * n * n)
 	if err != nil {
 		return nil, err
@@ -51,6 +49,29 @@ func (e *Solver) NewSystem(n int, a []float64) (*System, error) {
 		return nil, err
 	}
 	return e.system(n, buf)
+}
+
+// columnMajor copies the row-major n×n a into cm column-major, in 64×64
+// tiles spread over the CPUs: element by element, the strided writes made
+// this copy most of a 2 GiB solve from a file (7 s of 7.5 at n = 16384).
+func columnMajor(cm, a []float64, n int) {
+	const tile = 64
+	tiles := (n + tile - 1) / tile
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), tiles) {
+		wg.Go(func() {
+			for t := int(next.Add(1) - 1); t < tiles*tiles; t = int(next.Add(1) - 1) {
+				i0, j0 := t/tiles*tile, t%tiles*tile
+				for i := i0; i < min(i0+tile, n); i++ {
+					for j := j0; j < min(j0+tile, n); j++ {
+						cm[i+j*n] = a[i*n+j]
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // GenerateSystem draws the n×n matrix of a counter kind (MatrixKinds:

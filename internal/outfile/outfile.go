@@ -2,8 +2,10 @@
 // or interrupted run never leaves a truncated file where a good one was.
 //
 // A regular file (or a new one) is written to a hidden temporary file in
-// its folder, synced and renamed over the path once complete: until then
-// the earlier file stays whole, and a failure removes the temporary file.
+// its folder and renamed over the path once complete: until then the
+// earlier file stays whole, and a failure removes the temporary file. (It
+// is not synced to the disk: that guards against power cuts, not failed
+// runs, at the price of a second pass over the bytes.)
 // A special file (a FIFO, a terminal, /dev/null, /dev/stdout) is written in
 // place: renaming over it would replace the device node with a regular
 // file. The path "-" is standard output. [Check] says before any work
