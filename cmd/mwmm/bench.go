@@ -178,17 +178,9 @@ func wrapList(items []string, width int, sep string) string {
 // continues the spec before it. sgemm comes first when it is not listed.
 func parseMethods(list string) ([]gemm.Method, error) {
 	all := gemm.Methods()
-	var items []string
-	for _, f := range strings.Split(list, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			return nil, usagef("--methods %q: an empty item", list)
-		}
-		if len(items) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
-			items[len(items)-1] += "," + f
-			continue
-		}
-		items = append(items, f)
+	items := splitSpecs(list)
+	if slices.Contains(items, "") {
+		return nil, usagef("--methods %q: an empty item", list)
 	}
 	var ms []gemm.Method
 	add := func(m gemm.Method) {

@@ -436,7 +436,7 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 		sizes = append(sizes, n)
 	}
 	var kinds []benchKind
-	for _, name := range splitKinds(o.matrix) {
+	for _, name := range splitSpecs(o.matrix) {
 		spec, err := experiment.ParseMatrix(name)
 		if err != nil {
 			return nil, nil, usage(err)
@@ -602,18 +602,19 @@ func backwardOn(sys *dense.System, x, b []float64) float64 {
 	return be
 }
 
-// splitKinds splits a comma-separated list of --matrix kinds whose own
-// options also take commas: "centered,randsvd:kappa=1e8,mode=one-small"
-// is two kinds.
-func splitKinds(s string) []string {
-	var kinds []string
+// splitSpecs splits a comma-separated list of specs whose own options
+// also take commas (--matrix kinds, --methods): an item key=value with no
+// ':' continues the spec before it, so "centered,randsvd:kappa=1e8,
+// mode=one-small" is two kinds.
+func splitSpecs(s string) []string {
+	var items []string
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if len(kinds) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
-			kinds[len(kinds)-1] += "," + f
+		if len(items) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
+			items[len(items)-1] += "," + f
 			continue
 		}
-		kinds = append(kinds, f)
+		items = append(items, f)
 	}
-	return kinds
+	return items
 }

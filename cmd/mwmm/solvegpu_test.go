@@ -14,10 +14,10 @@ import (
 )
 
 func TestSplitKinds(t *testing.T) {
-	got := splitKinds("centered, randsvd:kappa=1e8,mode=one-small,diagdom,randsvd:kappa=10")
+	got := splitSpecs("centered, randsvd:kappa=1e8,mode=one-small,diagdom,randsvd:kappa=10")
 	want := []string{"centered", "randsvd:kappa=1e8,mode=one-small", "diagdom", "randsvd:kappa=10"}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("splitKinds = %q, want %q", got, want)
+		t.Errorf("splitSpecs = %q, want %q", got, want)
 	}
 }
 
