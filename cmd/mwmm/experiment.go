@@ -248,8 +248,8 @@ func listExperiments(w io.Writer, asJSON bool) error {
 	w1, w2 := 0, 0
 	for _, e := range es {
 		what := e.Title
-		if e.Requires != "" {
-			what += " [needs " + e.Requires + "]"
+		if e.Requires != "" { // first, where wrapping cannot split it
+			what = "[needs " + e.Requires + "] " + what
 		}
 		rows = append(rows, [2]string{e.Name, shortCite(e.Cites)})
 		whats = append(whats, what)
