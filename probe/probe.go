@@ -120,6 +120,12 @@ type prober struct {
 	sigma   float64 // scale of the tests, so that they fit the input format's range
 	cache   map[string]float64
 	runs    int // cases run on the unit
+	// inferred memoises infer: the starts and settle's passes ask again
+	// about the same feature under the same parameters (about half the
+	// calls), and the answer depends on nothing else (the unit's results
+	// are cached).
+	inferred map[inferKey]inferred
+	products map[float64][2]float64 // product's answers (absent: none)
 
 	sample    []Case // random cases that judge fits, and the unit's results
 	sampleGot []float64
@@ -519,8 +525,34 @@ func (pr *prober) liftedTests(f feature, p mma.Params) []labelled {
 	return tests
 }
 
+type inferKey struct {
+	feature string
+	p       mma.Params
+}
+
+type inferred struct {
+	fd   Finding
+	next mma.Params
+}
+
 // infer keeps the candidate values of f whose models predict every test.
 func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
+	k := inferKey{f.name, cur}
+	if r, ok := pr.inferred[k]; ok {
+		fd := r.fd
+		fd.Candidates = slices.Clone(fd.Candidates)
+		return fd, r.next
+	}
+	fd, next := pr.inferOnce(f, cur)
+	if pr.inferred == nil {
+		pr.inferred = map[inferKey]inferred{}
+	}
+	pr.inferred[k] = inferred{fd, next}
+	fd.Candidates = slices.Clone(fd.Candidates)
+	return fd, next
+}
+
+func (pr *prober) inferOnce(f feature, cur mma.Params) (Finding, mma.Params) {
 	fd := Finding{Feature: f.name, Consistent: true}
 	tests := pr.liftedTests(f, cur)
 	cands := f.candidates(cur)
@@ -594,6 +626,23 @@ func (pr *prober) product(t float64) (float64, float64, bool) {
 	if t == 0 {
 		return 0, 0, true
 	}
+	// The tests ask for the same products over and over: remember them.
+	if ab, ok := pr.products[t]; ok {
+		return ab[0], ab[1], !math.IsNaN(ab[0])
+	}
+	a, b, ok := pr.factor(t)
+	if pr.products == nil {
+		pr.products = map[float64][2]float64{}
+	}
+	if !ok {
+		a = math.NaN()
+	}
+	pr.products[t] = [2]float64{a, b}
+	return a, b, ok
+}
+
+// factor is product, not remembered.
+func (pr *prober) factor(t float64) (float64, float64, bool) {
 	for s := pr.in.Emin(); s <= pr.in.Emax(); s++ {
 		b := math.Ldexp(1, s)
 		a := t / b
