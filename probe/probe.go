@@ -476,10 +476,11 @@ func (pr *prober) eval(c Case) float64 {
 // evalAll runs the cases not run before on the unit, one Dots call per
 // length (one launch each on hardware), and returns every result.
 func (pr *prober) evalAll(cs []Case) []float64 {
-	key := caseKey
+	keys := make([]string, len(cs))
 	byLen := map[int][]Case{}
-	for _, c := range cs {
-		if _, ok := pr.cache[key(c)]; !ok {
+	for i, c := range cs {
+		keys[i] = caseKey(c)
+		if _, ok := pr.cache[keys[i]]; !ok {
 			byLen[len(c.A)] = append(byLen[len(c.A)], c)
 		}
 	}
@@ -490,12 +491,12 @@ func (pr *prober) evalAll(cs []Case) []float64 {
 		}
 		pr.runs += len(batch)
 		for i, x := range batch {
-			pr.cache[key(x)] = d[i]
+			pr.cache[caseKey(x)] = d[i]
 		}
 	}
 	got := make([]float64, len(cs))
-	for i, c := range cs {
-		got[i] = pr.cache[key(c)]
+	for i := range cs {
+		got[i] = pr.cache[keys[i]]
 	}
 	return got
 }
@@ -574,7 +575,7 @@ func (pr *prober) inferOnce(f feature, cur mma.Params) (Finding, mma.Params) {
 	distinct := false
 	got := pr.evalAll(casesOf(tests))
 	for i, t := range tests {
-		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: map[string]float64{}}
+		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: make(map[string]float64, len(models))}
 		var first *float64
 		for _, v := range cands {
 			m, ok := models[v]
@@ -688,8 +689,11 @@ func (pr *prober) dot(c float64, ts ...float64) (Case, bool) {
 
 // scaledDot is dot that also returns σ.
 func (pr *prober) scaledDot(c float64, ts ...float64) (Case, float64, bool) {
+	// One pair of slices for every σ tried: a failed try's values are
+	// overwritten by the next.
+	a, b := make([]float64, len(ts)), make([]float64, len(ts))
 	try := func(sigma float64) (Case, bool) {
-		cs := Case{C: c * sigma, A: make([]float64, len(ts)), B: make([]float64, len(ts))}
+		cs := Case{C: c * sigma, A: a, B: b}
 		if !pr.out.IsRepresentable(cs.C) || cs.C != 0 && math.Abs(cs.C) < pr.out.MinNormal() {
 			return cs, false
 		}
