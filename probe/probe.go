@@ -127,9 +127,10 @@ type prober struct {
 	inferred map[inferKey]inferred
 	products map[float64][2]float64 // product's answers (absent: none)
 
-	sample    []Case // random cases that judge fits, and the unit's results
-	sampleGot []float64
-	err       error
+	sample       []Case // random cases that judge fits, and the unit's results
+	sampleGot    []float64
+	sampleMisses map[mma.Params]int // misses on the sample, by parameters
+	err          error
 }
 
 // Run measures the unit's numerical features and fits the generic model to
@@ -266,17 +267,26 @@ func (pr *prober) misses(q mma.Params, cs []Case, got []float64) int {
 	if err != nil {
 		return len(pr.sample) + len(cs) + 1
 	}
-	n := 0
-	count := func(cs []Case, got []float64) {
+	count := func(cs []Case, got []float64) int {
+		n := 0
 		for i, c := range cs {
 			if !same(m.Dot(c.A, c.B, c.C), got[i]) {
 				n++
 			}
 		}
+		return n
 	}
-	count(pr.sample, pr.sampleGot)
-	count(cs, got)
-	return n
+	// The starts often settle on the same parameters, and disambiguate
+	// tries them again: their count on the sample is remembered.
+	n, ok := pr.sampleMisses[q]
+	if !ok {
+		n = count(pr.sample, pr.sampleGot)
+		if pr.sampleMisses == nil {
+			pr.sampleMisses = map[mma.Params]int{}
+		}
+		pr.sampleMisses[q] = n
+	}
+	return n + count(cs, got)
 }
 
 // confirm narrows each finding's candidates to the values that, with the
