@@ -51,7 +51,8 @@ func TestRegistry(t *testing.T) {
 }
 
 // runQuick runs an experiment's quick sweep into a temporary folder and
-// checks the shape of what it wrote.
+// checks the shape of what it wrote. Its callers are parallel tests: each
+// run has its own folder and engines, and the registry only is shared (read).
 func runQuick(t *testing.T, name string) []Row {
 	t.Helper()
 	e, err := Lookup(name)
@@ -126,6 +127,7 @@ func series(rows []Row, panel, s string) map[float64]float64 {
 }
 
 func TestTable21(t *testing.T) {
+	t.Parallel()
 	rows := runQuick(t, "table2.1")
 	// The dominant terms of the paper's Table 2.1, as printed there.
 	want := map[string]string{
@@ -149,6 +151,7 @@ func TestTable21(t *testing.T) {
 }
 
 func TestFig31(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fig3.1 takes 10 s; the model it runs is tested bit for bit in mma")
 	}
@@ -177,6 +180,7 @@ func TestFig31(t *testing.T) {
 }
 
 func TestFig43RoundToNearestFixesDoubleFP16(t *testing.T) {
+	t.Parallel()
 	rows := runQuick(t, "fig4.3")
 	rz := series(rows, "round toward zero", "double-fp16")
 	rn := series(rows, "round to nearest", "double-fp16")
@@ -199,6 +203,7 @@ func TestFig43RoundToNearestFixesDoubleFP16(t *testing.T) {
 // and A₁B₂, A₂B₁ add their share), v2's stay flat while cuBLAS
 // double-fp16's grows like n.
 func TestFig44Sim(t *testing.T) {
+	t.Parallel()
 	rows := runQuick(t, "fig4.4-sim")
 	lo, hi := float64(1<<10), float64(1<<14)
 	for _, unit := range []string{"V100 model", "A100 model"} {
@@ -233,6 +238,7 @@ func TestFig44Sim(t *testing.T) {
 // 2u16 = 2^-10 of |A||B|) whatever the block; double-fp16 v2 b=256 is
 // at least 2× below it at n = 2^14.
 func TestFig45Sim(t *testing.T) {
+	t.Parallel()
 	rows := runQuick(t, "fig4.5-sim")
 	n := float64(1 << 14)
 	for _, unit := range []string{"V100 model", "A100 model"} {
@@ -255,6 +261,7 @@ func TestFig45Sim(t *testing.T) {
 // to fp32 and far below fp16, and the normwise backward error falls with n;
 // for data in (0,1] double-fp16's grows like n (round toward zero).
 func TestSlidesBackward(t *testing.T) {
+	t.Parallel()
 	rows := runQuick(t, "slides-backward")
 	lo, hi := float64(1<<9), float64(1<<14)
 	f16, d16, f32 := series(rows, "[-1,1]", "fp16"), series(rows, "[-1,1]", "double-fp16"), series(rows, "[-1,1]", "fp32")
@@ -305,6 +312,7 @@ func TestFiguresReadCleanly(t *testing.T) {
 }
 
 func TestNarrow(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"narrow1", "narrow2"} {
 		rows := runQuick(t, name)
 		for _, panel := range []string{"e4m3", "e5m2"} {

@@ -281,8 +281,17 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		prods = terms[1 : n+1]
 	}
 	finite := !isSpecial(c)
+	// The anchor (see anchorExp) is built from the inputs as read, here
+	// rather than by reading them again.
+	anchored := m.p.AnchorExponents && !m.p.NormalizeEach
+	anchor := noAnchor
+	emin := m.p.Input.Emin()
 	for i := range a {
-		p := m.readInput(a[i]) * m.readInput(b[i]) // exact: inputs have ≤ 26 bits
+		x, y := m.readInput(a[i]), m.readInput(b[i])
+		p := x * y // exact: inputs have ≤ 26 bits
+		if anchored && x != 0 && y != 0 {
+			anchor = max(anchor, anchorExp(x, emin)+anchorExp(y, emin))
+		}
 		if m.p.Product != nil {
 			p = m.p.Product.Round(p, m.p.ProductMode)
 		}
@@ -298,9 +307,8 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		}
 		return m.p.Output.Round(s, format.NearestEven)
 	}
-	anchor := noAnchor
-	if m.p.AnchorExponents && !m.p.NormalizeEach {
-		anchor = m.anchor(a, b, c)
+	if anchored && c != 0 && !m.p.AddendAfter {
+		anchor = max(anchor, anchorExp(c, m.p.Output.Emin()))
 	}
 	var s float64
 	switch {
@@ -325,26 +333,15 @@ func isSpecial(x float64) bool { return x-x != 0 }
 // noAnchor: the grid hangs from the largest term's leading bit.
 const noAnchor = math.MinInt
 
-// anchor is the largest exponent of the block's terms as the hardware reads
-// them: e_a+e_b for each nonzero product (a subnormal input at the input's
-// emin), and c's exponent (at least the output's emin) unless c comes after.
-func (m *Model) anchor(a, b []float64, c float64) int {
-	top := noAnchor
-	exp := func(x float64, emin int) int {
-		_, e := math.Frexp(x)
-		return max(e-1, emin)
-	}
-	emin := m.p.Input.Emin()
-	for i := range a {
-		x, y := m.readInput(a[i]), m.readInput(b[i])
-		if x != 0 && y != 0 {
-			top = max(top, exp(x, emin)+exp(y, emin))
-		}
-	}
-	if c != 0 && !m.p.AddendAfter {
-		top = max(top, exp(c, m.p.Output.Emin()))
-	}
-	return top
+// The anchor is the largest exponent of the block's terms as the hardware
+// reads them: e_a+e_b for each nonzero product (a subnormal input at the
+// input's emin), and c's exponent (at least the output's emin) unless c
+// comes after. anchorExp is the exponent of one finite nonzero value
+// clamped at emin, read from its bits: every format's emin is at least
+// fp64's -1022, so a float64 subnormal (biased exponent 0, read as -1023)
+// clamps as it should.
+func anchorExp(x float64, emin int) int {
+	return max(int(math.Float64bits(x)>>52&0x7ff)-1023, emin)
 }
 
 // sum adds finite terms as the accumulator does and returns the sum rounded
@@ -371,6 +368,21 @@ func (m *Model) sumAt(ts []float64, anchor int) float64 {
 }
 
 func (m *Model) sum2(x, y float64) float64 {
+	// With exact alignment and no lost carries, two nonzero terms give
+	// x+y rounded once into the accumulator: TwoSum and a step to the
+	// odd neighbour build the round-to-odd float64 that normalize would
+	// (as in exactPairSum), in a few flops instead of the grid's integer
+	// sum. The FMA chains (ieee units, the experiments' fp32) spend most
+	// of their time here. A zero sum or an overflow takes the general path.
+	if m.p.ExtraBits == Unlimited && m.p.CarryBits == Unlimited && x != 0 && y != 0 && !m.forceBig {
+		if s := x + y; s != 0 && !math.IsInf(s, 0) {
+			bb := s - x
+			if err := (x - (s - bb)) + (y - bb); err != 0 && math.Float64bits(s)&1 == 0 {
+				s = math.Nextafter(s, math.Copysign(math.Inf(1), err))
+			}
+			return m.roundAcc(s)
+		}
+	}
 	pair := [2]float64{x, y}
 	return m.alignedSum(pair[:], noAnchor)
 }

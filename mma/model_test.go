@@ -257,6 +257,33 @@ func TestTruncatingAdderMatchesBig(t *testing.T) {
 	}
 }
 
+// sum2's shortcut for two terms under exact alignment (TwoSum, round to
+// odd, one rounding) agrees with the big.Int adder (forceBig turns the
+// shortcut off) in every rounding mode, fixed range, c added after, fp32
+// inputs whose products need up to 48 bits, and wide exponent spreads.
+func TestPairShortcutMatchesBig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct{ spec, in, out string }{
+		{"ieee", "fp16", "fp32"}, {"ieee:k=1", "fp32", "fp32"}, {"ieee", "bf16", "fp16"},
+		{"ieee:accmode=rz", "fp16", "fp32"}, {"ieee:k=1,accmode=up", "fp32", "fp32"}, {"ieee:accmode=down", "bf16", "fp32"},
+		{"ieee:range=fixed,accmode=rz", "fp16", "fp32"}, {"ieee:accp=12", "fp16", "fp32"},
+		{"exact:addend=after", "fp16", "fp32"}, {"v100:extra=unlimited,carry=unlimited,norm=each,order=inorder", "fp16", "fp32"},
+	} {
+		fast, err := Lookup(c.spec, c.in, c.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, _ := Lookup(c.spec, c.in, c.out)
+		slow.forceBig = true
+		for trial := 0; trial < 5000; trial++ {
+			a, b, cc := randomCase(rng, fast.Input(), 1+rng.IntN(6))
+			if x, y := fast.Dot(a, b, cc), slow.Dot(a, b, cc); math.Float64bits(x) != math.Float64bits(y) {
+				t.Fatalf("%s %s→%s: a=%v b=%v c=%x: shortcut %x, big adder %x", c.spec, c.in, c.out, hexes(a), hexes(b), cc, x, y)
+			}
+		}
+	}
+}
+
 // The int64 and big.Int adders agree wherever both apply, sticky bit and
 // exact alignment included.
 func TestFixedAndBigAddersAgree(t *testing.T) {

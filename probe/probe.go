@@ -120,10 +120,17 @@ type prober struct {
 	sigma   float64 // scale of the tests, so that they fit the input format's range
 	cache   map[string]float64
 	runs    int // cases run on the unit
+	// inferred memoises infer: the starts and settle's passes ask again
+	// about the same feature under the same parameters (about half the
+	// calls), and the answer depends on nothing else (the unit's results
+	// are cached).
+	inferred map[inferKey]inferred
+	products map[float64][2]float64 // product's answers (absent: none)
 
-	sample    []Case // random cases that judge fits, and the unit's results
-	sampleGot []float64
-	err       error
+	sample       []Case // random cases that judge fits, and the unit's results
+	sampleGot    []float64
+	sampleMisses map[mma.Params]int // misses on the sample, by parameters
+	err          error
 }
 
 // Run measures the unit's numerical features and fits the generic model to
@@ -260,17 +267,26 @@ func (pr *prober) misses(q mma.Params, cs []Case, got []float64) int {
 	if err != nil {
 		return len(pr.sample) + len(cs) + 1
 	}
-	n := 0
-	count := func(cs []Case, got []float64) {
+	count := func(cs []Case, got []float64) int {
+		n := 0
 		for i, c := range cs {
 			if !same(m.Dot(c.A, c.B, c.C), got[i]) {
 				n++
 			}
 		}
+		return n
 	}
-	count(pr.sample, pr.sampleGot)
-	count(cs, got)
-	return n
+	// The starts often settle on the same parameters, and disambiguate
+	// tries them again: their count on the sample is remembered.
+	n, ok := pr.sampleMisses[q]
+	if !ok {
+		n = count(pr.sample, pr.sampleGot)
+		if pr.sampleMisses == nil {
+			pr.sampleMisses = map[mma.Params]int{}
+		}
+		pr.sampleMisses[q] = n
+	}
+	return n + count(cs, got)
 }
 
 // confirm narrows each finding's candidates to the values that, with the
@@ -470,10 +486,11 @@ func (pr *prober) eval(c Case) float64 {
 // evalAll runs the cases not run before on the unit, one Dots call per
 // length (one launch each on hardware), and returns every result.
 func (pr *prober) evalAll(cs []Case) []float64 {
-	key := caseKey
+	keys := make([]string, len(cs))
 	byLen := map[int][]Case{}
-	for _, c := range cs {
-		if _, ok := pr.cache[key(c)]; !ok {
+	for i, c := range cs {
+		keys[i] = caseKey(c)
+		if _, ok := pr.cache[keys[i]]; !ok {
 			byLen[len(c.A)] = append(byLen[len(c.A)], c)
 		}
 	}
@@ -484,12 +501,12 @@ func (pr *prober) evalAll(cs []Case) []float64 {
 		}
 		pr.runs += len(batch)
 		for i, x := range batch {
-			pr.cache[key(x)] = d[i]
+			pr.cache[caseKey(x)] = d[i]
 		}
 	}
 	got := make([]float64, len(cs))
-	for i, c := range cs {
-		got[i] = pr.cache[key(c)]
+	for i := range cs {
+		got[i] = pr.cache[keys[i]]
 	}
 	return got
 }
@@ -519,8 +536,34 @@ func (pr *prober) liftedTests(f feature, p mma.Params) []labelled {
 	return tests
 }
 
+type inferKey struct {
+	feature string
+	p       mma.Params
+}
+
+type inferred struct {
+	fd   Finding
+	next mma.Params
+}
+
 // infer keeps the candidate values of f whose models predict every test.
 func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
+	k := inferKey{f.name, cur}
+	if r, ok := pr.inferred[k]; ok {
+		fd := r.fd
+		fd.Candidates = slices.Clone(fd.Candidates)
+		return fd, r.next
+	}
+	fd, next := pr.inferOnce(f, cur)
+	if pr.inferred == nil {
+		pr.inferred = map[inferKey]inferred{}
+	}
+	pr.inferred[k] = inferred{fd, next}
+	fd.Candidates = slices.Clone(fd.Candidates)
+	return fd, next
+}
+
+func (pr *prober) inferOnce(f feature, cur mma.Params) (Finding, mma.Params) {
 	fd := Finding{Feature: f.name, Consistent: true}
 	tests := pr.liftedTests(f, cur)
 	cands := f.candidates(cur)
@@ -542,7 +585,7 @@ func (pr *prober) infer(f feature, cur mma.Params) (Finding, mma.Params) {
 	distinct := false
 	got := pr.evalAll(casesOf(tests))
 	for i, t := range tests {
-		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: map[string]float64{}}
+		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: make(map[string]float64, len(models))}
 		var first *float64
 		for _, v := range cands {
 			m, ok := models[v]
@@ -594,6 +637,23 @@ func (pr *prober) product(t float64) (float64, float64, bool) {
 	if t == 0 {
 		return 0, 0, true
 	}
+	// The tests ask for the same products over and over: remember them.
+	if ab, ok := pr.products[t]; ok {
+		return ab[0], ab[1], !math.IsNaN(ab[0])
+	}
+	a, b, ok := pr.factor(t)
+	if pr.products == nil {
+		pr.products = map[float64][2]float64{}
+	}
+	if !ok {
+		a = math.NaN()
+	}
+	pr.products[t] = [2]float64{a, b}
+	return a, b, ok
+}
+
+// factor is product, not remembered.
+func (pr *prober) factor(t float64) (float64, float64, bool) {
 	for s := pr.in.Emin(); s <= pr.in.Emax(); s++ {
 		b := math.Ldexp(1, s)
 		a := t / b
@@ -639,8 +699,11 @@ func (pr *prober) dot(c float64, ts ...float64) (Case, bool) {
 
 // scaledDot is dot that also returns σ.
 func (pr *prober) scaledDot(c float64, ts ...float64) (Case, float64, bool) {
+	// One pair of slices for every σ tried: a failed try's values are
+	// overwritten by the next.
+	a, b := make([]float64, len(ts)), make([]float64, len(ts))
 	try := func(sigma float64) (Case, bool) {
-		cs := Case{C: c * sigma, A: make([]float64, len(ts)), B: make([]float64, len(ts))}
+		cs := Case{C: c * sigma, A: a, B: b}
 		if !pr.out.IsRepresentable(cs.C) || cs.C != 0 && math.Abs(cs.C) < pr.out.MinNormal() {
 			return cs, false
 		}

@@ -2,11 +2,10 @@ package probe
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mwmm/mwmm/format"
@@ -45,49 +44,62 @@ func agree(t *testing.T, u mma.Unit, r Report, rng *rand.Rand, n int) {
 
 // For every preset the probe can measure, it recovers the preset's
 // parameters (up to equivalence) and the fitted model agrees bit for bit.
+//
+// The probes are independent (each its own prober and random cases), so
+// they run as parallel subtests, beside the random units' and models'.
 func TestPresetsRecovered(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	t.Parallel()
+	i := 0
 	for _, pre := range mma.Presets() {
 		for _, pair := range pre.Pairs {
 			u, err := mma.Lookup(pre.Name, pair[0].Name(), pair[1].Name())
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Run(u)
-			if err != nil {
-				t.Logf("%s: %v", u.Name(), err)
-				continue
-			}
-			want, got := Canonical(u.Params()), Canonical(r.Fitted)
-			// What no test can observe cannot be recovered.
-			for _, f := range r.Findings {
-				if !f.Observable {
-					ft := featureNamed(f.Feature)
-					ft.set(&got, ft.get(want))
-				}
-			}
-			got = Canonical(got)
-			if want.String() != got.String() {
-				t.Errorf("%s:\n preset %v\n fitted %v", u.Name(), want, got)
-			}
-			for _, f := range r.Findings {
-				if !f.Consistent {
-					t.Errorf("%s: %s: no candidate explains the results", u.Name(), f.Feature)
-				}
-			}
-			agree(t, u, r, rng, 10000)
-			// The spec in the report rebuilds the fitted model.
-			m, err := mma.Lookup(r.Spec, u.Input().Name(), u.Output().Name())
-			if err != nil {
-				t.Fatalf("%s: spec %q: %v", u.Name(), r.Spec, err)
-			}
-			if fit := Canonical(r.Fitted); Canonical(m.Params()).String() != fit.String() {
-				t.Errorf("%s: spec %q builds %v, not %v", u.Name(), r.Spec, Canonical(m.Params()), fit)
-			}
-			oneTruth(t, u, r)
-			checkMonotonicity(t, u, r)
+			i++
+			rng := rand.New(rand.NewPCG(1, uint64(i)))
+			t.Run(u.Name(), func(t *testing.T) {
+				t.Parallel()
+				presetRecovered(t, u, rng)
+			})
 		}
 	}
+}
+
+func presetRecovered(t *testing.T, u *mma.Model, rng *rand.Rand) {
+	r, err := Run(u)
+	if err != nil {
+		t.Logf("%s: %v", u.Name(), err)
+		return
+	}
+	want, got := Canonical(u.Params()), Canonical(r.Fitted)
+	// What no test can observe cannot be recovered.
+	for _, f := range r.Findings {
+		if !f.Observable {
+			ft := featureNamed(f.Feature)
+			ft.set(&got, ft.get(want))
+		}
+	}
+	got = Canonical(got)
+	if want.String() != got.String() {
+		t.Errorf("%s:\n preset %v\n fitted %v", u.Name(), want, got)
+	}
+	for _, f := range r.Findings {
+		if !f.Consistent {
+			t.Errorf("%s: %s: no candidate explains the results", u.Name(), f.Feature)
+		}
+	}
+	agree(t, u, r, rng, 10000)
+	// The spec in the report rebuilds the fitted model.
+	m, err := mma.Lookup(r.Spec, u.Input().Name(), u.Output().Name())
+	if err != nil {
+		t.Fatalf("%s: spec %q: %v", u.Name(), r.Spec, err)
+	}
+	if fit := Canonical(r.Fitted); Canonical(m.Params()).String() != fit.String() {
+		t.Errorf("%s: spec %q builds %v, not %v", u.Name(), r.Spec, Canonical(m.Params()), fit)
+	}
+	oneTruth(t, u, r)
+	checkMonotonicity(t, u, r)
 }
 
 // oneTruth checks that a report's table, model line and spec state the
@@ -255,6 +267,7 @@ func TestDesignedPairs(t *testing.T) {
 // accumulators than the output, narrow outputs. The fitted model must agree
 // with the unit bit for bit.
 func TestRandomUnitsRecovered(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	n := 40
 	if testing.Short() {
@@ -284,20 +297,22 @@ func TestRandomUnitsRecovered(t *testing.T) {
 		}
 		ps[i] = p
 	}
-	parallel(n, func(i int) {
-		p := ps[i]
-		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		u, r, ok := probeParams(t, p)
-		if !ok {
-			return
-		}
-		for _, f := range r.Findings {
-			if !f.Consistent {
-				t.Errorf("unit %d (%v): %s: no candidate explains the results", i, Canonical(p), f.Feature)
+	for i, p := range ps {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			u, r, ok := probeParams(t, p)
+			if !ok {
+				return
 			}
-		}
-		agree(t, u, r, rng, 10000)
-	})
+			for _, f := range r.Findings {
+				if !f.Consistent {
+					t.Errorf("unit %d (%v): %s: no candidate explains the results", i, Canonical(p), f.Feature)
+				}
+			}
+			agree(t, u, r, rng, 10000)
+		})
+	}
 }
 
 // probeParams builds the model of p and probes it.
@@ -313,26 +328,6 @@ func probeParams(t *testing.T, p mma.Params) (*mma.Model, Report, bool) {
 		return nil, Report{}, false
 	}
 	return u, r, true
-}
-
-// parallel runs f(0..n-1) on every core.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // randomParams draws a generic model over the knobs the probe measures.
@@ -353,6 +348,7 @@ func randomParams(rng *rand.Rand) mma.Params {
 }
 
 func TestRandomModelsRecovered(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	n := 200
 	if testing.Short() {
@@ -362,31 +358,37 @@ func TestRandomModelsRecovered(t *testing.T) {
 	for i := range ps {
 		ps[i] = randomParams(rng)
 	}
-	parallel(n, func(i int) {
-		p := ps[i]
-		rng := rand.New(rand.NewPCG(uint64(i), 3))
-		u, r, ok := probeParams(t, p)
-		if !ok {
-			return
+	for i, p := range ps {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			randomModelRecovered(t, i, p)
+		})
+	}
+}
+
+func randomModelRecovered(t *testing.T, i int, p mma.Params) {
+	rng := rand.New(rand.NewPCG(uint64(i), 3))
+	u, r, ok := probeParams(t, p)
+	if !ok {
+		return
+	}
+	// Every feature holds the true value among the values that explain
+	// the results; where the tests leave several, the fit must still
+	// agree with the unit on every random case below.
+	truth := Canonical(p)
+	for _, f := range r.Findings {
+		q := r.Fitted
+		ok := false
+		for _, v := range f.Candidates {
+			feat := featureNamed(f.Feature)
+			feat.set(&q, v)
+			ok = ok || Canonical(q).String() == truth.String() || feat.get(p) == v
 		}
-		// Every feature holds the true value among the values that explain
-		// the results; where the tests leave several, the fit must still
-		// agree with the unit on every random case below.
-		truth := Canonical(p)
-		for _, f := range r.Findings {
-			q := r.Fitted
-			ok := false
-			for _, v := range f.Candidates {
-				feat := featureNamed(f.Feature)
-				feat.set(&q, v)
-				ok = ok || Canonical(q).String() == truth.String() || feat.get(p) == v
-			}
-			if !ok || !f.Consistent {
-				t.Errorf("model %d (%v): %s: candidates %v exclude the true value %q", i, truth, f.Feature, f.Candidates, featureNamed(f.Feature).get(p))
-			}
+		if !ok || !f.Consistent {
+			t.Errorf("model %d (%v): %s: candidates %v exclude the true value %q", i, truth, f.Feature, f.Candidates, featureNamed(f.Feature).get(p))
 		}
-		agree(t, u, r, rng, 10000)
-	})
+	}
+	agree(t, u, r, rng, 10000)
 }
 
 // A NaN or infinite result survives JSON as a string.
