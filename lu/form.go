@@ -27,14 +27,26 @@ type Form struct {
 	// Storage is the format of the stored factors (and of A once it is
 	// read): the block FMA's output format for tensor-core forms.
 	Storage format.Format
-	// Update says in words how the updates compute, for reports.
+	// Update says in words how the updates compute, for reports; Kind
+	// says it as a value.
 	Update string
+	Kind   UpdateKind
 
 	update updater
 	// step is the first-order error of one update's contribution to an
 	// element, for the bound: see Bound.
 	boundTerms func(n, nb int) (bound.LUUpdate, error)
 }
+
+// An UpdateKind is which of the three kinds of trailing update a Form
+// runs.
+type UpdateKind int
+
+const (
+	ScalarUpdate    UpdateKind = iota + 1 // plain arithmetic of one format (Scalar)
+	BlockFMAUpdate                        // through a matrix-multiply unit (BlockFMA)
+	MultiwordUpdate                       // a multiword plan on an engine (Multiword)
+)
 
 // updater computes C ← C − A·B: A is m×k (leading dimension lda), B is
 // k×n (ldb) and C is m×n (ldc), all row-major values of the storage format.
@@ -70,6 +82,7 @@ func Scalar(f format.Format) Form {
 		Name:    strings.TrimPrefix(formatShort(f), "+"),
 		Storage: f,
 		Update:  fmt.Sprintf("%s arithmetic: c ← fl(c − fl(l·u)), one term at a time", f.Name()),
+		Kind:    ScalarUpdate,
 		update:  scalarUpdate(f),
 		boundTerms: func(n, nb int) (bound.LUUpdate, error) {
 			// A scalar update of inner dimension nb is nb chain roundings
@@ -97,6 +110,7 @@ func BlockFMA(u mma.Unit) Form {
 		Storage: out,
 		Update: fmt.Sprintf("block FMA %s: L21, U12 rounded to %s, accumulated through the unit in %d-product steps into %s",
 			u.Name(), in.Name(), u.BlockK(), out.Name()),
+		Kind:   BlockFMAUpdate,
 		update: unitUpdate(u),
 		boundTerms: func(n, nb int) (bound.LUUpdate, error) {
 			m, ok := u.(*mma.Model)
@@ -121,6 +135,7 @@ func Multiword(p multiword.Plan, e multiword.Engine) Form {
 		Storage: out,
 		Update: fmt.Sprintf("multiword %s on %s: P = L21·U12, then c ← fl(c − p) in %s",
 			p.Name, e.Name(), out.Name()),
+		Kind:   MultiwordUpdate,
 		update: multiwordUpdate(p, e),
 		boundTerms: func(n, nb int) (bound.LUUpdate, error) {
 			em, ok := e.(multiword.ErrorModel)

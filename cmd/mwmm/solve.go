@@ -422,13 +422,12 @@ const errorsRate = 2e8
 // multiply-adds at the rate each arithmetic runs on two cores here.
 func estimateSeconds(form lu.Form, n int) float64 {
 	rate := 7e7 // a block-FMA model
-	switch form.Name {
-	case "fp64", "fp32":
+	switch {
+	case form.Kind == lu.ScalarUpdate && form.Storage.Precision() >= 24: // fp32, fp64: hardware arithmetic
 		rate = 5e8
-	case "fp16", "bf16":
+	case form.Kind == lu.ScalarUpdate: // fp16, bf16 ...: rounded in software
 		rate = 6e7
-	}
-	if strings.HasPrefix(form.Update, "multiword") {
+	case form.Kind == lu.MultiwordUpdate:
 		rate = 2e7
 	}
 	m := float64(n)
