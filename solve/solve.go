@@ -49,6 +49,20 @@ func (m Method) String() string {
 	return fmt.Sprintf("Method(%d)", m)
 }
 
+// MarshalText writes the method's name, so reports keep it as text.
+func (m Method) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a name MarshalText writes.
+func (m *Method) UnmarshalText(b []byte) error {
+	for _, c := range []Method{GMRES, IR, None, Auto} {
+		if c.String() == string(b) {
+			*m = c
+			return nil
+		}
+	}
+	return fmt.Errorf("solve: no refinement method %q", b)
+}
+
 // ParseMethod reads gmres, ir, auto or none.
 func ParseMethod(s string) (Method, error) {
 	for _, m := range []Method{GMRES, IR, Auto, None} {
@@ -140,7 +154,7 @@ type Report struct {
 	Factor   string  `json:"factor"`
 	Storage  string  `json:"storage,omitempty"`
 	NB       int     `json:"nb,omitempty"`
-	Refine   string  `json:"refine"`
+	Refine   Method  `json:"refine"`
 	Residual string  `json:"residual"`
 	Tol      float64 `json:"tol"`
 
@@ -182,7 +196,7 @@ var ErrNotConverged = errors.New("refinement did not converge")
 // ErrNotConverged when that is above the tolerance: then x is no answer.
 func Refine(ctx context.Context, n int, a, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
 	if err := checkSystem(n, a, b); err != nil {
-		return nil, Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}, err
+		return nil, Report{N: n, Refine: opt.Refine, Residual: opt.Residual.String()}, err
 	}
 	return refine(ctx, dense{n, a}, b, fa, opt)
 }
@@ -199,7 +213,7 @@ type Operator interface {
 // b − A·x with A·x from MulVec, so opt.Residual must be FP64.
 func RefineOperator(ctx context.Context, a Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
 	n := a.N()
-	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	rep := Report{N: n, Refine: opt.Refine, Residual: opt.Residual.String()}
 	if opt.Residual != FP64 {
 		return nil, rep, fmt.Errorf("solve: residuals in %s need A as a matrix here; this operator computes them in fp64", opt.Residual)
 	}
@@ -242,7 +256,7 @@ func residualOf(p Residual, op Operator, x, b, r []float64) error {
 
 func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
 	n := op.N()
-	rep := Report{N: n, Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	rep := Report{N: n, Refine: opt.Refine, Residual: opt.Residual.String()}
 	if err := opt.check(); err != nil {
 		return nil, rep, err
 	}
@@ -356,7 +370,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 // System factors a in the form and refines: the whole solve on the CPU.
 // The report includes the factorization's backward error when withLUError.
 func System(ctx context.Context, form lu.Form, n int, a, b []float64, luOpt lu.Options, opt Options, withLUError bool) ([]float64, Report, error) {
-	rep := Report{N: n, Factor: form.Name, Storage: form.Storage.Name(), Refine: opt.Refine.String(), Residual: opt.Residual.String()}
+	rep := Report{N: n, Factor: form.Name, Storage: form.Storage.Name(), Refine: opt.Refine, Residual: opt.Residual.String()}
 	if err := checkSystem(n, a, b); err != nil {
 		return nil, rep, err
 	}

@@ -660,7 +660,7 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	fmt.Fprintf(w, "step\tbackward error\tGMRES iterations\t\n")
 	for _, st := range s.Steps {
 		it := ""
-		if st.Iteration > 0 && (s.Refine == "gmres" || s.Refine == "auto" && s.GMRESFrom > 0 && st.Iteration >= s.GMRESFrom) {
+		if st.Iteration > 0 && (s.Refine == solve.GMRES || s.Refine == solve.Auto && s.GMRESFrom > 0 && st.Iteration >= s.GMRESFrom) {
 			it = strconv.Itoa(st.GMRES)
 		}
 		fmt.Fprintf(w, "%d\t%.3g\t%s\t\n", st.Iteration, st.BackwardError, it)
@@ -683,13 +683,13 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	return nil
 }
 
-func refineName(m string, gmresFrom int) string {
+func refineName(m solve.Method, gmresFrom int) string {
 	switch m {
-	case "gmres":
+	case solve.GMRES:
 		return "GMRES-IR"
-	case "ir":
+	case solve.IR:
 		return "classical iterative refinement"
-	case "auto":
+	case solve.Auto:
 		if gmresFrom > 0 {
 			return fmt.Sprintf("auto: classical, GMRES-IR from step %d", gmresFrom)
 		}
