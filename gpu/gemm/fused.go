@@ -195,133 +195,175 @@ func (e *Engine) Fused(p multiword.Plan, a FusedArgs) error {
 	if err != nil {
 		return err
 	}
-	m, n, k := a.M, a.N, a.K
-	switch {
-	case m < 0 || n < 0 || k < 0:
-		return fmt.Errorf("gpu: negative dimensions %d×%d times %d×%d", m, k, k, n)
-	case m == 0 || n == 0 || k == 0:
-		return fmt.Errorf("%w: A is %d×%d and B is %d×%d", multiword.ErrEmpty, m, k, k, n)
-	case m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32:
-		return fmt.Errorf("gpu: %d×%d×%d is too large for the fused kernel", m, n, k)
-	}
-	lda, err := extent("A", a.LayoutA, m, k, a.LdA, a.A)
+	lda, ldb, ldc, err := fusedShape(&a)
 	if err != nil {
 		return err
 	}
-	ldb, err := extent("B", a.LayoutB, k, n, a.LdB, a.B)
-	if err != nil {
-		return err
-	}
-	ldc, err := extent("C", a.LayoutC, m, n, a.LdC, a.C)
-	if err != nil {
-		return err
-	}
-	wg, presplit := cfg.wg, cfg.presplit
-	if wg && !presplit {
+	m := a.M
+	if cfg.wg && !cfg.presplit {
 		if err := wgmmaOperands(&a, lda, ldb); err != nil {
 			return err
 		}
 	}
-	if !wg && (m+fusedBM-1)/fusedBM > 65535 {
+	if !cfg.wg && (m+fusedBM-1)/fusedBM > 65535 {
 		return fmt.Errorf("gpu: m = %d is too large for the mma.sync kernel's grid", m)
 	}
-	if a.Update && !wg {
+	if a.Update && !cfg.wg {
 		return e.updateThroughScratch(p, a, ldc)
 	}
-	scan, err := e.scanModule()
+	q := e.d.NewLaunchQueue() // every launch below, in one trip to the device's thread
+	ps, err := e.queuePasses(q, cfg, &p, &a, lda, ldb, ldc)
 	if err != nil {
 		return err
+	}
+	if cfg.wg {
+		var words uintptr
+		if cfg.presplit {
+			words = ps.info.Ptr() + uintptr(ps.infoBytes)
+		}
+		err = e.launchWGMMA(q, cfg, &p, &a, lda, ldb, ldc, ps.ea, ps.eb, words, ps.splitFlags, ps.limit, ps.mark)
+	} else {
+		markPasses(q, &a)
+		err = launchMMA(q, cfg, &p, &a, lda, ldb, ldc, ps.ea, ps.eb)
+	}
+	if err != nil {
+		return err
+	}
+	if err := patchSpecials(q, ps.scan, &a, ps.ars, ps.acs, ps.brs, ps.bcs, ps.crs, ps.ccs, ps.rowFlags, ps.colFlags, ps.mark); err != nil {
+		return err
+	}
+	return q.Flush()
+}
+
+// fusedShape checks a call's dimensions and returns the leading
+// dimensions of A, B and C.
+func fusedShape(a *FusedArgs) (lda, ldb, ldc int, err error) {
+	m, n, k := a.M, a.N, a.K
+	switch {
+	case m < 0 || n < 0 || k < 0:
+		return 0, 0, 0, fmt.Errorf("gpu: negative dimensions %d×%d times %d×%d", m, k, k, n)
+	case m == 0 || n == 0 || k == 0:
+		return 0, 0, 0, fmt.Errorf("%w: A is %d×%d and B is %d×%d", multiword.ErrEmpty, m, k, k, n)
+	case m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32:
+		return 0, 0, 0, fmt.Errorf("gpu: %d×%d×%d is too large for the fused kernel", m, n, k)
+	}
+	if lda, err = extent("A", a.LayoutA, m, k, a.LdA, a.A); err != nil {
+		return 0, 0, 0, err
+	}
+	if ldb, err = extent("B", a.LayoutB, k, n, a.LdB, a.B); err != nil {
+		return 0, 0, 0, err
+	}
+	ldc, err = extent("C", a.LayoutC, m, n, a.LdC, a.C)
+	return lda, ldb, ldc, err
+}
+
+// fusedPasses is what the passes before a fused product leave for it and
+// for the fp64 patch after it.
+type fusedPasses struct {
+	scan                         *gpu.Module
+	info                         *gpu.Buffer // A's rows then B's columns; then, presplit, the words
+	infoBytes                    int
+	rowFlags, colFlags           uintptr
+	mark                         uint32
+	limit                        uint32     // the largest entry the words hold, as fp32 bits
+	splitFlags                   [2]uintptr // the flags the presplit wgmma split sets itself
+	ea, eb                       uintptr    // the rows' and columns' scaling exponents, 0 without scaling
+	ars, acs, brs, bcs, crs, ccs int64
+}
+
+// queuePasses queues the passes before the product: the lines' magnitudes
+// and flags of entries the words cannot hold, and with scaling the
+// exponents.
+func (e *Engine) queuePasses(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs, lda, ldb, ldc int) (*fusedPasses, error) {
+	m, n, k := a.M, a.N, a.K
+	ps := &fusedPasses{}
+	var err error
+	if ps.scan, err = e.scanModule(); err != nil {
+		return nil, err
 	}
 	// info: A's rows then B's columns, the magnitudes (made exponents with
 	// scaling); their flags are in the stream's flag buffer.
 	infoWords := m + n
-	infoBytes, wordBytes := (4*infoWords+255)&^255, 0
-	if presplit {
+	ps.infoBytes = (4*infoWords + 255) &^ 255
+	wordBytes := 0
+	if cfg.presplit {
 		wordBytes = (wgmmaTiles(m, k) + wgmmaTiles(n, k)) * cfg.wordTile
 	}
-	info, err := e.scratch(a.Stream, infoBytes+wordBytes)
-	if err != nil {
-		return err
+	if ps.info, err = e.scratch(a.Stream, ps.infoBytes+wordBytes); err != nil {
+		return nil, err
 	}
-	zero, err := scan.Function("zero_u32")
+	zero, err := ps.scan.Function("zero_u32")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// flags: A's rows, any of them, B's columns, any of them.
 	flags, mark, err := e.lineFlags(zero, a.Stream, m+n+2)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rowFlags := flags
-	colFlags := rowFlags + uintptr(4*(m+1))
-	q := e.d.NewLaunchQueue() // every launch below, in one trip to the device's thread
-	if p.Scale {              // the magnitudes, for line_amax's atomicMax
-		if err := q.Launch(zero, gpu.StrideGrid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, info, int64(infoWords)); err != nil {
-			return err
+	ps.rowFlags, ps.colFlags, ps.mark = flags, flags+uintptr(4*(m+1)), mark
+	if p.Scale { // the magnitudes, for line_amax's atomicMax
+		if err := q.Launch(zero, gpu.StrideGrid(infoWords), [3]uint32{256, 1, 1}, 0, a.Stream, ps.info, int64(infoWords)); err != nil {
+			return nil, err
 		}
 	}
-	rowInfo := info.Ptr()
-	colInfo := rowInfo + uintptr(4*m)
-	ars, acs := strides(a.LayoutA, lda)
-	brs, bcs := strides(a.LayoutB, ldb)
-	crs, ccs := strides(a.LayoutC, ldc)
+	ps.ars, ps.acs = strides(a.LayoutA, lda)
+	ps.brs, ps.bcs = strides(a.LayoutB, ldb)
+	ps.crs, ps.ccs = strides(a.LayoutC, ldc)
 	// Entries the words cannot hold (only without scaling, which brings
 	// every row below the format's largest value) send their rows and
 	// columns to the fp64 patch as NaN and Inf do.
-	limit := math.Float32bits(math.MaxFloat32)
+	ps.limit = math.Float32bits(math.MaxFloat32)
 	if !p.Scale {
-		limit = math.Float32bits(float32(min(p.Low.MaxFinite(), math.MaxFloat32)))
+		ps.limit = math.Float32bits(float32(min(p.Low.MaxFinite(), math.MaxFloat32)))
 	}
-	// A's rows and B's columns are the lines scanned. Without scaling the
-	// presplit wgmma kernel's split sets the flags as it reads the
-	// entries, and nothing needs the magnitudes: no scan (two fifths of
-	// triple-bf16's passes at n = 2048, docs/perf/fabsum-kernels.md).
-	var splitFlags [2]uintptr
-	if presplit && !p.Scale {
-		splitFlags = [2]uintptr{rowFlags, colFlags}
-	} else {
-		if err := lineAmax(q, scan, a.A, ars, acs, m, k, limit, rowInfo, rowFlags, mark, a.Stream); err != nil {
-			return err
-		}
-		if err := lineAmax(q, scan, a.B, bcs, brs, n, k, limit, colInfo, colFlags, mark, a.Stream); err != nil {
-			return err
-		}
+	if err := ps.scanLines(q, cfg, p, a); err != nil {
+		return nil, err
 	}
-	var ea, eb uintptr
-	if p.Scale {
-		exps, err := scan.Function("scale_exps")
-		if err != nil {
-			return err
-		}
-		theta := p.ScaleTarget(k)
-		for _, l := range []struct {
-			ptr   uintptr
-			lines int
-		}{{rowInfo, m}, {colInfo, n}} {
-			if err := q.Launch(exps, [3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
-				l.ptr, int32(l.lines), theta); err != nil {
-				return err
-			}
-		}
-		ea, eb = rowInfo, colInfo
+	return ps, ps.scaleExponents(q, p, a)
+}
+
+// scanLines queues line_amax over A's rows and B's columns. Without
+// scaling the presplit wgmma kernel's split sets the flags as it reads the
+// entries, and nothing needs the magnitudes: no scan (two fifths of
+// triple-bf16's passes at n = 2048, docs/perf/fabsum-kernels.md).
+func (ps *fusedPasses) scanLines(q *gpu.LaunchQueue, cfg *fusedConfig, p *multiword.Plan, a *FusedArgs) error {
+	if cfg.presplit && !p.Scale {
+		ps.splitFlags = [2]uintptr{ps.rowFlags, ps.colFlags}
+		return nil
 	}
-	if wg {
-		var words uintptr
-		if presplit {
-			words = info.Ptr() + uintptr(infoBytes)
-		}
-		err = e.launchWGMMA(q, cfg, &p, &a, lda, ldb, ldc, ea, eb, words, splitFlags, limit, mark)
-	} else {
-		markPasses(q, &a)
-		err = launchMMA(q, cfg, &p, &a, lda, ldb, ldc, ea, eb)
+	rowInfo := ps.info.Ptr()
+	colInfo := rowInfo + uintptr(4*a.M)
+	if err := lineAmax(q, ps.scan, a.A, ps.ars, ps.acs, a.M, a.K, ps.limit, rowInfo, ps.rowFlags, ps.mark, a.Stream); err != nil {
+		return err
 	}
+	return lineAmax(q, ps.scan, a.B, ps.bcs, ps.brs, a.N, a.K, ps.limit, colInfo, ps.colFlags, ps.mark, a.Stream)
+}
+
+// scaleExponents queues scale_exps, which turns the lines' magnitudes
+// into their scaling exponents (ea, eb), with scaling.
+func (ps *fusedPasses) scaleExponents(q *gpu.LaunchQueue, p *multiword.Plan, a *FusedArgs) error {
+	if !p.Scale {
+		return nil
+	}
+	exps, err := ps.scan.Function("scale_exps")
 	if err != nil {
 		return err
 	}
-	if err := patchSpecials(q, scan, &a, ars, acs, brs, bcs, crs, ccs, rowFlags, colFlags, mark); err != nil {
-		return err
+	theta := p.ScaleTarget(a.K)
+	rowInfo := ps.info.Ptr()
+	colInfo := rowInfo + uintptr(4*a.M)
+	for _, l := range []struct {
+		ptr   uintptr
+		lines int
+	}{{rowInfo, a.M}, {colInfo, a.N}} {
+		if err := q.Launch(exps, [3]uint32{uint32((l.lines + 255) / 256), 1, 1}, [3]uint32{256, 1, 1}, 0, a.Stream,
+			l.ptr, int32(l.lines), theta); err != nil {
+			return err
+		}
 	}
-	return q.Flush()
+	ps.ea, ps.eb = rowInfo, colInfo
+	return nil
 }
 
 // A fusedConfig is what the fused kernels' launches take from a plan for
