@@ -450,7 +450,7 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 // "-", the real stdout: then stdout is stderr).
 func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []dense.LUForm, tuning dense.LUForm, sopt solve.Options,
 	sizes []int, kinds []benchKind, stdout, realStdout io.Writer) (err error) {
-	var out *csv.Writer
+	t := &benchTable{stdout: stdout}
 	if o.csv != "" {
 		// Not stopped by the interrupt: the rows measured are kept, as
 		// experiment keeps its rows.
@@ -459,137 +459,165 @@ func solveBench(ctx context.Context, e *dense.Solver, o *systemOptions, forms []
 			return cerr
 		}
 		defer func() { err = errors.Join(err, f.Commit()) }() // the named result
-		out = csv.NewWriter(f)
-		out.Write([]string{"n", "matrix", "method", "seconds", "tflops", "factor_seconds", "outer", "inner", "backward_error", "status",
+		t.out = csv.NewWriter(f)
+		t.out.Write([]string{"n", "matrix", "method", "seconds", "tflops", "factor_seconds", "outer", "inner", "backward_error", "status",
 			"panel_seconds", "swap_seconds", "trsm_seconds", "update_seconds", "convert_seconds", "matvec_seconds", "solve_seconds", "pivoting", "gmres_seconds"})
 	}
 	// Rows are printed as they come (fixed widths: a long run shows its
 	// progress).
-	const rowFormat = "%6s  %-9s  %-30s  %9s  %7s  %10s  %5s  %9s  %14s  %9s  %s\n"
-	fmt.Fprintf(stdout, rowFormat, "n", "matrix", "method", "time (s)", "TFLOP/s", "factor (s)", "steps", "GMRES its", "backward error", "vs getrf", "status")
-	var plotRows []solvePlotRow
-	emit := func(r benchRow, base float64) {
-		plotRows = append(plotRows, solvePlotRow{r.n, r.matrix, r.method, r.seconds, r.outer, r.inner, r.status})
-		tf := 2.0 / 3 * math.Pow(float64(r.n), 3) / r.seconds / 1e12
-		ratio := ""
-		if base > 0 && r.seconds > 0 {
-			ratio = fmt.Sprintf("%.2f×", base/r.seconds)
-		}
-		status := r.status
-		switch p := r.done; {
-		case p.Kind == dense.PivotButterfly:
-			status += " (butterfly, no pivoting)"
-		case p.Fallback != "":
-			status += " (butterfly failed: partial pivoting)"
-		case p.Kind == dense.PivotNone:
-			status += " (no pivoting)"
-		}
-		fmt.Fprintf(stdout, rowFormat, strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprintf("%.4g", r.seconds), fmt.Sprintf("%.1f", tf),
-			fmt.Sprintf("%.4g", r.factorSecs), strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprintf("%.3g", r.backward), ratio, status)
-		if p := r.phases; p != nil {
-			fmt.Fprintf(stdout, "%6s  %-9s    factor: panels %.3g s, swaps %.3g s, trsm %.3g s, updates %.3g s, conversions %.3g s; refinement: A·x %.3g s, solves %.3g s, GMRES %.3g s\n",
-				"", "", p.Panel.Seconds(), p.Swap.Seconds(), p.Trsm.Seconds(), p.Update.Seconds(), p.Convert.Seconds(), r.mulVec.Seconds(), r.solves.Seconds(), r.gmres.Seconds())
-		}
-		if out != nil {
-			ph := dense.Phases{}
-			if r.phases != nil {
-				ph = *r.phases
-			}
-			out.Write([]string{strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprint(r.seconds), fmt.Sprint(tf), fmt.Sprint(r.factorSecs),
-				strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprint(r.backward), r.status,
-				fmt.Sprint(ph.Panel.Seconds()), fmt.Sprint(ph.Swap.Seconds()), fmt.Sprint(ph.Trsm.Seconds()), fmt.Sprint(ph.Update.Seconds()),
-				fmt.Sprint(ph.Convert.Seconds()), fmt.Sprint(r.mulVec.Seconds()), fmt.Sprint(r.solves.Seconds()), r.pivoting, fmt.Sprint(r.gmres.Seconds())})
-			out.Flush()
-		}
-	}
+	fmt.Fprintf(stdout, benchRowFormat, "n", "matrix", "method", "time (s)", "TFLOP/s", "factor (s)", "steps", "GMRES its", "backward error", "vs getrf", "status")
 	for _, n := range sizes {
 		for _, k := range kinds {
-			kind := k.name
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			sys, _, err := gpuMatrix(e, k.spec, n, o.seed)
-			if err != nil {
+			if err := benchSystem(ctx, e, o, t, forms, tuning, sopt, n, k); err != nil {
 				return err
 			}
-			b := experiment.RandomVector(o.seed, "b", n)
-			// Every method once, untimed, on this system: the kernels its
-			// shapes and its pivoting pick are loaded, and every time is a
-			// steady one.
-			for _, m := range dense.SolveBaselines {
-				sys.Baseline(m, b)
-			}
-			for _, f := range forms {
-				dense.Solve(ctx, sys, b, policyFor([]dense.LUForm{f}, tuning, sopt))
-			}
-			base := 0.0
-			for _, m := range dense.SolveBaselines {
-				r := benchRow{n: n, matrix: kind, method: "cuSOLVER " + m, status: "ok", pivoting: "partial"}
-				res, err := sys.Baseline(m, b)
-				r.seconds, r.outer = res.Duration.Seconds(), res.Iterations
-				if err != nil {
-					r.status, r.backward = err.Error(), math.NaN()
-				} else {
-					r.backward = backwardOn(sys, res.X, b)
-					if res.Iterations < 0 {
-						r.status = "fell back to fp64"
-					}
-				}
-				if m == "getrf+getrs" && err == nil {
-					base = r.seconds
-					if !o.tolSet {
-						// Refine until at least as accurate as getrf+getrs.
-						sopt.Tol = r.backward
-					}
-				}
-				emit(r, base)
-			}
-			for _, f := range forms {
-				r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
-				pol := policyFor([]dense.LUForm{f}, tuning, sopt)
-				pol.Instrument = func(op solve.Operator, fa solve.Factorization) (solve.Operator, solve.Factorization) {
-					return timedOperator{op.(*dense.System), &r.mulVec}, timedFactors{fa.(*dense.Factors), &r.solves, &r.gmres}
-				}
-				x, srep, err := dense.Solve(ctx, sys, b, pol)
-				final := srep.Final()
-				if final.Outcome == dense.FactorFailed {
-					r.status, r.backward, r.seconds = err.Error(), math.NaN(), srep.Elapsed.Seconds()
-					emit(r, base)
-					continue
-				}
-				rep := final.Refine
-				r.phases, r.pivoting, r.done = final.Phases, final.Pivoting.String(), final.Pivoting
-				r.seconds = srep.Elapsed.Seconds()
-				if f.Name == "auto" {
-					// Which form answered, and which were tried first.
-					r.status = "ok: " + final.Form.Name
-					if tried := srep.Escalations(); len(tried) > 0 {
-						r.status += fmt.Sprintf(" after %d other", len(tried))
-					}
-				}
-				r.factorSecs, r.outer, r.inner = final.Factor.Seconds(), rep.Outer, rep.GMRES
-				if err != nil && !errors.Is(err, solve.ErrNotConverged) {
-					return err
-				}
-				r.backward = rep.BackwardError
-				if err != nil {
-					r.status = "not converged: " + rep.Stop
-				} else if be := backwardOn(sys, x, b); be != rep.BackwardError {
-					r.backward = be
-				}
-				emit(r, base)
-			}
-			sys.Free()
 		}
 	}
 	if o.plot != "" {
-		files, err := saveSolveFigures(plotRows, o.plot)
+		files, err := saveSolveFigures(t.plotRows, o.plot)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", strings.Join(files, ", "))
 	}
 	return nil
+}
+
+// benchRowFormat is a row of --bench's table.
+const benchRowFormat = "%6s  %-9s  %-30s  %9s  %7s  %10s  %5s  %9s  %14s  %9s  %s\n"
+
+// benchTable prints --bench's rows, keeps them for the figures and
+// writes them to the CSV file, if any.
+type benchTable struct {
+	stdout   io.Writer
+	out      *csv.Writer
+	plotRows []solvePlotRow
+}
+
+// emit prints r with its speed-up over base (getrf+getrs's time).
+func (t *benchTable) emit(r benchRow, base float64) {
+	stdout, out := t.stdout, t.out
+	t.plotRows = append(t.plotRows, solvePlotRow{r.n, r.matrix, r.method, r.seconds, r.outer, r.inner, r.status})
+	tf := 2.0 / 3 * math.Pow(float64(r.n), 3) / r.seconds / 1e12
+	ratio := ""
+	if base > 0 && r.seconds > 0 {
+		ratio = fmt.Sprintf("%.2f×", base/r.seconds)
+	}
+	status := r.status
+	switch p := r.done; {
+	case p.Kind == dense.PivotButterfly:
+		status += " (butterfly, no pivoting)"
+	case p.Fallback != "":
+		status += " (butterfly failed: partial pivoting)"
+	case p.Kind == dense.PivotNone:
+		status += " (no pivoting)"
+	}
+	fmt.Fprintf(stdout, benchRowFormat, strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprintf("%.4g", r.seconds), fmt.Sprintf("%.1f", tf),
+		fmt.Sprintf("%.4g", r.factorSecs), strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprintf("%.3g", r.backward), ratio, status)
+	if p := r.phases; p != nil {
+		fmt.Fprintf(stdout, "%6s  %-9s    factor: panels %.3g s, swaps %.3g s, trsm %.3g s, updates %.3g s, conversions %.3g s; refinement: A·x %.3g s, solves %.3g s, GMRES %.3g s\n",
+			"", "", p.Panel.Seconds(), p.Swap.Seconds(), p.Trsm.Seconds(), p.Update.Seconds(), p.Convert.Seconds(), r.mulVec.Seconds(), r.solves.Seconds(), r.gmres.Seconds())
+	}
+	if out != nil {
+		ph := dense.Phases{}
+		if r.phases != nil {
+			ph = *r.phases
+		}
+		out.Write([]string{strconv.Itoa(r.n), r.matrix, r.method, fmt.Sprint(r.seconds), fmt.Sprint(tf), fmt.Sprint(r.factorSecs),
+			strconv.Itoa(r.outer), strconv.Itoa(r.inner), fmt.Sprint(r.backward), r.status,
+			fmt.Sprint(ph.Panel.Seconds()), fmt.Sprint(ph.Swap.Seconds()), fmt.Sprint(ph.Trsm.Seconds()), fmt.Sprint(ph.Update.Seconds()),
+			fmt.Sprint(ph.Convert.Seconds()), fmt.Sprint(r.mulVec.Seconds()), fmt.Sprint(r.solves.Seconds()), r.pivoting, fmt.Sprint(r.gmres.Seconds())})
+		out.Flush()
+	}
+}
+
+// benchSystem times cuSOLVER's solvers and each form on one system.
+func benchSystem(ctx context.Context, e *dense.Solver, o *systemOptions, t *benchTable, forms []dense.LUForm, tuning dense.LUForm, sopt solve.Options,
+	n int, k benchKind) error {
+	sys, _, err := gpuMatrix(e, k.spec, n, o.seed)
+	if err != nil {
+		return err
+	}
+	defer sys.Free()
+	b := experiment.RandomVector(o.seed, "b", n)
+	// Every method once, untimed, on this system: the kernels its shapes
+	// and its pivoting pick are loaded, and every time is a steady one.
+	for _, m := range dense.SolveBaselines {
+		sys.Baseline(m, b)
+	}
+	for _, f := range forms {
+		dense.Solve(ctx, sys, b, policyFor([]dense.LUForm{f}, tuning, sopt))
+	}
+	base := 0.0
+	for _, m := range dense.SolveBaselines {
+		r := benchRow{n: n, matrix: k.name, method: "cuSOLVER " + m, status: "ok", pivoting: "partial"}
+		res, err := sys.Baseline(m, b)
+		r.seconds, r.outer = res.Duration.Seconds(), res.Iterations
+		if err != nil {
+			r.status, r.backward = err.Error(), math.NaN()
+		} else {
+			r.backward = backwardOn(sys, res.X, b)
+			if res.Iterations < 0 {
+				r.status = "fell back to fp64"
+			}
+		}
+		if m == "getrf+getrs" && err == nil {
+			base = r.seconds
+			if !o.tolSet {
+				// Refine until at least as accurate as getrf+getrs.
+				sopt.Tol = r.backward
+			}
+		}
+		t.emit(r, base)
+	}
+	for _, f := range forms {
+		r, err := benchForm(ctx, sys, b, f, tuning, sopt, n, k.name)
+		if err != nil {
+			return err
+		}
+		t.emit(r, base)
+	}
+	return nil
+}
+
+// benchForm times one solve in the form (auto's forms for "auto"), with
+// where refinement's time went.
+func benchForm(ctx context.Context, sys *dense.System, b []float64, f dense.LUForm, tuning dense.LUForm, sopt solve.Options, n int, kind string) (benchRow, error) {
+	r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
+	pol := policyFor([]dense.LUForm{f}, tuning, sopt)
+	pol.Instrument = func(op solve.Operator, fa solve.Factorization) (solve.Operator, solve.Factorization) {
+		return timedOperator{op.(*dense.System), &r.mulVec}, timedFactors{fa.(*dense.Factors), &r.solves, &r.gmres}
+	}
+	x, srep, err := dense.Solve(ctx, sys, b, pol)
+	final := srep.Final()
+	if final.Outcome == dense.FactorFailed {
+		r.status, r.backward, r.seconds = err.Error(), math.NaN(), srep.Elapsed.Seconds()
+		return r, nil
+	}
+	rep := final.Refine
+	r.phases, r.pivoting, r.done = final.Phases, final.Pivoting.String(), final.Pivoting
+	r.seconds = srep.Elapsed.Seconds()
+	if f.Name == "auto" {
+		// Which form answered, and which were tried first.
+		r.status = "ok: " + final.Form.Name
+		if tried := srep.Escalations(); len(tried) > 0 {
+			r.status += fmt.Sprintf(" after %d other", len(tried))
+		}
+	}
+	r.factorSecs, r.outer, r.inner = final.Factor.Seconds(), rep.Outer, rep.GMRES
+	if err != nil && !errors.Is(err, solve.ErrNotConverged) {
+		return r, err
+	}
+	r.backward = rep.BackwardError
+	if err != nil {
+		r.status = "not converged: " + rep.Stop
+	} else if be := backwardOn(sys, x, b); be != rep.BackwardError {
+		r.backward = be
+	}
+	return r, nil
 }
 
 // backwardOn is ‖b − A·x‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞) with A·x in fp64 on the
