@@ -208,22 +208,9 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if len(rest) > 0 {
 		return usagef("bound takes no arguments (got %q); give n with -n", rest[0])
 	}
-	set := map[string]bool{}
-	spelled := map[string]string{} // the canonical name's spelling given first
-	var twice error
-	fs.Visit(func(f *flag.Flag) {
-		name := f.Name
-		if c, ok := boundAliases[name]; ok {
-			name = c
-		}
-		if set[name] && twice == nil {
-			twice = usagef("%s and %s are one flag (docs/cli.md): give one", dashed(spelled[name]), dashed(f.Name))
-		}
-		set[name] = true
-		spelled[name] = f.Name
-	})
-	if twice != nil {
-		return twice
+	set, err := boundFlagsSet(fs)
+	if err != nil {
+		return err
 	}
 	only := func(mode string, allowed ...string) error {
 		for name := range set {
@@ -233,7 +220,6 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 		return nil
 	}
-
 	if o.lu {
 		if err := only("lu", "n", "unit", "nb", "json"); err != nil {
 			return err
@@ -255,72 +241,118 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return writeTable21(stdout, rows)
 	}
 
-	low, err := format.Parse(o.low)
-	if err != nil {
-		return usage(err)
-	}
-	high, err := format.Parse(o.high)
-	if err != nil {
-		return usage(err)
-	}
-	modeLow, err := format.ParseMode(o.modeLow)
-	if err != nil {
-		return usage(err)
-	}
-	modeHigh, err := format.ParseMode(o.modeHigh)
-	if err != nil {
-		return usage(err)
-	}
-	if o.p < 1 {
-		return usagef("-p %d: the number of words must be at least 1", o.p)
-	}
-	if !set["n"] {
-		return usagef("give the inner dimension with -n (e.g. -n 1e6)")
-	}
-	n, err := parseCount("-n", o.n)
+	in, err := parseBoundInputs(o, set)
 	if err != nil {
 		return err
 	}
-	out := boundJSON{Low: low.Name(), ModeLow: modeLow.String(), High: high.Name(), ModeHigh: modeHigh.String()}
-	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
-
 	if o.narrow {
 		if err := only("narrow", "low", "high", "split", "accmode", "p", "n", "theta", "json"); err != nil {
 			return err
 		}
-		theta := bound.Theta(low.MaxFinite(), high.MaxFinite(), n)
-		if set["theta"] {
-			if theta, err = parseNumber(o.theta); err != nil {
-				return usage(err)
-			}
-			if !(theta > 0) || math.IsInf(theta, 0) {
-				return usagef("--theta %s: θ must be a finite number > 0", o.theta)
-			}
+		return runNarrowBound(stdout, o, set, in)
+	}
+	return runMultiwordBound(stdout, o, set, in)
+}
+
+// boundFlagsSet returns the flags given, by their canonical names; a flag
+// given under two of its spellings is a usage error.
+func boundFlagsSet(fs *flag.FlagSet) (map[string]bool, error) {
+	set := map[string]bool{}
+	spelled := map[string]string{} // the canonical name's spelling given first
+	var twice error
+	fs.Visit(func(f *flag.Flag) {
+		name := f.Name
+		if c, ok := boundAliases[name]; ok {
+			name = c
 		}
-		// g_min and G_min are for round to nearest; a directed or
-		// stochastic rounding may err by a whole spacing, twice as much,
-		// as u does.
-		nr := bound.NarrowRange{
-			U: uLow, UHigh: uHigh, N: n, P: o.p, Theta: theta,
-			FMax: low.MaxFinite(), FMaxHigh: high.MaxFinite(),
-			GMin:     bound.GMin(low) * uLow / low.UnitRoundoff(),
-			GMinHigh: bound.GMin(high) * uHigh / high.UnitRoundoff(),
+		if set[name] && twice == nil {
+			twice = usagef("%s and %s are one flag (docs/cli.md): give one", dashed(spelled[name]), dashed(f.Name))
 		}
-		r, err := nr.Bound()
-		if err != nil && set["theta"] {
-			// The library's condition, with the formats it is about.
-			return usage(fmt.Errorf("--theta %s with %s inputs and %s accumulation: %w", o.theta, low.Name(), high.Name(), err))
-		}
-		if err != nil {
+		set[name] = true
+		spelled[name] = f.Name
+	})
+	return set, twice
+}
+
+// boundInputs are the formats, modes and n of a product's bound.
+type boundInputs struct {
+	low, high         format.Format
+	modeLow, modeHigh format.Mode
+	n                 float64
+}
+
+func (in boundInputs) json() boundJSON {
+	return boundJSON{Low: in.low.Name(), ModeLow: in.modeLow.String(), High: in.high.Name(), ModeHigh: in.modeHigh.String()}
+}
+
+func parseBoundInputs(o *boundOptions, set map[string]bool) (in boundInputs, err error) {
+	if in.low, err = format.Parse(o.low); err != nil {
+		return in, usage(err)
+	}
+	if in.high, err = format.Parse(o.high); err != nil {
+		return in, usage(err)
+	}
+	if in.modeLow, err = format.ParseMode(o.modeLow); err != nil {
+		return in, usage(err)
+	}
+	if in.modeHigh, err = format.ParseMode(o.modeHigh); err != nil {
+		return in, usage(err)
+	}
+	if o.p < 1 {
+		return in, usagef("-p %d: the number of words must be at least 1", o.p)
+	}
+	if !set["n"] {
+		return in, usagef("give the inner dimension with -n (e.g. -n 1e6)")
+	}
+	in.n, err = parseCount("-n", o.n)
+	return in, err
+}
+
+// runNarrowBound is bound --narrow: Mary and Mikaitis's normwise bound.
+func runNarrowBound(stdout io.Writer, o *boundOptions, set map[string]bool, in boundInputs) error {
+	low, high, modeLow, modeHigh, n := in.low, in.high, in.modeLow, in.modeHigh, in.n
+	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
+	out := in.json()
+	var err error
+	theta := bound.Theta(low.MaxFinite(), high.MaxFinite(), n)
+	if set["theta"] {
+		if theta, err = parseNumber(o.theta); err != nil {
 			return usage(err)
 		}
-		if o.json {
-			out.NarrowRange, out.Result = &nr, r
-			return writeJSON(stdout, out)
+		if !(theta > 0) || math.IsInf(theta, 0) {
+			return usagef("--theta %s: θ must be a finite number > 0", o.theta)
 		}
-		return writeNarrow(stdout, low, high, modeLow, modeHigh, nr, set["theta"], r)
 	}
+	// g_min and G_min are for round to nearest; a directed or
+	// stochastic rounding may err by a whole spacing, twice as much,
+	// as u does.
+	nr := bound.NarrowRange{
+		U: uLow, UHigh: uHigh, N: n, P: o.p, Theta: theta,
+		FMax: low.MaxFinite(), FMaxHigh: high.MaxFinite(),
+		GMin:     bound.GMin(low) * uLow / low.UnitRoundoff(),
+		GMinHigh: bound.GMin(high) * uHigh / high.UnitRoundoff(),
+	}
+	r, err := nr.Bound()
+	if err != nil && set["theta"] {
+		// The library's condition, with the formats it is about.
+		return usage(fmt.Errorf("--theta %s with %s inputs and %s accumulation: %w", o.theta, low.Name(), high.Name(), err))
+	}
+	if err != nil {
+		return usage(err)
+	}
+	if o.json {
+		out.NarrowRange, out.Result = &nr, r
+		return writeJSON(stdout, out)
+	}
+	return writeNarrow(stdout, low, high, modeLow, modeHigh, nr, set["theta"], r)
+}
 
+// runMultiwordBound is bound's default: Theorem 2.1 of the multiword
+// paper, with FABsum and the probabilistic forms.
+func runMultiwordBound(stdout io.Writer, o *boundOptions, set map[string]bool, in boundInputs) error {
+	low, high, modeLow, modeHigh, n := in.low, in.high, in.modeLow, in.modeHigh, in.n
+	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
+	out := in.json()
 	if set["theta"] {
 		return usagef("--theta goes with --narrow")
 	}
