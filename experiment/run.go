@@ -57,19 +57,11 @@ func Run(ctx context.Context, e *Experiment, cfg Config, outDir string, progress
 	var partial *os.File
 	var out *csv.Writer
 	if outDir != "" {
-		if err := os.MkdirAll(outDir, 0o755); err != nil {
-			return nil, err
-		}
-		if partial, err = os.OpenFile(filepath.Join(outDir, e.Name+".csv.partial"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+		if partial, out, err = e.openPartial(outDir); err != nil {
 			return nil, err
 		}
 		defer partial.Close()
-		out = csv.NewWriter(partial)
-		if err := writeRecord(out, e.header()); err != nil {
-			return nil, err
-		}
 	}
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := cfg.Workers
@@ -79,13 +71,66 @@ func Run(ctx context.Context, e *Experiment, cfg Config, outDir string, progress
 	if e.Serial {
 		workers = 1
 	}
-	type done struct {
-		i    int
-		rows []Row
-		err  error
+	results := runTasks(ctx, tasks, workers)
+	c := newCollector(e, tasks, out, res, progressTo)
+	defer c.bar.Finish()
+	start := time.Now()
+	runErr := c.collect(ctx, results)
+	res.Elapsed = time.Since(start)
+	if runErr == nil && res.Done < len(tasks) {
+		res.Interrupted = true
+		runErr = ctx.Err()
+		if cause := context.Cause(ctx); cause != nil {
+			runErr = cause
+		}
 	}
+	cancel()
+	c.bar.Finish()
+	for _, rows := range c.byTask {
+		res.Rows = append(res.Rows, rows...)
+	}
+	if outDir != "" {
+		partial.Close()
+		os.Remove(partial.Name()) // its rows are in res.Rows
+		files, err := e.write(outDir, res.Rows, runErr == nil && res.Done == len(tasks))
+		res.Files = files
+		if err != nil {
+			return res, errors.Join(runErr, err)
+		}
+	}
+	return res, runErr
+}
+
+// openPartial opens NAME.csv.partial in dir, where the rows go as they
+// come, with its header written.
+func (e *Experiment) openPartial(dir string) (*os.File, *csv.Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, e.Name+".csv.partial"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := csv.NewWriter(f)
+	if err := writeRecord(out, e.header()); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, out, nil
+}
+
+// taskDone is one task's rows, or why it failed.
+type taskDone struct {
+	i    int
+	rows []Row
+	err  error
+}
+
+// runTasks runs the tasks on workers goroutines until ctx ends; their
+// results come on the returned channel, in the order they finish.
+func runTasks(ctx context.Context, tasks []Task, workers int) chan taskDone {
 	next := make(chan int)
-	results := make(chan done, len(tasks)) // buffered: abandoned workers never block
+	results := make(chan taskDone, len(tasks)) // buffered: abandoned workers never block
 	go func() {
 		defer close(next)
 		for i := range tasks {
@@ -100,93 +145,91 @@ func Run(ctx context.Context, e *Experiment, cfg Config, outDir string, progress
 		go func() {
 			for i := range next {
 				rows, err := tasks[i].Run(ctx)
-				results <- done{i, rows, err}
+				results <- taskDone{i, rows, err}
 			}
 		}()
 	}
+	return results
+}
 
-	cost := func(t Task) float64 { return math.Max(t.Cost, 0) }
-	var total float64
+// A collector takes the tasks' results as they come: it keeps their rows
+// in task order, writes them to the partial CSV and moves the progress
+// bar by each task's cost.
+type collector struct {
+	e               *Experiment
+	tasks           []Task
+	out             *csv.Writer
+	res             *Result
+	bar             *progress.Bar
+	cost            func(Task) float64
+	total, costDone float64
+	byTask          [][]Row
+}
+
+const progressTicks = 1000
+
+func newCollector(e *Experiment, tasks []Task, out *csv.Writer, res *Result, progressTo io.Writer) *collector {
+	c := &collector{e: e, tasks: tasks, out: out, res: res, byTask: make([][]Row, len(tasks)),
+		cost: func(t Task) float64 { return math.Max(t.Cost, 0) }}
 	for _, t := range tasks {
-		total += cost(t)
+		c.total += c.cost(t)
 	}
-	if total == 0 { // no costs given: count points
-		cost = func(Task) float64 { return 1 }
-		total = float64(len(tasks))
+	if c.total == 0 { // no costs given: count points
+		c.cost = func(Task) float64 { return 1 }
+		c.total = float64(len(tasks))
 	}
-	const ticks = 1000
-	bar := progress.New(progressTo, ticks, e.Name)
-	defer bar.Finish()
-	byTask := make([][]Row, len(tasks))
-	start := time.Now()
-	var costDone float64
-	var runErr error
-	take := func(d done) error {
-		if d.err != nil {
-			return fmt.Errorf("experiment %s: %s %s at %s: %w", e.Name, tasks[d.i].Panel, tasks[d.i].Series, formatX(tasks[d.i].X), d.err)
-		}
-		res.Done++
-		byTask[d.i] = d.rows
-		if out != nil {
-			for _, r := range d.rows {
-				if err := writeRecord(out, e.record(r)); err != nil {
-					return err
-				}
+	c.bar = progress.New(progressTo, progressTicks, e.Name)
+	return c
+}
+
+func (c *collector) take(d taskDone) error {
+	if d.err != nil {
+		t := c.tasks[d.i]
+		return fmt.Errorf("experiment %s: %s %s at %s: %w", c.e.Name, t.Panel, t.Series, formatX(t.X), d.err)
+	}
+	c.res.Done++
+	c.byTask[d.i] = d.rows
+	if c.out != nil {
+		for _, r := range d.rows {
+			if err := writeRecord(c.out, c.e.record(r)); err != nil {
+				return err
 			}
 		}
-		before := int64(costDone / total * ticks)
-		costDone += cost(tasks[d.i])
-		bar.Add(int64(costDone/total*ticks) - before)
-		return nil
 	}
-	// drain keeps what finished before an interrupt; the rest failed
-	// because of it.
+	before := int64(c.costDone / c.total * progressTicks)
+	c.costDone += c.cost(c.tasks[d.i])
+	c.bar.Add(int64(c.costDone/c.total*progressTicks) - before)
+	return nil
+}
+
+// collect takes results until every task is done, a task fails, or ctx
+// ends; after an interrupt it keeps what finished before it (the rest
+// failed because of it).
+func (c *collector) collect(ctx context.Context, results chan taskDone) error {
+	var runErr error
 	drain := func() {
 		for len(results) > 0 && runErr == nil {
 			if d := <-results; d.err == nil {
-				runErr = take(d)
+				runErr = c.take(d)
 			}
 		}
 	}
-wait:
-	for res.Done < len(tasks) {
+	for c.res.Done < len(c.tasks) {
 		select {
 		case <-ctx.Done():
 			drain()
-			break wait
+			return runErr
 		case d := <-results:
 			if d.err != nil && ctx.Err() != nil {
 				drain() // a task stopped by the interrupt, seen before ctx.Done
-				break wait
+				return runErr
 			}
-			if runErr = take(d); runErr != nil {
-				break wait
+			if runErr = c.take(d); runErr != nil {
+				return runErr
 			}
 		}
 	}
-	res.Elapsed = time.Since(start)
-	if runErr == nil && res.Done < len(tasks) {
-		res.Interrupted = true
-		runErr = ctx.Err()
-		if cause := context.Cause(ctx); cause != nil {
-			runErr = cause
-		}
-	}
-	cancel()
-	bar.Finish()
-	for _, rows := range byTask {
-		res.Rows = append(res.Rows, rows...)
-	}
-	if outDir != "" {
-		partial.Close()
-		os.Remove(partial.Name()) // its rows are in res.Rows
-		files, err := e.write(outDir, res.Rows, runErr == nil && res.Done == len(tasks))
-		res.Files = files
-		if err != nil {
-			return res, errors.Join(runErr, err)
-		}
-	}
-	return res, runErr
+	return runErr
 }
 
 // A ConfigError is a run refused before it started (an engine the
