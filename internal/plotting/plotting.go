@@ -527,6 +527,57 @@ func wrap(s string, sty text.Style, width vg.Length) string {
 	return strings.Join(append(lines, line), "\n")
 }
 
+// newCanvas is a w×h canvas that writes the format named by ext.
+func newCanvas(ext string, w, h vg.Length) vg.CanvasWriterTo {
+	switch ext {
+	case ".png":
+		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))}
+	case ".svg":
+		return vgsvg.New(w, h)
+	}
+	return vgpdf.New(w, h)
+}
+
+// textStyle is the figures' text in size points, centred, top-aligned.
+func textStyle(size vg.Length) text.Style {
+	return text.Style{
+		Font:    font.From(plot.DefaultFont, size),
+		Handler: plot.DefaultTextHandler,
+		XAlign:  draw.XCenter,
+		YAlign:  draw.YTop,
+		Color:   color.Black,
+	}
+}
+
+// drawTitle draws the figure's title, wrapped to width, at the top of dc
+// and takes its room from dc; it returns where the title went.
+func drawTitle(dc *draw.Canvas, title string, sty text.Style, width, pad vg.Length) vg.Rectangle {
+	title = wrap(title, sty, width)
+	at := vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}
+	dc.FillText(sty, at, title)
+	r := sty.Rectangle(title)
+	dc.Max.Y -= sty.Height(title) + 2*pad
+	return vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}
+}
+
+// drawPanel draws one panel on its canvas and records in lay where its
+// data area, title and ticks went.
+func drawPanel(p *plot.Plot, c draw.Canvas, lay *Layout) {
+	p.Draw(c)
+	data := p.DataCanvas(c)
+	lay.Data = append(lay.Data, data.Rectangle)
+	var tr vg.Rectangle
+	if p.Title.Text != "" {
+		// Where plot.Draw puts it: centred, its top at the canvas's top.
+		at := vg.Point{X: c.Center().X, Y: c.Max.Y + p.Title.TextStyle.FontExtents().Descent}
+		r := p.Title.TextStyle.Rectangle(p.Title.Text)
+		tr = vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}
+	}
+	lay.PanelTitles = append(lay.PanelTitles, tr)
+	xt, yt := tickBoxes(p, data)
+	lay.XTicks, lay.YTicks = append(lay.XTicks, xt), append(lay.YTicks, yt)
+}
+
 // render draws fig into a byte slice in the format named by ext.
 func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 	// gonum reports many problems by panicking; Save reports errors.
@@ -550,42 +601,19 @@ func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 		w += legW + 2*pad
 	}
 	h := panelHeight
-	var c vg.CanvasWriterTo
-	switch ext {
-	case ".png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))}
-	case ".svg":
-		c = vgsvg.New(w, h)
-	case ".pdf":
-		c = vgpdf.New(w, h)
-	}
+	c := newCanvas(ext, w, h)
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	lay = &Layout{Width: w, Height: h}
 
-	style := func(size vg.Length) text.Style {
-		return text.Style{
-			Font:    font.From(plot.DefaultFont, size),
-			Handler: plot.DefaultTextHandler,
-			XAlign:  draw.XCenter,
-			YAlign:  draw.YTop,
-			Color:   color.Black,
-		}
-	}
 	if fig.Title != "" {
-		sty := style(14)
-		title := wrap(fig.Title, sty, w-4*pad)
-		at := vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}
-		dc.FillText(sty, at, title)
-		r := sty.Rectangle(title)
-		lay.Title = vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}
-		dc.Max.Y -= sty.Height(title) + 2*pad
+		lay.Title = drawTitle(&dc, fig.Title, textStyle(14), w-4*pad, pad)
 	}
 	// Save draws the axis labels itself: gonum reserves room for them at
 	// the arithmetic middle of the axis range, which on a log axis lies near
 	// the far end and squeezes the data area.
-	xLabel := style(12)
+	xLabel := textStyle(12)
 	xLabel.YAlign = draw.YBottom
 	xLabelY := dc.Min.Y + pad
 	if fig.XLabel != "" {
@@ -596,7 +624,7 @@ func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 		// On its own line: a rotated label longer than the panel is cut off.
 		yText = strings.TrimPrefix(yText+"\n"+floorNote, "\n")
 	}
-	yLabel := style(12)
+	yLabel := textStyle(12)
 	yLabel.Rotation = math.Pi / 2 // reads upwards; its top faces left
 	yLabelX := dc.Min.X + pad
 	if yText != "" {
@@ -619,26 +647,14 @@ func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 	}
 	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
 	for i, p := range plots {
-		p.Draw(canvases[0][i])
-		data := p.DataCanvas(canvases[0][i])
-		lay.Data = append(lay.Data, data.Rectangle)
-		var tr vg.Rectangle
-		if p.Title.Text != "" {
-			// Where plot.Draw puts it: centred, its top at the canvas's top.
-			c := canvases[0][i]
-			at := vg.Point{X: c.Center().X, Y: c.Max.Y + p.Title.TextStyle.FontExtents().Descent}
-			r := p.Title.TextStyle.Rectangle(p.Title.Text)
-			tr = vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}
-		}
-		lay.PanelTitles = append(lay.PanelTitles, tr)
+		drawPanel(p, canvases[0][i], lay)
+		data := draw.Canvas{Rectangle: lay.Data[i]}
 		if fig.XLabel != "" {
 			dc.FillText(xLabel, vg.Point{X: data.Center().X, Y: xLabelY}, fig.XLabel)
 		}
 		if i == 0 && yText != "" {
 			dc.FillText(yLabel, vg.Point{X: yLabelX, Y: data.Center().Y}, yText)
 		}
-		xt, yt := tickBoxes(p, data)
-		lay.XTicks, lay.YTicks = append(lay.XTicks, xt), append(lay.YTicks, yt)
 	}
 	if legW > 0 {
 		// Top-aligned with the data areas, moved up if it is taller.
