@@ -37,8 +37,7 @@ Output and device:
   csv       also write the measurements to this CSV file
   device    the index of the GPU (as gpu:I in --engine)
 Several GPUs (the product alone, against GPU 0):
-  gpus      time the product on N GPUs (SUMMA over NCCL)
-  grid      the PxQ grid of GPUs (default the squarest)
+  gpus      time the product on N GPUs or a PxQ grid (SUMMA over NCCL)
   panel     the panel width of the SUMMA steps (default 8192)
 `,
 	flags: func() *flag.FlagSet { return benchFlags(new(benchOptions)) },
@@ -126,8 +125,8 @@ mwmm bench --sizes 4096 --methods double-fp16,triple-bf16-fabsum --dists normal,
 
 type benchOptions struct {
 	sizes, accuracy, csv, methods, dists string
-	reps, device, gpus, panel            int
-	grid                                 string
+	reps, device, panel                  int
+	gpus                                 string
 }
 
 func benchFlags(o *benchOptions) *flag.FlagSet {
@@ -139,8 +138,7 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.StringVar(&o.dists, "dists", "all", "distributions of the accuracy sweep, a `LIST`: indices 0-3 or names, comma-separated")
 	fs.StringVar(&o.csv, "csv", "", "also write the measurements to this CSV `FILE`")
 	fs.IntVar(&o.device, "device", 0, "the `I` of the GPU (as gpu:I in --engine)")
-	fs.IntVar(&o.gpus, "gpus", 1, "time the product on `N` GPUs (SUMMA over NCCL) against GPU 0 alone")
-	fs.StringVar(&o.grid, "grid", "", "with --gpus: the `PxQ` grid (default the squarest, P ≤ Q)")
+	fs.StringVar(&o.gpus, "gpus", "", "time the product on `N` GPUs (the squarest grid) or a PxQ grid of them (SUMMA over NCCL) against GPU 0 alone")
 	fs.IntVar(&o.panel, "panel", dist.DefaultPanel, "with --gpus: the panel `WIDTH` of the SUMMA steps")
 	return fs
 }
@@ -367,7 +365,7 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		// Refused on every machine; an index past the GPUs is this machine's (1).
 		return usagef("--device %d: want a GPU index ≥ 0", o.device)
 	}
-	if o.gpus != 1 || o.grid != "" {
+	if o.gpus != "" {
 		return runBenchGPUs(&o, p.sizes, p.reps, stdout)
 	}
 	if p.lo, p.hi, err = parseRange(o.accuracy); err != nil {

@@ -13,34 +13,25 @@ import (
 // runBenchGPUs times the fused FABsum product on --gpus GPUs against GPU 0
 // alone, for each size, in one process.
 func runBenchGPUs(o *benchOptions, sizes []int, reps int, stdout io.Writer) error {
-	if o.gpus < 1 {
-		return usagef("--gpus %d: want at least 1", o.gpus)
-	}
 	if o.panel < 1 {
 		return usagef("--panel %d: want at least 1", o.panel)
 	}
-	g := dist.SquareGrid(o.gpus)
-	if o.grid != "" {
-		var err error
-		if g, err = dist.ParseGrid(o.grid); err != nil {
-			return usage(err)
-		}
-		if g.Size() != o.gpus {
-			return usagef("--grid %s has %d GPUs; --gpus says %d", o.grid, g.Size(), o.gpus)
-		}
+	g, err := dist.ParseGPUs(o.gpus)
+	if err != nil {
+		return usage(err)
 	}
 	name := "double-fp16-fabsum"
 	if o.methods != "all" {
 		name = o.methods
 	}
 	plan, err := multiword.Lookup(name)
-	if err != nil {
-		return usage(err)
+	if err == nil {
+		err = gemm.FusedSupports(&plan)
 	}
-	if err := gemm.FusedSupports(&plan); err != nil {
+	if err != nil {
 		return usagef("--methods %s: %v (--gpus times the fused kernels' plans)", name, err)
 	}
-	devs := make([]int, o.gpus)
+	devs := make([]int, g.Size())
 	for i := range devs {
 		devs[i] = i
 	}

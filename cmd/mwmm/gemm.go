@@ -111,8 +111,7 @@ The algorithm:
 Where:
   engine    reference (default), model:UNIT (e.g. model:a100) or gpu
   unit      the same as --engine model:UNIT (v100, a100:accmode=rne, ...)
-  gpus      with --engine gpu: on N GPUs (FABsum plans, fp32 values)
-  grid      with --gpus: the PxQ grid of GPUs (default the squarest)
+  gpus      with --engine gpu: on N GPUs or a PxQ grid (FABsum, fp32 values)
 `,
 	flags: func() *flag.FlagSet { fs, _ := gemmFlags(); return fs },
 	run:   runGemm,
@@ -120,8 +119,8 @@ Where:
 
 type gemmOptions struct {
 	a, b, out, variant, fabsum, engine, size, dist string
-	unit, grid                                     string
-	block, group, gpus                             int
+	unit, gpus                                     string
+	block, group                                   int
 	first, all, scale, check, json, variants       bool
 	blockSet, force                                bool
 	bBlock                                         string // -b's value where it was read as the block size
@@ -143,8 +142,7 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs.BoolVar(&o.all, "all", false, "form all p² products, not only those with i+j ≤ p+1")
 	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")
 	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu (FABsum plans on its fused kernel)")
-	fs.IntVar(&o.gpus, "gpus", 1, "with --engine gpu: multiply on `N` GPUs (NCCL; FABsum plans, fp32 values)")
-	fs.StringVar(&o.grid, "grid", "", "with --gpus: the `PxQ` grid of GPUs (default the squarest, P ≤ Q)")
+	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: multiply on `N` GPUs (the squarest grid) or a PxQ grid of them (NCCL; FABsum plans, fp32 values)")
 	fs.StringVar(&o.unit, "unit", "", "the same as --engine model:`UNIT` (a unit as 'mwmm mma' names it: v100, a100:accmode=rne, ...)")
 	fs.StringVar(&o.size, "size", "16,1024,16", "`M,K,N` of random A and B when --a and --b are not given")
 	fs.StringVar(&o.dist, "dist", "uniform", "random entries, `DIST`: uniform (0,1], centered (-0.5,0.5], normal, or logu:E (magnitudes log-uniform in [1e-E,1eE], random signs; logu is logu:10)")
@@ -270,29 +268,19 @@ func roundToFloat32(x []float64) int {
 	return changed
 }
 
-// gpusEngine turns --engine gpu --gpus N [--grid PxQ] into the engine
-// gpus:N[:PxQ].
+// gpusEngine turns --engine gpu --gpus N|PxQ into the engine gpus:N:PxQ.
 func gpusEngine(fs *flag.FlagSet, o *gemmOptions) error {
-	if !flagSet(fs, "gpus") && !flagSet(fs, "grid") {
+	if !flagSet(fs, "gpus") {
 		return nil
 	}
 	if o.engine != "gpu" {
-		return usagef("--gpus and --grid go with --engine gpu, not %s", o.engine)
+		return usagef("--gpus goes with --engine gpu, not %s", o.engine)
 	}
-	if o.gpus < 1 {
-		return usagef("--gpus %d: want at least 1", o.gpus)
+	g, err := dist.ParseGPUs(o.gpus)
+	if err != nil {
+		return usage(err)
 	}
-	o.engine = fmt.Sprintf("gpus:%d", o.gpus)
-	if o.grid != "" {
-		g, err := dist.ParseGrid(o.grid)
-		if err != nil {
-			return usage(err)
-		}
-		if g.Size() != o.gpus {
-			return usagef("--grid %s has %d GPUs; --gpus says %d", o.grid, g.Size(), o.gpus)
-		}
-		o.engine += ":" + g.String()
-	}
+	o.engine = fmt.Sprintf("gpus:%d:%v", g.Size(), g)
 	return nil
 }
 

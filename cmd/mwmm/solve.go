@@ -121,13 +121,14 @@ matrix of order --size drawn as --matrix says, and b has entries uniform in
 ` + matrixKindsHelp(),
 	examples: `
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor tc32
-mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12
 mwmm solve --engine gpu --size 8192 --factor double-fp16-fabsum
+mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12
 # κ·u16 ≫ 1: classical refinement from fp16 factors fails, exit 1
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor fp16 --refine ir
 mwmm solve --size 300 --factor double-fp16-fabsum --unit v100 --json
 mwmm solve --engine gpu --bench 4096,8192 --matrix centered,diagdom \
-    --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv`,
+    --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv
+mwmm solve --engine gpu --gpus 2 --matrix hpl-mxp --bench 32768,65536`,
 	brief: solveBrief,
 	flags: func() *flag.FlagSet { fs, _ := systemFlags("solve"); return fs },
 	run:   runSolve,
@@ -166,6 +167,7 @@ GPU only (--engine gpu):
   panel          how pivoted panels are factored: auto (default), sgetrf or recursive
   pivot          auto (default; none on a diagonally dominant A), partial, none, butterfly
   lookahead-sms  the SMs the trailing update leaves to the next panel (default 32)
+  gpus           on N GPUs or a PxQ grid: generated A, no pivoting
 `
 
 func matrixKindsHelp() string {
@@ -185,6 +187,7 @@ type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
 	engine, bench, csv, panel, pivot, plot, replot                    string
 	size, nb, maxIter, maxInner, lookahead                            int
+	gpus                                                              string
 	tol, gmresTol                                                     float64
 	seed                                                              uint64
 	json, luError, profile, tolSet, force                             bool
@@ -210,6 +213,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 		return fs, o
 	}
 	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, 1536 for a multiword form that pivots from n = 32768, 2048 for ozaki-int8xS)", lu.DefaultNB))
+	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: solve on `N` GPUs of this machine (the squarest grid) or a PxQ grid of them (NCCL; a generated diagdom or hpl-mxp A, LU without pivoting)")
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
@@ -592,7 +596,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.bench != "" || o.csv != "" || o.plot != "" {
 		return usagef("--bench, --csv and --plot time the GPU solver: add --engine gpu")
 	}
-	for _, name := range []string{"lookahead-sms", "panel", "pivot", "profile"} {
+	for _, name := range []string{"lookahead-sms", "panel", "pivot", "profile", "gpus"} {
 		if flagSet(fs, name) {
 			return usagef("--%s sets the GPU's blocked LU: add --engine gpu", name)
 		}

@@ -48,6 +48,12 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,rook", "--bench", "64"}, `"rook"`},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,butterfly"}, "several with --bench"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
+		{[]string{"solve", "--gpus", "2"}, "--gpus sets the GPU"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "0"}, "at least 1"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2x"}, "PxQ"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--matrix", "randsvd"}, "hpl-mxp"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--factor", "tc32"}, "fused"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--bench", "64,x"}, "sizes"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

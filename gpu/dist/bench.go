@@ -91,7 +91,7 @@ func benchOne(r *Rank, plan multiword.Plan, n, reps int) (time.Duration, error) 
 		}
 		bufs[i] = b
 		if i < 2 {
-			if err := r.fill(b, single, 0, 0, -0.5, uint64(i+1)); err != nil {
+			if err := r.fill(b, single, 0, 0, -0.5, uint64(i+1), false); err != nil {
 				return 0, err
 			}
 		}
@@ -106,9 +106,14 @@ func benchOne(r *Rank, plan multiword.Plan, n, reps int) (time.Duration, error) 
 	})
 }
 
-// fill draws rank (p, q)'s blocks of layout l: lo + matgen.Unit(seed, ·).
-func (r *Rank) fill(buf *gpu.Buffer, l Layout, p, q int, lo float64, seed uint64) error {
-	f, err := r.function("fill_local")
+// fill draws rank (p, q)'s blocks of layout l: lo + matgen.Unit(seed, ·),
+// in fp64 or rounded to fp32.
+func (r *Rank) fill(buf *gpu.Buffer, l Layout, p, q int, lo float64, seed uint64, double bool) error {
+	name := "fill_local"
+	if double {
+		name = "fill_local_f64"
+	}
+	f, err := r.function(name)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,17 @@ func SquareGrid(ranks int) Grid {
 	return Grid{p, ranks / p}
 }
 
+// ParseGPUs reads a count of GPUs ("4": the SquareGrid) or a grid ("2x2").
+func ParseGPUs(s string) (Grid, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 {
+			return Grid{}, fmt.Errorf("dist: %d GPUs: want at least 1", n)
+		}
+		return SquareGrid(n), nil
+	}
+	return ParseGrid(s)
+}
+
 // ParseGrid reads "PxQ", e.g. "2x4".
 func ParseGrid(s string) (Grid, error) {
 	ps, qs, ok := strings.Cut(strings.ToLower(s), "x")

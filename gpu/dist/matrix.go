@@ -14,27 +14,40 @@ var kernelFS embed.FS
 
 func kernel(name string) gpu.Source { return gpu.MustSource(kernelFS, name) }
 
-// A Matrix is an fp32 matrix spread over a team: Parts[i] holds the
-// blocks of t.Ranks[i], column-major, LocalRows × LocalCols.
+// A Matrix is an fp32 (or fp64) matrix spread over a team: Parts[i]
+// holds the blocks of t.Ranks[i], column-major, LocalRows × LocalCols.
 type Matrix struct {
 	Layout
-	Team  *Team
-	Parts []*gpu.Buffer
+	Team    *Team
+	Parts   []*gpu.Buffer
+	Float64 bool // elements in fp64 (NewMatrix64); Scatter and Gather take fp32 ones only
 }
 
-// NewMatrix allocates the team's parts of a matrix of layout l (its grid
-// must be the team's), set to zero.
-func NewMatrix(t *Team, l Layout) (*Matrix, error) {
+// NewMatrix allocates the team's parts of an fp32 matrix of layout l (its
+// grid must be the team's), set to zero.
+func NewMatrix(t *Team, l Layout) (*Matrix, error) { return newMatrix(t, l, false) }
+
+// NewMatrix64 is NewMatrix in fp64.
+func NewMatrix64(t *Team, l Layout) (*Matrix, error) { return newMatrix(t, l, true) }
+
+func (m *Matrix) elem() int {
+	if m.Float64 {
+		return 8
+	}
+	return 4
+}
+
+func newMatrix(t *Team, l Layout, double bool) (*Matrix, error) {
 	if err := l.Check(); err != nil {
 		return nil, err
 	}
 	if l.Grid != t.Grid {
 		return nil, fmt.Errorf("dist: a matrix on a %v grid for a team on %v", l.Grid, t.Grid)
 	}
-	m := &Matrix{Layout: l, Team: t, Parts: make([]*gpu.Buffer, len(t.Ranks))}
+	m := &Matrix{Layout: l, Team: t, Parts: make([]*gpu.Buffer, len(t.Ranks)), Float64: double}
 	err := t.Each(func(r *Rank) error {
 		d := r.Engine.Device()
-		b, err := d.Alloc(4 * max(1, m.localElems(r)))
+		b, err := d.Alloc(m.elem() * max(1, m.localElems(r)))
 		if err != nil {
 			return err
 		}
@@ -72,8 +85,8 @@ func (m *Matrix) Free() {
 // each rank of this process uploads its blocks. In a job of one process
 // per GPU every process passes the whole a.
 func (m *Matrix) Scatter(a []float64) error {
-	if len(a) != m.Rows*m.Cols {
-		return fmt.Errorf("dist: Scatter of %d values into a %d×%d matrix", len(a), m.Rows, m.Cols)
+	if len(a) != m.Rows*m.Cols || m.Float64 {
+		return fmt.Errorf("dist: Scatter of %d values into a %d×%d matrix (fp64: %v; Scatter fills fp32 ones)", len(a), m.Rows, m.Cols, m.Float64)
 	}
 	return m.Team.Each(func(r *Rank) error {
 		local := make([]float32, m.localElems(r))
@@ -86,8 +99,8 @@ func (m *Matrix) Scatter(a []float64) error {
 // per GPU sends every part to rank 0, which alone fills a (the others
 // leave it untouched).
 func (m *Matrix) Gather(a []float64) error {
-	if len(a) != m.Rows*m.Cols {
-		return fmt.Errorf("dist: Gather of a %d×%d matrix into %d values", m.Rows, m.Cols, len(a))
+	if len(a) != m.Rows*m.Cols || m.Float64 {
+		return fmt.Errorf("dist: Gather of a %d×%d matrix into %d values (fp64: %v; Gather reads fp32 ones)", m.Rows, m.Cols, len(a), m.Float64)
 	}
 	if m.Team.Whole() {
 		return m.Team.Each(func(r *Rank) error {
@@ -157,7 +170,7 @@ func (m *Matrix) Generate(kind string, seed uint64) error {
 		return fmt.Errorf("dist: no distributed generator for kind %q (have %v)", kind, Kinds)
 	}
 	return m.Team.Each(func(r *Rank) error {
-		return r.fill(m.Parts[m.index(r)], m.Layout, r.P, r.Q, lo, seed)
+		return r.fill(m.Parts[m.index(r)], m.Layout, r.P, r.Q, lo, seed, m.Float64)
 	})
 }
 

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mwmm/mwmm/gpu/dense"
+	"github.com/mwmm/mwmm/gpu/dist"
+	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/matgen"
+	"github.com/mwmm/mwmm/multiword"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// gpusSolve is one solve on several GPUs, and what it is compared with.
+type gpusSolve struct {
+	plan  multiword.Plan
+	grid  dist.Grid
+	nb    int
+	sopt  solve.Options
+	seed  uint64
+	kind  string
+	sizes []int
+}
+
+// parseGPUsSolve reads solve's flags for --gpus: generated A only, a
+// fused FABsum plan as the factorization's update.
+func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (*gpusSolve, error) {
+	g, err := dist.ParseGPUs(o.gpus)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if o.a != "" || o.b != "" {
+		return nil, usagef("--gpus solves generated systems (--size, --matrix); --a and --b are for one GPU")
+	}
+	if !slices.Contains(dist.SystemKinds, o.matrix) {
+		return nil, usagef("--matrix %s: several GPUs draw %v", o.matrix, dist.SystemKinds)
+	}
+	name := "double-fp16-fabsum"
+	if set["factor"] {
+		name = o.factor
+	}
+	plan, err := multiword.Lookup(name)
+	if err == nil {
+		err = gemm.FusedSupports(&plan)
+	}
+	if err != nil {
+		return nil, usagef("--factor %s: %v (several GPUs update with the fused kernels' plans)", name, err)
+	}
+	s := &gpusSolve{plan: plan, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: o.matrix, sizes: []int{max(o.size, 1)}}
+	if set["nb"] {
+		s.nb = o.nb
+	}
+	if o.bench != "" {
+		if s.sizes, err = parseSizes(o.bench); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// rhs is the right-hand side of every --gpus solve: centered, from the seed.
+func (s *gpusSolve) rhs(n int) []float64 {
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = matgen.Unit(s.seed+1, uint64(i)) - 0.5
+	}
+	return b
+}
+
+// run solves on the grid's GPUs and, with --bench, on GPU 0 alone through
+// the same code and through the one-GPU solver.
+func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error {
+	team, err := s.team(s.grid)
+	if err != nil {
+		return err
+	}
+	defer team.Close()
+	var one *dist.Team
+	if bench {
+		if one, err = s.team(dist.Grid{P: 1, Q: 1}); err != nil {
+			return err
+		}
+		defer one.Close()
+	}
+	if bench { // compile the kernels and connect the ranks before the clock runs
+		for _, t := range []*dist.Team{team, one} {
+			if err := s.solveOn(ctx, t, 2*s.nb, io.Discard); err != nil {
+				return err
+			}
+		}
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "%s, %s, LU without pivoting in blocks of %d, refined in fp64\t\t\t\t\t\t\t\t\n", s.kind, s.plan.Name, s.nb)
+	fmt.Fprintln(w, "n\tsolver\tGPUs\tLU (s)\tLU TFLOP/s\tgather (s)\ttotal (s)\tsteps\tbackward error\t")
+	for _, n := range s.sizes {
+		if err := s.solveOn(ctx, team, n, w); err != nil {
+			return err
+		}
+		if one != nil {
+			if err := s.solveOn(ctx, one, n, w); err != nil {
+				return err
+			}
+			if err := s.denseRow(ctx, w, n); err != nil {
+				return err
+			}
+		}
+		w.Flush()
+	}
+	return w.Flush()
+}
+
+func (s *gpusSolve) team(g dist.Grid) (*dist.Team, error) {
+	engines := make([]*gemm.Engine, g.Size())
+	for i := range engines {
+		var err error
+		if engines[i], err = gemm.SharedEngine(i); err != nil {
+			return nil, err
+		}
+	}
+	return dist.NewTeam(engines, g)
+}
+
+// solveOn solves the order-n system on team t and writes its row.
+func (s *gpusSolve) solveOn(ctx context.Context, t *dist.Team, n int, w io.Writer) error {
+	sys, err := dist.GenerateSystem(t, n, s.nb, s.kind, s.seed)
+	if err != nil {
+		return err
+	}
+	defer sys.Free()
+	_, rep, err := dist.Solve(ctx, sys, s.rhs(n), &s.plan, s.sopt)
+	if err != nil {
+		return fmt.Errorf("n = %d on %v GPUs: %w", n, t.Grid, err)
+	}
+	fmt.Fprintf(w, "%d\tmwmm, several GPUs\t%v\t%.3f\t%.0f\t%.3f\t%.3f\t%d\t%.2g\t\n", n, t.Grid, rep.Factor.Seconds(), rep.LUTFLOPs(),
+		rep.Gather.Seconds(), rep.Total.Seconds(), rep.Refine.Outer, lastBackward(rep.Refine))
+	return nil
+}
+
+// denseRow is the one-GPU solver's auto policy on the same kind, where it
+// draws it (not hpl-mxp).
+func (s *gpusSolve) denseRow(ctx context.Context, w io.Writer, n int) error {
+	if s.kind == "hpl-mxp" {
+		return nil
+	}
+	e, err := sharedSolver()
+	if err != nil {
+		return err
+	}
+	sys, err := e.GenerateSystem(n, s.kind, s.seed)
+	if err != nil {
+		return err
+	}
+	defer sys.Free()
+	start := time.Now()
+	_, rep, err := dense.Solve(ctx, sys, s.rhs(n), dense.Policy{})
+	if err != nil {
+		return fmt.Errorf("n = %d, one-GPU solver: %w", n, err)
+	}
+	f := rep.Final()
+	fmt.Fprintf(w, "%d\tmwmm, one GPU (%s)\t1\t\t\t\t%.3f\t%d\t%.2g\t\n", n, f.Form.Name, time.Since(start).Seconds(), f.Refine.Outer, lastBackward(f.Refine))
+	return nil
+}
+
+func lastBackward(r solve.Report) float64 {
+	if len(r.Steps) == 0 {
+		return 0
+	}
+	return r.Steps[len(r.Steps)-1].BackwardError
+}
