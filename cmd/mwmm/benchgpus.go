@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/gpu/gemm"
@@ -40,17 +39,15 @@ func runBenchGPUs(o *benchOptions, sizes []int, reps int, stdout io.Writer) erro
 		return err
 	}
 	defer e.Close()
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "%s, best of %d\t\t\t\t\t\t\t\n", plan.Name, reps)
-	fmt.Fprintln(w, "n\tGPUs\tgrid\tpanel\t1 GPU (s)\tN GPUs (s)\tspeed-up\tTFLOP/s per GPU\t")
+	fmt.Fprintf(stdout, "%s, best of %d\n", plan.Name, reps)
+	fmt.Fprintf(stdout, "%7s %5s %5s %6s %10s %11s %9s %16s\n", "n", "GPUs", "grid", "panel", "1 GPU (s)", "N GPUs (s)", "speed-up", "TFLOP/s per GPU")
 	for _, n := range sizes {
 		t, err := dist.Bench(e.Team, plan, n, o.panel, reps, true)
 		if err != nil {
 			return fmt.Errorf("n = %d: %w", n, err)
 		}
-		fmt.Fprintf(w, "%d\t%d\t%v\t%d\t%.4f\t%.4f\t%.2f×\t%.0f\t\n", n, t.GPUs, t.Grid, t.Panel,
+		fmt.Fprintf(stdout, "%7d %5d %5v %6d %10.4f %11.4f %8.2f× %16.0f\n", n, t.GPUs, t.Grid, t.Panel,
 			t.One.Seconds(), t.Team.Seconds(), t.Speedup(), t.TFLOPs()/float64(t.GPUs))
-		w.Flush()
 	}
-	return w.Flush()
+	return nil
 }

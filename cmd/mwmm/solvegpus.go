@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mwmm/mwmm/gpu/dense"
@@ -94,9 +93,9 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 			}
 		}
 	}
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "%s, %s, LU without pivoting in blocks of %d, refined in fp64\t\t\t\t\t\t\t\t\n", s.kind, s.plan.Name, s.nb)
-	fmt.Fprintln(w, "n\tsolver\tGPUs\tLU (s)\tLU TFLOP/s\tgather (s)\ttotal (s)\tsteps\tbackward error\t")
+	w := stdout
+	fmt.Fprintf(w, "%s, %s, LU without pivoting in blocks of %d, refined in fp64\n", s.kind, s.plan.Name, s.nb)
+	fmt.Fprintf(w, gpusRow, "n", "solver", "GPUs", "LU (s)", "LU TFLOP/s", "gather (s)", "total (s)", "steps", "backward error")
 	for _, n := range s.sizes {
 		if err := s.solveOn(ctx, team, n, w); err != nil {
 			return err
@@ -109,10 +108,12 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 				return err
 			}
 		}
-		w.Flush()
 	}
-	return w.Flush()
+	return nil
 }
+
+// gpusRow lays out a row of solve --gpus --bench's table.
+const gpusRow = "%6v  %-28v %5v %7v %11v %11v %10v %6v %15v\n"
 
 func (s *gpusSolve) team(g dist.Grid) (*dist.Team, error) {
 	engines := make([]*gemm.Engine, g.Size())
@@ -136,8 +137,8 @@ func (s *gpusSolve) solveOn(ctx context.Context, t *dist.Team, n int, w io.Write
 	if err != nil {
 		return fmt.Errorf("n = %d on %v GPUs: %w", n, t.Grid, err)
 	}
-	fmt.Fprintf(w, "%d\tmwmm, several GPUs\t%v\t%.3f\t%.0f\t%.3f\t%.3f\t%d\t%.2g\t\n", n, t.Grid, rep.Factor.Seconds(), rep.LUTFLOPs(),
-		rep.Gather.Seconds(), rep.Total.Seconds(), rep.Refine.Outer, lastBackward(rep.Refine))
+	fmt.Fprintf(w, gpusRow, n, "mwmm, several GPUs", t.Grid, f3(rep.Factor.Seconds()), fmt.Sprintf("%.0f", rep.LUTFLOPs()),
+		f3(rep.Gather.Seconds()), f3(rep.Total.Seconds()), rep.Refine.Outer, fmt.Sprintf("%.2g", lastBackward(rep.Refine)))
 	return nil
 }
 
@@ -162,9 +163,12 @@ func (s *gpusSolve) denseRow(ctx context.Context, w io.Writer, n int) error {
 		return fmt.Errorf("n = %d, one-GPU solver: %w", n, err)
 	}
 	f := rep.Final()
-	fmt.Fprintf(w, "%d\tmwmm, one GPU (%s)\t1\t\t\t\t%.3f\t%d\t%.2g\t\n", n, f.Form.Name, time.Since(start).Seconds(), f.Refine.Outer, lastBackward(f.Refine))
+	fmt.Fprintf(w, gpusRow, n, "mwmm, one GPU ("+f.Form.Name+")", "1", "", "", "", f3(time.Since(start).Seconds()), f.Refine.Outer,
+		fmt.Sprintf("%.2g", lastBackward(f.Refine)))
 	return nil
 }
+
+func f3(x float64) string { return fmt.Sprintf("%.3f", x) }
 
 func lastBackward(r solve.Report) float64 {
 	if len(r.Steps) == 0 {
