@@ -329,3 +329,19 @@ func Peer(i, j int) (PeerLink, error) {
 	l.NativeAtomics, err = cuda.PeerNativeAtomics(i, j)
 	return l, err
 }
+
+// EnablePeerAccess lets each device of devs reach the others' memory
+// directly (what cuSOLVERMg expects of the GPUs it is given).
+func EnablePeerAccess(devs ...*Device) error {
+	for _, d := range devs {
+		for _, p := range devs {
+			if p == d {
+				continue
+			}
+			if err := d.Do(func() error { return cuda.CtxEnablePeerAccess(p.ctx) }); err != nil {
+				return fmt.Errorf("gpu: peer access from %v to %v: %w", d, p, err)
+			}
+		}
+	}
+	return nil
+}

@@ -79,12 +79,18 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 		return err
 	}
 	defer team.Close()
-	var one *dist.Team
+	var one, cols *dist.Team // GPU 0 alone; the GPUs as cuSOLVERMg deals columns to them
 	if bench {
 		if one, err = s.team(dist.Grid{P: 1, Q: 1}); err != nil {
 			return err
 		}
 		defer one.Close()
+		if cols = team; s.grid.P != 1 {
+			if cols, err = s.team(dist.Grid{P: 1, Q: s.grid.Size()}); err != nil {
+				return err
+			}
+			defer cols.Close()
+		}
 	}
 	if bench { // compile the kernels and connect the ranks before the clock runs
 		for _, t := range []*dist.Team{team, one} {
@@ -105,6 +111,9 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 				return err
 			}
 			if err := s.denseRow(ctx, w, n); err != nil {
+				return err
+			}
+			if err := s.mgRow(w, cols, n); err != nil {
 				return err
 			}
 		}
@@ -165,6 +174,21 @@ func (s *gpusSolve) denseRow(ctx context.Context, w io.Writer, n int) error {
 	f := rep.Final()
 	fmt.Fprintf(w, gpusRow, n, "mwmm, one GPU ("+f.Form.Name+")", "1", "", "", "", f3(time.Since(start).Seconds()), f.Refine.Outer,
 		fmt.Sprintf("%.2g", lastBackward(f.Refine)))
+	return nil
+}
+
+// mgRow is cuSOLVERMg's getrf+getrs in fp64 on the same GPUs (columns in
+// blocks of 256), or why it did not run.
+func (s *gpusSolve) mgRow(w io.Writer, cols *dist.Team, n int) error {
+	const nb = 256
+	t, err := dist.BenchCusolverMg(cols, n, nb, s.kind, s.seed, s.rhs(n))
+	if err != nil {
+		fmt.Fprintf(w, "%6v  cuSOLVERMg getrf+getrs: %v\n", n, err)
+		return nil
+	}
+	lu := 2 * float64(n) * float64(n) * float64(n) / 3 / t.Getrf.Seconds() / 1e12
+	fmt.Fprintf(w, gpusRow, n, "cuSOLVERMg getrf+getrs, fp64", cols.Grid, f3(t.Getrf.Seconds()), fmt.Sprintf("%.0f", lu), "",
+		f3(t.Total.Seconds()), "", fmt.Sprintf("%.2g", t.BackwardError))
 	return nil
 }
 

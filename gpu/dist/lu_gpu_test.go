@@ -90,3 +90,21 @@ func checkOperator(t *testing.T, s *System) {
 		t.Errorf("NormInf = %g, want %g", s.NormInf(), norm)
 	}
 }
+
+// cuSOLVERMg's getrf+getrs on the same GPUs solves a dominant system to
+// fp64's backward error.
+func TestCusolverMgBaseline(t *testing.T) {
+	tm := team(t, Grid{1, 2})
+	const n = 1000
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = math.Cos(float64(i))
+	}
+	res, err := BenchCusolverMg(tm, n, 256, "diagdom", 4, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BackwardError > 1e-14 || res.Total <= 0 || res.Getrf > res.Total {
+		t.Errorf("cuSOLVERMg: %+v", res)
+	}
+}

@@ -82,6 +82,7 @@ var drv struct {
 	cuMemcpyDtoDAsync         func(dst, src uintptr, n uintptr, s uintptr) result
 	cuMemcpy2DAsync           func(p *Memcpy2D, s uintptr) result
 	cuDeviceCanAccessPeer     func(can *int32, dev, peer int32) result
+	cuCtxEnablePeerAccess     func(peer uintptr, flags uint32) result
 	cuDeviceGetP2PAttribute   func(v *int32, attr int32, src, dst int32) result
 	// CUDA 12.0 and newer; nil before.
 	cuTensorMapEncodeTiled func(tm unsafe.Pointer, dtype, rank uint32, addr uintptr, dims, strides, box, elemStrides unsafe.Pointer,
@@ -152,6 +153,7 @@ func loadDriver() error {
 		fn(&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
 		fn(&d.cuMemcpy2DAsync, "cuMemcpy2DAsync_v2"),
 		fn(&d.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
+		optional(&d.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess"),
 		optional(&d.cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute"),
 		optional(&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
 	})
@@ -508,4 +510,19 @@ func PeerNativeAtomics(src, dst int) (bool, error) {
 	var v int32
 	err := check("cuDeviceGetP2PAttribute", drv.cuDeviceGetP2PAttribute(&v, p2pNativeAtomics, int32(src), int32(dst)))
 	return v != 0, err
+}
+
+// errorPeerAccessAlreadyEnabled is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED.
+const errorPeerAccessAlreadyEnabled = 704
+
+// CtxEnablePeerAccess lets the current context reach peer's memory; done
+// before is not an error.
+func CtxEnablePeerAccess(peer uintptr) error {
+	if drv.cuCtxEnablePeerAccess == nil {
+		return errors.New("cuCtxEnablePeerAccess: not in this driver")
+	}
+	if r := drv.cuCtxEnablePeerAccess(peer, 0); r != errorPeerAccessAlreadyEnabled {
+		return check("cuCtxEnablePeerAccess", r)
+	}
+	return nil
 }
