@@ -142,7 +142,10 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		}
 		ctx, stop := signalContext()
 		defer stop()
-		return gs.run(ctx, o.bench != "", stdout)
+		if o.bench == "" {
+			return gs.solveOnce(ctx, fs, o, stdout, stderr)
+		}
+		return gs.run(ctx, true, stdout)
 	}
 	if o.bench != "" {
 		if err := refineFlags(o, set); err != nil {

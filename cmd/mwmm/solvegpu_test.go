@@ -54,6 +54,9 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--matrix", "randsvd"}, "hpl-mxp"},
 		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--factor", "tc32"}, "fused"},
 		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--bench", "64,x"}, "sizes"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--b", "b.npy"}, "--b needs --a"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--a", "A.npy", "--bench", "64"}, "--a is solved once"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--size", "0"}, "at least 1"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"time"
 
+	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu/dense"
 	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/gpu/gemm"
@@ -26,17 +29,18 @@ type gpusSolve struct {
 	sizes []int
 }
 
-// parseGPUsSolve reads solve's flags for --gpus: generated A only, a
-// fused FABsum plan as the factorization's update.
+// parseGPUsSolve reads solve's flags for --gpus: a generated A (a kind
+// the GPUs draw) or --a, and a fused FABsum plan as the factorization's
+// update.
 func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (*gpusSolve, error) {
 	g, err := dist.ParseGPUs(o.gpus)
 	if err != nil {
 		return nil, usage(err)
 	}
-	if o.a != "" || o.b != "" {
-		return nil, usagef("--gpus solves generated systems (--size, --matrix); --a and --b are for one GPU")
+	if o.a != "" && o.bench != "" {
+		return nil, usagef("--bench times generated systems (--matrix); --a is solved once")
 	}
-	if !slices.Contains(dist.SystemKinds, o.matrix) {
+	if o.a == "" && !slices.Contains(dist.SystemKinds, o.matrix) {
 		return nil, usagef("--matrix %s: several GPUs draw %v", o.matrix, dist.SystemKinds)
 	}
 	name := "double-fp16-fabsum"
@@ -50,9 +54,12 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 	if err != nil {
 		return nil, usagef("--factor %s: %v (several GPUs update with the fused kernels' plans)", name, err)
 	}
-	s := &gpusSolve{plan: plan, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: o.matrix, sizes: []int{max(o.size, 1)}}
+	s := &gpusSolve{plan: plan, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: o.matrix, sizes: []int{256}}
 	if set["nb"] {
 		s.nb = o.nb
+	}
+	if set["size"] {
+		s.sizes = []int{o.size}
 	}
 	if o.bench != "" {
 		if s.sizes, err = parseSizes(o.bench); err != nil {
@@ -60,6 +67,70 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 		}
 	}
 	return s, nil
+}
+
+// solveOnce solves the command line's system on the grid and prints
+// solve's report (--json, --x as on one GPU).
+func (s *gpusSolve) solveOnce(ctx context.Context, fs *flag.FlagSet, o *systemOptions, stdout, stderr io.Writer) error {
+	n, what, a, b, err := s.input(fs, o)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs(output{"x", o.x}); err != nil {
+		return err
+	}
+	team, err := s.team(s.grid)
+	if err != nil {
+		return err
+	}
+	defer team.Close()
+	var sys *dist.System
+	if a != nil {
+		sys, err = dist.NewSystem(team, s.nb, a)
+	} else {
+		sys, err = dist.GenerateSystem(team, n, s.nb, s.kind, s.seed)
+	}
+	if err != nil {
+		return err
+	}
+	defer sys.Free()
+	x, rep, serr := dist.Solve(ctx, sys, b, &s.plan, s.sopt)
+	if len(rep.Refine.Steps) == 0 {
+		return serr
+	}
+	sum := solveSummary{Matrix: what, Report: rep.Refine,
+		Update:   fmt.Sprintf("blocked LU over a %v grid of GPUs, nb %d, updates on the fused kernel (%s), factors gathered to GPU 0", s.grid, s.nb, s.plan.Name),
+		Pivoting: "none: several GPUs factor without pivoting"}
+	var xerr error
+	if serr == nil && o.x != "" {
+		if xerr = writeArray(ctx, o.x, stdout, "float64", []int{n}, x); xerr == nil {
+			sum.X = o.x
+		}
+	}
+	stdout = reportTo(stdout, stderr, output{"x", o.x})
+	if o.json {
+		err = writeJSON(stdout, sum)
+	} else {
+		err = writeSolveReport(stdout, sum)
+	}
+	return errors.Join(err, serr, xerr)
+}
+
+// input reads --a and --b, or describes the generated A; b is random
+// (from --seed) unless given.
+func (s *gpusSolve) input(fs *flag.FlagSet, o *systemOptions) (n int, what string, a, b []float64, err error) {
+	if o.a != "" {
+		in, err := readSystem(fs, o, true)
+		return in.n, in.what, in.a, in.b, err
+	}
+	if o.b != "" {
+		return 0, "", nil, nil, usagef("--b needs --a: a right-hand side for a generated A would not match it")
+	}
+	n = s.sizes[0]
+	if n < 1 {
+		return 0, "", nil, nil, usagef("--size %d: the order must be at least 1", n)
+	}
+	return n, fmt.Sprintf("%s, %d×%d (seed %d)", s.kind, n, n, s.seed), nil, experiment.RandomVector(s.seed, "b", n), nil
 }
 
 // rhs is the right-hand side of every --gpus solve: centered, from the seed.

@@ -137,14 +137,17 @@ func (l Layout) GlobalCol(q, lj int) int { return global(lj, l.ColBlock, q, l.Gr
 
 // Pack copies rank's blocks of the row-major m×n matrix a into local,
 // column-major LocalRows×LocalCols, rounded to float32.
-func (l Layout) Pack(local []float32, a []float64, rank int) {
+func (l Layout) Pack(local []float32, a []float64, rank int) { pack(l, local, a, rank) }
+
+// pack is Pack into float32 or float64 elements.
+func pack[T float32 | float64](l Layout, local []T, a []float64, rank int) {
 	p, q := l.Grid.Coords(rank)
 	rows, cols := l.LocalRows(p), l.LocalCols(q)
 	for lj := 0; lj < cols; lj++ {
 		j := l.GlobalCol(q, lj)
 		col := local[lj*rows : (lj+1)*rows]
 		for li := range col {
-			col[li] = float32(a[l.GlobalRow(p, li)*l.Cols+j])
+			col[li] = T(a[l.GlobalRow(p, li)*l.Cols+j])
 		}
 	}
 }

@@ -108,3 +108,40 @@ func TestCusolverMgBaseline(t *testing.T) {
 		t.Errorf("cuSOLVERMg: %+v", res)
 	}
 }
+
+// A system from the host: NewSystem spreads a row-major matrix, and the
+// solve is the generated one's.
+func TestSolveFromHost(t *testing.T) {
+	tm := team(t, Grid{1, 2})
+	const n = 300
+	a := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			a[i*n+j] = math.Sin(float64(i*n + j))
+		}
+		a[i*n+i] = float64(n)
+	}
+	s, err := NewSystem(tm, 64, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	b := make([]float64, n)
+	b[0] = 1
+	x, rep, err := Solve(context.Background(), s, b, nil, solve.Options{})
+	if err != nil || !rep.Refine.Converged {
+		t.Fatalf("%v, %+v", err, rep.Refine.Steps)
+	}
+	for i := 0; i < n; i++ { // the host's residual
+		r := b[i]
+		for j := 0; j < n; j++ {
+			r -= a[i*n+j] * x[j]
+		}
+		if math.Abs(r) > 1e-12 {
+			t.Fatalf("row %d: residual %g", i, r)
+		}
+	}
+	if _, err := NewSystem(tm, 64, a[:n*n-1]); err == nil {
+		t.Error("a matrix of n²−1 values was taken")
+	}
+}

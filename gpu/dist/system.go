@@ -72,6 +72,36 @@ func GenerateSystem(t *Team, n, nb int, kind string, seed uint64) (*System, erro
 	return s, nil
 }
 
+// NewSystem spreads the row-major n×n matrix a over t in fp64 blocks of
+// nb.
+func NewSystem(t *Team, nb int, a []float64) (*System, error) {
+	n := int(math.Sqrt(float64(len(a))))
+	if n*n != len(a) || n == 0 || !finite(a) {
+		return nil, fmt.Errorf("dist: a system needs a square, finite, non-empty matrix; got %d values", len(a))
+	}
+	if !t.Whole() {
+		return nil, errors.New("dist: a System needs every rank of its team in this process")
+	}
+	m, err := NewMatrix64(t, Layout{n, n, nb, nb, t.Grid})
+	if err != nil {
+		return nil, err
+	}
+	s := &System{A: m}
+	err = t.Each(func(r *Rank) error {
+		local := make([]float64, m.localElems(r))
+		pack(m.Layout, local, a, r.Rank)
+		return r.Engine.Device().Upload(m.part(r), local)
+	})
+	if err == nil {
+		s.norm, err = s.normInf()
+	}
+	if err != nil {
+		m.Free()
+		return nil, err
+	}
+	return s, nil
+}
+
 func (m *Matrix) part(r *Rank) *gpu.Buffer { return m.Parts[m.index(r)] }
 
 // shape lists a kernel's leading arguments for r's part of m (the part,
