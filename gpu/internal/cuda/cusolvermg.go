@@ -21,17 +21,17 @@ const (
 )
 
 var mg struct {
-	cusolverMgCreate             func(h *uintptr) result
-	cusolverMgDestroy            func(h uintptr) result
-	cusolverMgDeviceSelect       func(h uintptr, n int32, ids *int32) result
-	cusolverMgCreateDeviceGrid   func(g *uintptr, rows, cols int32, ids *int32, mapping int32) result
-	cusolverMgDestroyGrid        func(g uintptr) result
-	cusolverMgCreateMatrixDesc   func(d *uintptr, rows, cols, rowBlock, colBlock int64, dtype int32, grid uintptr) result
-	cusolverMgDestroyMatrixDesc  func(d uintptr) result
-	cusolverMgGetrf_bufferSize   func(h uintptr, m, n int32, a *uintptr, ia, ja int32, desc uintptr, ipiv *uintptr, compute int32, lwork *int64) result
-	cusolverMgGetrf              func(h uintptr, m, n int32, a *uintptr, ia, ja int32, desc uintptr, ipiv *uintptr, compute int32, work *uintptr, lwork int64, info *int32) result
-	cusolverMgGetrs_bufferSize   func(h uintptr, trans, n, nrhs int32, a *uintptr, ia, ja int32, descA uintptr, ipiv *uintptr, b *uintptr, ib, jb int32, descB uintptr, compute int32, lwork *int64) result
-	cusolverMgGetrs              func(h uintptr, trans, n, nrhs int32, a *uintptr, ia, ja int32, descA uintptr, ipiv *uintptr, b *uintptr, ib, jb int32, descB uintptr, compute int32, work *uintptr, lwork int64, info *int32) result
+	cusolverMgCreate            func(h *uintptr) result
+	cusolverMgDestroy           func(h uintptr) result
+	cusolverMgDeviceSelect      func(h uintptr, n int32, ids *int32) result
+	cusolverMgCreateDeviceGrid  func(g *uintptr, rows, cols int32, ids *int32, mapping int32) result
+	cusolverMgDestroyGrid       func(g uintptr) result
+	cusolverMgCreateMatrixDesc  func(d *uintptr, rows, cols, rowBlock, colBlock int64, dtype int32, grid uintptr) result
+	cusolverMgDestroyMatrixDesc func(d uintptr) result
+	cusolverMgGetrf_bufferSize  func(h uintptr, m, n int32, a *uintptr, ia, ja int32, desc uintptr, ipiv *uintptr, compute int32, lwork *int64) result
+	cusolverMgGetrf             func(h uintptr, m, n int32, a *uintptr, ia, ja int32, desc uintptr, ipiv *uintptr, compute int32, work *uintptr, lwork int64, info *int32) result
+	cusolverMgGetrs_bufferSize  func(h uintptr, trans, n, nrhs int32, a *uintptr, ia, ja int32, descA uintptr, ipiv *uintptr, b *uintptr, ib, jb int32, descB uintptr, compute int32, lwork *int64) result
+	cusolverMgGetrs             func(h uintptr, trans, n, nrhs int32, a *uintptr, ia, ja int32, descA uintptr, ipiv *uintptr, b *uintptr, ib, jb int32, descB uintptr, compute int32, work *uintptr, lwork int64, info *int32) result
 }
 
 var (
