@@ -43,7 +43,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--panel", "recursive,sgetrf"}, "both with --bench"},
 		{[]string{"solve", "--panel", "sgetrf"}, "--panel sets the GPU"},
 		{[]string{"solve", "--lookahead-sms", "8"}, "--lookahead-sms sets the GPU"},
-		{[]string{"solve", "--pivot", "none"}, "--pivot sets the GPU"},
+		{[]string{"solve", "--pivot", "butterfly"}, "butterfly is the GPU's"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial, none, butterfly"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,rook", "--bench", "64"}, `"rook"`},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,butterfly"}, "several with --bench"},
