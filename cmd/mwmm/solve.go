@@ -110,6 +110,11 @@ backward error a hundredfold, and by GMRES-IR from the first step that
 does not (the report says from which); none returns the LU solution.
 Residuals are in fp64, or in double-word arithmetic with --residual dd,
 which brings the forward error down to order 2^-53 while κ(A)·2^-53 < 1.
+The condition above is Carson and Higham's, whose analysis computes
+GMRES's preconditioned products Û⁻¹L̂⁻¹A·v in u² = 2^-106: --precond dd
+computes them (and each step's Û⁻¹L̂⁻¹r) in double-word arithmetic so; in
+fp64, the default, the condition is about κ(A)³·u_f²·2^-53 < 1 (mwmm bound
+--lu prints both limits).
 
 It prints the backward error after each step with the GMRES iterations it
 took, and the time of the factorization and of the refinement. A solve that
@@ -162,7 +167,7 @@ Refinement:
   max-iter       at most N refinement steps
   max-inner      at most N GMRES iterations a step (default min(n, 300))
   gmres-tol      GMRES's relative residual on the preconditioned system
-  residual       fp64 (default), or dd (double-word): x accurate to order 2^-53
+  residual,precond  fp64 (default) or dd (double-word): residuals; GMRES's M⁻¹Av
 GPU only (--engine gpu):
   bench          time each --factor and cuSOLVER's solvers at these sizes
   csv            with --bench: also write the table to this .csv file
@@ -189,6 +194,7 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
+	precond                                                           string
 	engine, bench, csv, panel, pivot, plot, replot                    string
 	size, nb, maxIter, maxInner, lookahead                            int
 	gpus                                                              string
@@ -225,6 +231,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
 	fs.StringVar(&o.refine, "refine", "auto", "refinement `METHOD`: auto (classical while a step gains 100×, then GMRES-IR), gmres (GMRES-IR), ir (classical) or none")
 	fs.StringVar(&o.residual, "residual", "fp64", "precision `P` of the residuals: fp64 or dd (double-word)")
+	fs.StringVar(&o.precond, "precond", "fp64", "precision `P` of GMRES's preconditioned products Û⁻¹L̂⁻¹A·v and of each step's Û⁻¹L̂⁻¹r: fp64, or dd (double-word, standing in for the u² of Carson and Higham's analysis; on this machine only)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop at this normwise backward `ERROR` (default √n·2^-53)")
 	fs.IntVar(&o.maxIter, "max-iter", 20, "at most `N` refinement steps")
 	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
@@ -608,6 +615,13 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return usage(err)
 	}
+	precond, err := solve.ParseResidual(o.precond)
+	if err != nil {
+		return usagef("--precond: %v", err)
+	}
+	if precond == solve.DoubleWord && o.engine == "gpu" {
+		return usagef("--precond dd runs on this machine only (A as a matrix here), not with --engine gpu")
+	}
 	if o.replot != "" {
 		return replotSolve(fs, o, stdout)
 	}
@@ -635,7 +649,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	ctx, stop := signalContext()
 	defer stop()
 	luOpt, finish := factorOptions(o, form, n, stderr)
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
+	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res, Precond: precond}
 	if o.maxIter == 0 {
 		sopt.Refine = solve.None // no steps; Options would read 0 as its default
 	}

@@ -107,6 +107,8 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"lu", "--size", "4", "--nb", "0"}, 2, "block size"},
 		{[]string{"lu", "--size", "4", "--matrix", "uniform", "--factor", "fp16", "extra"}, 2, "unexpected"},
 		{[]string{"lu", "--size", "4", "--pivot", "rook"}, 2, "partial or none"},
+		{[]string{"solve", "--size", "4", "--precond", "qd"}, 2, "--precond"},
+		{[]string{"solve", "--engine", "gpu", "--precond", "dd"}, 2, "this machine only"},
 		// [[0 1] [1 0]]-like: the first pivot is zero without interchanges.
 		{[]string{"lu", "--a", swap, "--pivot", "none"}, 1, "zero pivot in column 1"},
 	}
