@@ -101,10 +101,12 @@ func bfmaMatmul() *Experiment {
 	e := errorColumns(&Experiment{
 		Name:  "bfma-matmul",
 		Title: "matrix multiplication with a block FMA: fp16, TC16, TC32 and fp32 against n",
-		Cites: blanchard + ", sections 3 and 6",
+		Cites: "an illustration of the error bounds of " + blanchard + ", section 3 (matrix multiplication with a block FMA, its TC16 and TC32 cases), in the " +
+			"set-up of " + Fasi + ", section 4.3 (Figure 4.2's right panel, data in (0,1] and the componentwise error; Figure 4.3's " +
+			"m = q = 16 on the simulated V100); not a figure of the block-FMA paper, whose section 6 we could not read",
 		Shows: "the error of C = AB: TC16 (tensor cores with fp16 output) grows like (n/b)·u16 and follows fp16, " +
-			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the paper's reason to prefer TC32",
-		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the paper's data distribution is not ours to copy: ours), rounded to fp16 for the "+
+			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the block-FMA paper's reason to prefer TC32",
+		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the multiword paper's set-up), rounded to fp16 for the "+
 			"block FMAs; TC16 and TC32 through the bit-exact unit models (Algorithm 3.1: blocks of the unit's k products, each block's result "+
 			"the next block's addend), fp16 and fp32 in plain arithmetic c ← fl(c + fl(a·b)); panels v100 (the paper's GPU), a100, h100 "+
 			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA), left out above 1", rows, rows),
