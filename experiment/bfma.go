@@ -101,9 +101,9 @@ func bfmaMatmul() *Experiment {
 	e := errorColumns(&Experiment{
 		Name:  "bfma-matmul",
 		Title: "matrix multiplication with a block FMA: fp16, TC16, TC32 and fp32 against n",
-		Cites: "an illustration of the error bounds of " + blanchard + ", section 3 (matrix multiplication with a block FMA, its TC16 and TC32 cases), in the " +
-			"set-up of " + Fasi + ", section 4.3 (Figure 4.2's right panel, data in (0,1] and the componentwise error; Figure 4.3's " +
-			"m = q = 16 on the simulated V100); not a figure of the block-FMA paper, whose section 6 we could not read",
+		Cites: "section 3 of " + blanchard + " (the error bounds of matrix multiplication with a block FMA, its TC16 and TC32 cases), " +
+			"illustrated in the set-up of " + Fasi + ", section 4.3 (Figure 4.2's right panel, data in (0,1] and the componentwise " +
+			"error; Figure 4.3's m = q = 16 on the simulated V100); not a figure of the block-FMA paper, whose section 6 we could not read",
 		Shows: "the error of C = AB: TC16 (tensor cores with fp16 output) grows like (n/b)·u16 and follows fp16, " +
 			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the block-FMA paper's reason to prefer TC32",
 		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the multiword paper's set-up), rounded to fp16 for the "+

@@ -41,8 +41,8 @@ func bfmaLU() *Experiment {
 	e := &Experiment{
 		Name:  "bfma-lu",
 		Title: "LU with a block FMA: TC16 against TC32 (and fp16, fp32) on matrices that need no pivoting, against n",
-		Cites: blanchard + ", sections 4 and 6 (the paper's text of section 6 was not available to us; the set-up is that of " +
-			"the authors' public GPU code, https://github.com/flipflapflop/remifa, and of Lopez and Mary, IJHPCA 37(2), 2023)",
+		Cites: blanchard + ", sections 4 and 6; the paper's text of section 6 was not available to us, so the set-up is that of " +
+			"the authors' public GPU code, https://github.com/flipflapflop/remifa, and of Lopez and Mary, IJHPCA 37(2), 2023",
 		Shows: bfmaLUShows,
 		Setup: "LU without pivoting (lu.Options.Pivot = NoPivoting), block size 256 (and 32, the \"nb=32\" series), on the matrices of the " +
 			"authors' code: diagonally dominant with off-diagonal entries uniform in (−1,1] or (0,1] and a_ii = n, and symmetric positive " +
