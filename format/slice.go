@@ -82,6 +82,10 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
 	switch {
+	case f.specials == Unsigned:
+		for i, x := range src {
+			dst[i] = T(f.roundUnsigned(float64(x), m, wyrandAt(seed, uint64(i))))
+		}
 	case m.addAndMask():
 		p := f.addAndMaskParams(m)
 		sp := f.subParams(m)
