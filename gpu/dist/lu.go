@@ -454,6 +454,7 @@ func Solve(ctx context.Context, s *System, b []float64, plan *multiword.Plan, op
 	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt)
 	rep.Refine = rr
 	rep.Refine.Factor = plan.Name + " (no pivoting, " + rep.Grid.String() + " GPUs)"
+	rep.Refine.FactorSeconds, rep.Refine.NB = (rep.Factor + rep.Gather).Seconds(), rep.NB
 	rep.Total = time.Since(start)
 	return x, rep, err
 }
