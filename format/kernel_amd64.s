@@ -292,16 +292,16 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $144-56
 	MOVQ slow+40(FP), R8
 
 	MOVQ         $0x7fffffffffffffff, AX
-	MOVQ         AX, X0
+	VMOVQ        AX, X0
 	VPBROADCASTQ X0, Y15
 	VPBROADCASTQ P_TIEEVEN(DX), Y14
 	MOVQ         P_BASE(DX), AX
 	MOVQ         AX, BX
 	ADDQ         P_DIRPOS(DX), AX
 	ADDQ         P_DIRNEG(DX), BX
-	MOVQ         AX, X0
+	VMOVQ        AX, X0
 	VPBROADCASTQ X0, Y13
-	MOVQ         BX, X0
+	VMOVQ        BX, X0
 	VPBROADCASTQ X0, Y12
 	MOVQ         AX, R11             // R11 != 0 iff the sign matters
 	XORQ         BX, R11
@@ -310,13 +310,13 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $144-56
 	MOVQ         AX, BX
 	SUBQ         P_MINNORMAL(DX), AX
 	XORQ         P_SPAN(DX), BX
-	MOVQ         AX, X0
+	VMOVQ        AX, X0
 	VPBROADCASTQ X0, Y10
-	MOVQ         BX, X0
+	VMOVQ        BX, X0
 	VPBROADCASTQ X0, Y9
 	MOVQ         P_SHIFT(DX), AX
 	ANDQ         $63, AX
-	MOVQ         AX, X8
+	VMOVQ        AX, X8
 
 	XORQ R9, R9   // i: index of the first value of the current group
 	XORQ R10, R10 // n: count of slow positions
@@ -377,12 +377,12 @@ rneslow:
 	// (Assembly functions are no async preemption points, and a signal
 	// handler starts from the default MXCSR, so no other code sees it.)
 mxsetup:
-	STMXCSR 128(SP)
+	VSTMXCSR 128(SP)
 	MOVL    128(SP), AX
 	ANDL    $~0x6000, AX
 	ORL     S_MXRC(R12), AX
 	MOVL    AX, 132(SP)
-	LDMXCSR 132(SP)
+	VLDMXCSR 132(SP)
 
 mxloop:
 	CMPQ R9, R13
@@ -404,7 +404,7 @@ mxslow:
 	SLOW8RNE(mxappend, mxnext)
 
 mxdone: // the caller's MXCSR back before the tail (its SUB4 needs nearest)
-	LDMXCSR 128(SP)
+	VLDMXCSR 128(SP)
 	JMP     tail
 
 	// fltloop: the modes but NearestEven in formats with -0, SUB4F on

@@ -3,6 +3,9 @@ package format
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -364,6 +367,33 @@ func BenchmarkRoundAddAndMask(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
 			})
+		}
+	}
+}
+
+// TestKernelVEXOnly: every instruction of the AVX2 kernel that names an
+// X or Y register is VEX-encoded (mnemonic V...). On Intel cores since
+// Skylake a legacy-SSE write to an XMM register while upper YMM halves are
+// dirty costs a microcode assist of hundreds of cycles: five such MOVQs
+// per 256 values made the kernel ~10x slower there than on AMD (issue 46).
+// MXCSR loads and stores take their VEX forms too.
+func TestKernelVEXOnly(t *testing.T) {
+	src, err := os.ReadFile("kernel_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	insn := regexp.MustCompile(`^\s*(?:\w+:)?\s*([A-Z][A-Z0-9]*)\s+(.*)$`)
+	vecReg := regexp.MustCompile(`\b[XY]\d+\b`)
+	for n, line := range strings.Split(string(src), "\n") {
+		code, _, _ := strings.Cut(line, "//")
+		for _, stmt := range strings.Split(strings.TrimSuffix(strings.TrimSpace(code), `\`), ";") {
+			m := insn.FindStringSubmatch(stmt)
+			if m == nil || strings.HasPrefix(m[1], "V") {
+				continue
+			}
+			if vecReg.MatchString(m[2]) || strings.Contains(m[1], "MXCSR") {
+				t.Errorf("kernel_amd64.s:%d: legacy SSE %q; use its VEX form", n+1, strings.TrimSpace(stmt))
+			}
 		}
 	}
 }
