@@ -2,6 +2,7 @@ package format
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"regexp"
@@ -45,6 +46,67 @@ func TestAddAndMaskParamsLayout(t *testing.T) {
 		if off != uintptr(32*i) { // S_LIMIT … S_MAXBITS
 			t.Errorf("subParams field %d at %d, the assembly kernel expects %d", i, off, 32*i)
 		}
+	}
+}
+
+// roundAddAndMaskGo is the reference for the fast loops (the AVX2 kernel,
+// roundAddAndMaskPortable), which must match it bit for bit: it applies p
+// to len(src) ≤ block values, and sp to those below 2^Emin that p cannot
+// round; it notes in slow the positions that need roundSlow (overflow,
+// Inf, NaN, and what sp does not cover), leaves x itself in dst there, and
+// returns their count. dst may be src.
+func roundAddAndMaskGo(dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+	dst = dst[:len(src)]
+	n := 0
+	for i, x := range src {
+		b := math.Float64bits(x)
+		a := b &^ signBit
+		r := p.round(a, b)
+		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
+		keepX := -out
+		dst[i] = math.Float64frombits((r|(b^a))&^keepX | b&keepX)
+		slow[n&(block-1)] = uint8(i)
+		n += int(out)
+	}
+	k := 0
+	for _, j := range slow[:n] {
+		b := math.Float64bits(dst[j])
+		if int64(b&^signBit) < int64(sp.limit[0]) { // signed, as the kernel's VPCMPGTQ
+			dst[j] = math.Float64frombits(sp.round(b))
+			continue
+		}
+		slow[k] = j
+		k++
+	}
+	return k
+}
+
+// testKernels lists the loops RoundSlice can take on this machine:
+// "portable", and "avx2" where the CPU has it. The slice tests run under
+// each, in the same process, so both are held to the oracles.
+func testKernels() []string {
+	ks := []string{"portable"}
+	if haveAVX2 {
+		ks = append(ks, "avx2")
+	}
+	return ks
+}
+
+// useKernel switches RoundSlice to kernel k; the returned func restores
+// the previous choice.
+func useKernel(k string) (restore func()) {
+	saved := useAVX2
+	useAVX2 = k == "avx2"
+	return func() { useAVX2 = saved }
+}
+
+func TestKernelName(t *testing.T) {
+	for _, k := range testKernels() {
+		restore := useKernel(k)
+		if got := Kernel(); got != k {
+			t.Errorf("with the %s loops, Kernel() = %q", k, got)
+		}
+		restore()
 	}
 }
 
@@ -257,39 +319,42 @@ func TestRoundAddAndMaskAVX2RandomParams(t *testing.T) {
 }
 
 // TestRoundAddAndMaskDispatch checks roundAddAndMask, whichever loop it
-// picks, against roundAddAndMaskGo for float64 and float32.
+// picks, and the portable loop against roundAddAndMaskGo, out of place and
+// in place.
 func TestRoundAddAndMaskDispatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, f := range []Format{Binary16, BFloat16, E4M3, E2M1.WithSubnormals(false)} {
+	loops := map[string]func([]float64, []float64, *addAndMaskParams, *subParams, *[block]uint8) int{
+		"dispatch": roundAddAndMask, "portable": roundAddAndMaskPortable,
+	}
+	for _, f := range kernelFormats() {
 		xs := kernelInputs(f, rng, 4*block)
-		xs32 := make([]float32, len(xs))
-		for i, x := range xs {
-			xs32[i] = float32(x)
-		}
 		for _, m := range kernelAddAndMaskModes(t) {
 			p, sp := f.addAndMaskParams(m), f.subParams(m)
 			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 255, block} {
-				var s1, s2 [block]uint8
-				d1, d2 := make([]float64, n), make([]float64, n)
-				k1, k2 := roundAddAndMask(d1, xs[:n], &p, &sp, &s1), roundAddAndMaskGo(d2, xs[:n], &p, &sp, &s2)
-				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
-					t.Errorf("%v %v n=%d: float64 slow lists differ", f.Name(), m, n)
-				}
-				for i := range n {
-					if math.Float64bits(d1[i]) != math.Float64bits(d2[i]) {
-						t.Errorf("%v %v n=%d: float64 dst[%d] %v, Go loop %v", f.Name(), m, n, i, d1[i], d2[i])
-						break
-					}
-				}
-				e1, e2 := make([]float32, n), make([]float32, n)
-				k1, k2 = roundAddAndMask(e1, xs32[:n], &p, &sp, &s1), roundAddAndMaskGo(e2, xs32[:n], &p, &sp, &s2)
-				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
-					t.Errorf("%v %v n=%d: float32 slow lists differ", f.Name(), m, n)
-				}
-				for i := range n {
-					if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
-						t.Errorf("%v %v n=%d: float32 dst[%d] %v, Go loop %v", f.Name(), m, n, i, e1[i], e2[i])
-						break
+				off := rng.IntN(len(xs) - n + 1)
+				src := xs[off : off+n]
+				var s2 [block]uint8
+				want := make([]float64, n)
+				k2 := roundAddAndMaskGo(want, src, &p, &sp, &s2)
+				for name, loop := range loops {
+					for _, inPlace := range []bool{false, true} {
+						var s1 [block]uint8
+						d1 := make([]float64, n)
+						in := src
+						if inPlace {
+							copy(d1, src)
+							in = d1
+						}
+						k1 := loop(d1, in, &p, &sp, &s1)
+						if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
+							t.Errorf("%v %v %s n=%d in-place=%v: slow list %v, Go loop %v", f.Name(), m, name, n, inPlace, s1[:k1], s2[:k2])
+						}
+						for i := range n {
+							if math.Float64bits(d1[i]) != math.Float64bits(want[i]) {
+								t.Errorf("%v %v %s n=%d in-place=%v: dst[%d] %v, Go loop %v", f.Name(), m, name, n, inPlace, i, d1[i], want[i])
+								break
+							}
+						}
 					}
 				}
 			}
@@ -343,7 +408,8 @@ func TestRoundSliceKernelMatchesRound(t *testing.T) {
 }
 
 // BenchmarkRoundAddAndMask times the fast loop alone over one block of
-// values in [-2, 2] (few slow positions), the AVX2 kernel against the Go loop.
+// values in [-2, 2] (few slow positions): the reference Go loop, the
+// portable loop and the AVX2 kernel.
 func BenchmarkRoundAddAndMask(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]float64, block)
@@ -354,9 +420,15 @@ func BenchmarkRoundAddAndMask(b *testing.B) {
 	for _, m := range []Mode{NearestEven, Up} {
 		p, sp := Binary16.addAndMaskParams(m), Binary16.subParams(m)
 		var slow [block]uint8
-		b.Run(m.String()+"/go", func(b *testing.B) {
+		b.Run(m.String()+"/reference", func(b *testing.B) {
 			for b.Loop() {
 				roundAddAndMaskGo(dst, src, &p, &sp, &slow)
+			}
+			b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
+		})
+		b.Run(m.String()+"/portable", func(b *testing.B) {
+			for b.Loop() {
+				roundAddAndMaskPortable(dst, src, &p, &sp, &slow)
 			}
 			b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
 		})

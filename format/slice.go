@@ -21,6 +21,16 @@ func (f *Format) RoundSlice(dst, src []float64, m Mode, rnd Source) {
 	roundChunks(f, dst, src, m, rnd)
 }
 
+// Kernel names the loops RoundSlice and RoundSlice32 run on this machine:
+// "avx2" (assembly, amd64 CPUs with AVX2) or "portable" (pure Go, every
+// architecture). Both give the same results, bit for bit.
+func Kernel() string {
+	if useAVX2 {
+		return "avx2"
+	}
+	return "portable"
+}
+
 // RoundSlice32 is RoundSlice for float32 values.
 func (f *Format) RoundSlice32(dst, src []float32, m Mode, rnd Source) {
 	roundChunks(f, dst, src, m, rnd)
@@ -76,50 +86,92 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	wg.Wait()
 }
 
-// roundRange is the serial loop over one chunk: a fast loop over runs of
-// block values for the add-and-mask and stochastic modes, then roundSlow for
-// the positions it could not do; Round value by value for ToOdd.
+// roundRange is the serial loop over one chunk, a block at a time; float32
+// values go through a float64 buffer (exact both ways), so both types take
+// the same loops and give the same results.
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
+	rr := f.newBlockRounder(m)
+	state := seed
+	if s64, ok := any(src).([]float64); ok {
+		d64 := any(dst).([]float64)
+		for lo := 0; lo < len(src); lo += block {
+			hi := min(lo+block, len(src))
+			rr.round(d64[lo:hi], s64[lo:hi], state)
+			state += uint64(hi-lo) * wyrandIncrement
+		}
+		return
+	}
+	var buf [block]float64
+	for lo := 0; lo < len(src); lo += block {
+		hi := min(lo+block, len(src))
+		b := buf[:hi-lo]
+		for i, x := range src[lo:hi] {
+			b[i] = float64(x)
+		}
+		rr.round(b, b, state)
+		for i, x := range b {
+			dst[lo+i] = T(x)
+		}
+		state += uint64(hi-lo) * wyrandIncrement
+	}
+}
+
+// blockRounder holds one mode's parameters for the block loops.
+type blockRounder struct {
+	f   *Format
+	m   Mode
+	p   addAndMaskParams
+	sp  subParams
+	stp stochasticParams
+	ss  stochasticSubParams
+	sub bool // ss applies
+}
+
+func (f *Format) newBlockRounder(m Mode) blockRounder {
+	rr := blockRounder{f: f, m: m}
 	switch {
 	case m.addAndMask():
-		p := f.addAndMaskParams(m)
-		sp := f.subParams(m)
-		for lo := 0; lo < len(src); lo += block {
-			hi := min(lo+block, len(src))
-			var slow [block]uint8
-			n := roundAddAndMask(dst[lo:hi], src[lo:hi], &p, &sp, &slow)
-			// The kernels leave x itself at the positions they list, so
-			// this reads the input even when dst is src.
-			for _, j := range slow[:n] {
-				dst[lo+int(j)] = T(f.roundSlow(float64(dst[lo+int(j)]), m, 0))
-			}
+		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
+	case m.IsStochastic():
+		rr.stp = f.stochasticParams(m)
+		rr.ss, rr.sub = f.stochasticSubParams(m)
+	}
+	return rr
+}
+
+// round rounds ≤ block values (dst may be src): the fast loop of the mode
+// family, then the positions it could not do; the i-th value of a
+// stochastic mode uses wyrandAt(state, i). ToOdd goes value by value.
+func (rr *blockRounder) round(dst, src []float64, state uint64) {
+	f, m := rr.f, rr.m
+	dst = dst[:len(src)]
+	var slow [block]uint8
+	switch {
+	case m.addAndMask():
+		n := roundAddAndMask(dst, src, &rr.p, &rr.sp, &slow)
+		// The loops leave x itself at the positions they list, so this
+		// reads the input even when dst is src.
+		for _, j := range slow[:n] {
+			dst[j] = f.roundSlow(dst[j], m, 0)
 		}
 	case m.IsStochastic():
-		p := f.stochasticParams(m)
-		ss, sub := f.stochasticSubParams(m)
-		state := seed
-		for lo := 0; lo < len(src); lo += block {
-			hi := min(lo+block, len(src))
-			var slow [block]uint8
-			n := roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
-			// The kernel leaves x at the positions it lists: mostly values
-			// below 2^Emin, done here inline (roundSub's stochastic step),
-			// the rest by the general path.
-			for _, j := range slow[:n] {
-				r := wyrandAt(state, uint64(j))
-				x := float64(dst[lo+int(j)])
-				if v, ok := ss.round(math.Float64bits(x), r); ok && sub {
-					dst[lo+int(j)] = T(math.Float64frombits(v))
-				} else {
-					dst[lo+int(j)] = T(f.roundStochastic(x, m, r))
-				}
+		n := roundStochasticRun(dst, src, &rr.stp, state, &slow)
+		// The loop leaves x at the positions it lists: mostly values
+		// below 2^Emin, done here inline (roundSub's stochastic step),
+		// the rest by the general path.
+		for _, j := range slow[:n] {
+			r := wyrandAt(state, uint64(j))
+			x := dst[j]
+			if v, ok := rr.ss.round(math.Float64bits(x), r); ok && rr.sub {
+				dst[j] = math.Float64frombits(v)
+			} else {
+				dst[j] = f.roundStochastic(x, m, r)
 			}
-			state += uint64(hi-lo) * wyrandIncrement
 		}
 	default:
 		for i, x := range src {
-			dst[i] = T(f.Round(float64(x), m))
+			dst[i] = f.Round(x, m)
 		}
 	}
 }
@@ -144,13 +196,13 @@ func wyrandAt(state, i uint64) uint64 { return wyrandMix(state + (i+1)*wyrandInc
 // values, with the i-th value using wyrandAt(state, i); like
 // roundAddAndMaskGo it notes the positions it could not round, and leaves x
 // there in dst.
-func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, state uint64, slow *[block]uint8) int {
+func roundStochasticRun(dst, src []float64, p *stochasticParams, state uint64, slow *[block]uint8) int {
 	dst = dst[:len(src)]
 	n := 0
 	for i, x := range src {
 		state += wyrandIncrement
 		r := wyrandMix(state)
-		b := math.Float64bits(float64(x))
+		b := math.Float64bits(x)
 		a := b &^ signBit
 		res := (a + (r>>(p.rshift&63))*p.mul) & p.keep
 		// a must be normal (a subnormal a would round at float64's finer
@@ -159,7 +211,7 @@ func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, 
 		_, in := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in range
 		// Out of range, dst keeps x: the caller rounds it from there.
 		keepX := in - 1
-		dst[i] = T(math.Float64frombits((res|(b^a))&^keepX | b&keepX))
+		dst[i] = math.Float64frombits((res|(b^a))&^keepX | b&keepX)
 		slow[n&(block-1)] = uint8(i)
 		n += int(in ^ 1)
 	}
@@ -263,37 +315,6 @@ func (f *Format) addAndMaskParams(m Mode) addAndMaskParams {
 		p.base = f.dropMask
 	}
 	return p
-}
-
-// roundAddAndMaskGo applies p to len(src) ≤ block values, and sp to those
-// below 2^Emin that p cannot round; it notes in slow the positions that need
-// roundSlow (overflow, Inf, NaN, and what sp does not cover), leaves x
-// itself in dst there, and returns their count. dst may be src. No branch
-// and no call in the main loop.
-func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
-	dst = dst[:len(src)]
-	n := 0
-	for i, x := range src {
-		b := math.Float64bits(float64(x))
-		a := b &^ signBit
-		r := p.round(a, b)
-		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
-		keepX := -out
-		dst[i] = T(math.Float64frombits((r|(b^a))&^keepX | b&keepX))
-		slow[n&(block-1)] = uint8(i)
-		n += int(out)
-	}
-	k := 0
-	for _, j := range slow[:n] {
-		b := math.Float64bits(float64(dst[j]))
-		if int64(b&^signBit) < int64(sp.limit[0]) { // signed, as the kernel's VPCMPGTQ
-			dst[j] = T(math.Float64frombits(sp.round(b)))
-			continue
-		}
-		slow[k] = j
-		k++
-	}
-	return k
 }
 
 // subParams describes the fixed-point rounding below 2^Emin (roundSub) for
