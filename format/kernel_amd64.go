@@ -25,3 +25,20 @@ func roundAddAndMask(dst, src []float64, p *addAndMaskParams, sp *subParams, slo
 	}
 	return roundAddAndMaskPortable(dst, src, p, sp, slow)
 }
+
+// roundStochasticAVX2 is roundStochasticPortable for n ≤ block values, 4
+// per iteration (wyrand's 64×64→128 product from 32-bit multiplies), bit
+// for bit. Implemented in stochastic_amd64.s.
+//
+//go:noescape
+func roundStochasticAVX2(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
+
+// roundStochastic is the fast loop of a stochastic mode: the AVX2 kernel
+// when the CPU has AVX2, the portable loop otherwise.
+func roundStochastic(dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
+	if useAVX2 && len(src) > 0 {
+		dst = dst[:len(src)]
+		return roundStochasticAVX2(&dst[0], &src[0], len(src), p, state, slow)
+	}
+	return roundStochasticPortable(dst, src, p, state, slow)
+}

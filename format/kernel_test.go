@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -443,14 +444,25 @@ func BenchmarkRoundAddAndMask(b *testing.B) {
 	}
 }
 
-// TestKernelVEXOnly: every instruction of the AVX2 kernel that names an
+// TestKernelVEXOnly: every instruction of the AVX2 kernels that names an
 // X or Y register is VEX-encoded (mnemonic V...). On Intel cores since
 // Skylake a legacy-SSE write to an XMM register while upper YMM halves are
 // dirty costs a microcode assist of hundreds of cycles: five such MOVQs
 // per 256 values made the kernel ~10x slower there than on AMD (issue 46).
 // MXCSR loads and stores take their VEX forms too.
 func TestKernelVEXOnly(t *testing.T) {
-	src, err := os.ReadFile("kernel_amd64.s")
+	files, _ := filepath.Glob("*_amd64.s")
+	if len(files) < 2 {
+		t.Fatalf("assembly files %v, want kernel_amd64.s and stochastic_amd64.s", files)
+	}
+	for _, file := range files {
+		checkVEXOnly(t, file)
+	}
+}
+
+// checkVEXOnly reports each legacy-SSE instruction of an assembly file.
+func checkVEXOnly(t *testing.T, file string) {
+	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +476,129 @@ func TestKernelVEXOnly(t *testing.T) {
 				continue
 			}
 			if vecReg.MatchString(m[2]) || strings.Contains(m[1], "MXCSR") {
-				t.Errorf("kernel_amd64.s:%d: legacy SSE %q; use its VEX form", n+1, strings.TrimSpace(stmt))
+				t.Errorf("%s:%d: legacy SSE %q; use its VEX form", file, n+1, strings.TrimSpace(stmt))
+			}
+		}
+	}
+}
+
+// TestSRParamsLayout pins the layout of srParams that stochastic_amd64.s
+// addresses by offset (R_LANES … R_SUBLOOP).
+func TestSRParamsLayout(t *testing.T) {
+	var p srParams
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"lanes", unsafe.Offsetof(p.lanes), 0}, {"step", unsafe.Offsetof(p.step), 32},
+		{"xor", unsafe.Offsetof(p.xor), 64}, {"lo32", unsafe.Offsetof(p.lo32), 96},
+		{"keep", unsafe.Offsetof(p.keep), 128}, {"incMask", unsafe.Offsetof(p.incMask), 160},
+		{"halfMask", unsafe.Offsetof(p.halfMask), 192}, {"uBias", unsafe.Offsetof(p.uBias), 224},
+		{"spanX", unsafe.Offsetof(p.spanX), 256}, {"abs", unsafe.Offsetof(p.abs), 288},
+		{"one", unsafe.Offsetof(p.one), 320}, {"k", unsafe.Offsetof(p.k), 352},
+		{"c64", unsafe.Offsetof(p.c64), 384}, {"limit", unsafe.Offsetof(p.limit), 416},
+		{"nBits", unsafe.Offsetof(p.nBits), 448}, {"magic", unsafe.Offsetof(p.magic), 480},
+		{"quantum", unsafe.Offsetof(p.quantum), 512}, {"noNegZero", unsafe.Offsetof(p.noNegZero), 544},
+		{"rshift", unsafe.Offsetof(p.rshift), 576}, {"lshift", unsafe.Offsetof(p.lshift), 584},
+		{"half", unsafe.Offsetof(p.half), 592}, {"subLoop", unsafe.Offsetof(p.subLoop), 600},
+	} {
+		if c.got != c.want {
+			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// kernelStochasticModes are the stochastic modes the kernel tests cover.
+func kernelStochasticModes(t *testing.T) []Mode {
+	return []Mode{Stochastic, StochasticHalf, mustStochasticBits(t, 1), mustStochasticBits(t, 8),
+		mustStochasticBits(t, 13), mustStochasticBits(t, 52), mustStochasticBits(t, 64)}
+}
+
+// TestRoundStochasticAVX2 compares the AVX2 stochastic kernel with the
+// portable loop bit for bit (dst and the slow list), for every length
+// 0..block, out of place and in place, from random stream states, and
+// checks that it writes nothing past dst[n-1].
+func TestRoundStochasticAVX2(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	const guard = 8
+	const sentinel = 0x5a5a5a5a5a5a5a5a
+	fs := append(kernelFormats(), Binary64)
+	for _, f := range fs {
+		xs := kernelInputs(f, rng, 4096)
+		for _, m := range kernelStochasticModes(t) {
+			p := f.srParams(m)
+			for n := 0; n <= block; n++ {
+				off := rng.IntN(len(xs) - n + 1)
+				src := xs[off : off+n]
+				state := rng.Uint64()
+				var slowGo, slowAsm [block]uint8
+				want := make([]float64, n)
+				k := roundStochasticPortable(want, src, &p, state, &slowGo)
+				buf := make([]float64, n+guard)
+				for i := range buf {
+					buf[i] = math.Float64frombits(sentinel)
+				}
+				dst, in := buf[:n], src
+				if n%2 == 1 { // in place
+					copy(dst, src)
+					in = dst
+				}
+				var got int
+				if n > 0 {
+					got = roundStochasticAVX2(&dst[0], &in[0], n, &p, state, &slowAsm)
+				} else {
+					got = roundStochasticAVX2(nil, nil, 0, &p, state, &slowAsm)
+				}
+				for i := range n {
+					if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%v %v n=%d: x=%x: dst %x, portable %x", f.Name(), m, n,
+							math.Float64bits(src[i]), math.Float64bits(dst[i]), math.Float64bits(want[i]))
+					}
+				}
+				for i := n; i < len(buf); i++ {
+					if math.Float64bits(buf[i]) != sentinel {
+						t.Fatalf("%v %v n=%d: wrote dst[%d]", f.Name(), m, n, i)
+					}
+				}
+				if got != k || string(slowGo[:k]) != string(slowAsm[:min(got, block)]) {
+					t.Fatalf("%v %v n=%d: slow list %v, portable %v", f.Name(), m, n, slowAsm[:min(got, block)], slowGo[:k])
+				}
+			}
+		}
+	}
+}
+
+// TestWyrandVector holds the kernel's vector wyrand to wyrandAt: in a
+// format with p = 1, Stochastic adds r's top 52 bits to 1+η, so each
+// result depends on its own word; both loops must give roundStochastic's
+// result with wyrandAt(state, i), from many states.
+func TestWyrandVector(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2")
+	}
+	f, err := Parse("custom:p=1,emin=-10,emax=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	src := make([]float64, block)
+	for i := range src {
+		src[i] = 1 + rng.Float64()
+	}
+	p := f.srParams(Stochastic)
+	want, got := make([]float64, block), make([]float64, block)
+	for range 2000 {
+		state := rng.Uint64()
+		var s1, s2 [block]uint8
+		roundStochasticPortable(want, src, &p, state, &s1)
+		roundStochasticAVX2(&got[0], &src[0], block, &p, state, &s2)
+		for i := range got {
+			exact := f.roundStochastic(src[i], Stochastic, wyrandAt(state, uint64(i)))
+			if got[i] != exact || want[i] != exact {
+				t.Fatalf("state %#x word %d: kernel %v, portable %v, roundStochastic with wyrandAt %v", state, i, got[i], want[i], exact)
 			}
 		}
 	}

@@ -167,3 +167,32 @@ func listOut(d []uint64, c *portableConsts, sp *subParams, slow *[block]uint8, s
 	}
 	return n
 }
+
+// roundToOdd is ToOdd's loop (no assembly kernel: on every machine):
+// truncation, with the kept last bit set where x was inexact, for x in the
+// normal range (the result then stays in it); elsewhere it leaves x and
+// lists the position in slow. It returns the count.
+func roundToOdd(dst, src []float64, f *Format, slow *[block]uint8) int {
+	d, s := bitsOf(dst), bitsOf(src)
+	d = d[:len(s)]
+	drop, odd, lo2, span2 := f.dropMask, f.oddBit, f.minNormal<<1, f.normalSpan<<1
+	var hi uint64
+	for i, b := range s {
+		r := b&^drop | odd&-b2u(b&drop != 0)
+		u := b<<1 - lo2
+		if u > span2 {
+			r = b
+		}
+		hi = max(hi, u)
+		d[i] = r
+	}
+	if hi <= span2 {
+		return 0
+	}
+	n := 0
+	for i, b := range d {
+		slow[n&(block-1)] = uint8(i)
+		n += int(b2u(b<<1-lo2 > span2))
+	}
+	return n
+}

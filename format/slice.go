@@ -3,7 +3,6 @@ package format
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
 	"sync"
 )
@@ -123,7 +122,7 @@ type blockRounder struct {
 	m   Mode
 	p   addAndMaskParams
 	sp  subParams
-	stp stochasticParams
+	srp srParams
 	ss  stochasticSubParams
 	sub bool // ss applies
 }
@@ -134,7 +133,7 @@ func (f *Format) newBlockRounder(m Mode) blockRounder {
 	case m.addAndMask():
 		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
 	case m.IsStochastic():
-		rr.stp = f.stochasticParams(m)
+		rr.srp = f.srParams(m)
 		rr.ss, rr.sub = f.stochasticSubParams(m)
 	}
 	return rr
@@ -142,7 +141,7 @@ func (f *Format) newBlockRounder(m Mode) blockRounder {
 
 // round rounds ≤ block values (dst may be src): the fast loop of the mode
 // family, then the positions it could not do; the i-th value of a
-// stochastic mode uses wyrandAt(state, i). ToOdd goes value by value.
+// stochastic mode uses wyrandAt(state, i).
 func (rr *blockRounder) round(dst, src []float64, state uint64) {
 	f, m := rr.f, rr.m
 	dst = dst[:len(src)]
@@ -156,115 +155,14 @@ func (rr *blockRounder) round(dst, src []float64, state uint64) {
 			dst[j] = f.roundSlow(dst[j], m, 0)
 		}
 	case m.IsStochastic():
-		n := roundStochasticRun(dst, src, &rr.stp, state, &slow)
-		// The loop leaves x at the positions it lists: mostly values
-		// below 2^Emin, done here inline (roundSub's stochastic step),
-		// the rest by the general path.
+		n := roundStochastic(dst, src, &rr.srp, state, &slow)
+		rr.finishStochastic(dst, slow[:n], state)
+	default: // ToOdd
+		n := roundToOdd(dst, src, f, &slow)
 		for _, j := range slow[:n] {
-			r := wyrandAt(state, uint64(j))
-			x := dst[j]
-			if v, ok := rr.ss.round(math.Float64bits(x), r); ok && rr.sub {
-				dst[j] = math.Float64frombits(v)
-			} else {
-				dst[j] = f.roundStochastic(x, m, r)
-			}
-		}
-	default:
-		for i, x := range src {
-			dst[i] = f.Round(x, m)
+			dst[j] = f.Round(dst[j], m)
 		}
 	}
-}
-
-// The stochastic streams use Wang Yi's wyrand, a counter-based generator
-// (output i is a mix of seed + (i+1)·increment) that passes BigCrush and
-// PractRand: the slow path can recompute the word the fast loop used.
-const (
-	wyrandIncrement = 0xa0761d6478bd642f
-	wyrandXor       = 0xe7037ed1a0b428db
-)
-
-func wyrandMix(s uint64) uint64 {
-	hi, lo := bits.Mul64(s, s^wyrandXor)
-	return hi ^ lo
-}
-
-// wyrandAt is the i-th word (from 0) of the stream that starts at state.
-func wyrandAt(state, i uint64) uint64 { return wyrandMix(state + (i+1)*wyrandIncrement) }
-
-// roundStochasticRun is the fast loop of a stochastic mode over ≤ block
-// values, with the i-th value using wyrandAt(state, i); like
-// roundAddAndMaskGo it notes the positions it could not round, and leaves x
-// there in dst.
-func roundStochasticRun(dst, src []float64, p *stochasticParams, state uint64, slow *[block]uint8) int {
-	dst = dst[:len(src)]
-	n := 0
-	for i, x := range src {
-		state += wyrandIncrement
-		r := wyrandMix(state)
-		b := math.Float64bits(x)
-		a := b &^ signBit
-		res := (a + (r>>(p.rshift&63))*p.mul) & p.keep
-		// a must be normal (a subnormal a would round at float64's finer
-		// spacing, with the wrong probability) and below MaxFinite (so that
-		// the result cannot overflow).
-		_, in := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in range
-		// Out of range, dst keeps x: the caller rounds it from there.
-		keepX := in - 1
-		dst[i] = math.Float64frombits((res|(b^a))&^keepX | b&keepX)
-		slow[n&(block-1)] = uint8(i)
-		n += int(in ^ 1)
-	}
-	return n
-}
-
-// stochasticSubParams describes roundSub's stochastic step for the slice
-// loop: with E1 = max(|x|'s exponent field, 1), mant = |x|'s bits -
-// (E1-1)<<52 and s = k - E1 (kept where 1 ≤ s ≤ 63), the result is
-// (mant + inc) >> s times quantum, inc = ⌊r/2^(64-j)⌋·2^(s-j) with
-// j = min(n, s) (StochasticHalf: 2^s - 1 when r's top bit is set).
-type stochasticSubParams struct {
-	limit, k, n uint64
-	half        bool
-	quantum     float64
-	noNegZero   uint64 // all ones where -0 is no value of the format
-}
-
-// stochasticSubParams reports whether the step applies to f (not where the
-// quantum is float64's own, fp64).
-func (f *Format) stochasticSubParams(m Mode) (stochasticSubParams, bool) {
-	qe := f.subQuantumExp()
-	if qe <= -1074 {
-		return stochasticSubParams{}, false
-	}
-	ss := stochasticSubParams{limit: f.minNormal, k: uint64(qe + 1075), n: uint64(m.randomBits()),
-		half: m == StochasticHalf, quantum: math.Ldexp(1, qe)}
-	if !f.specials.HasNegativeZero() {
-		ss.noNegZero = ^uint64(0)
-	}
-	return ss, true
-}
-
-// round is the step for x's bits b and the random word r: the result's
-// bits, and whether x was in its range (|x| < 2^Emin, 1 ≤ s ≤ 63).
-func (ss *stochasticSubParams) round(b, r uint64) (uint64, bool) {
-	a := b &^ signBit
-	e1 := max(a>>52, 1)
-	s := ss.k - e1 // wraps for large a
-	if a >= ss.limit || s-1 >= 63 {
-		return 0, false
-	}
-	mant := a - (e1-1)<<52
-	var inc uint64
-	if ss.half {
-		inc = (1<<s - 1) & -(r >> 63)
-	} else {
-		j := min(ss.n, s)
-		inc = r >> (64 - j) << (s - j)
-	}
-	q := (mant + inc) >> s
-	sign := (b & signBit) &^ (ss.noNegZero & -b2u(q == 0))
-	return math.Float64bits(float64(int64(q))*ss.quantum) | sign, true
 }
 
 // block is the length of the runs over which the fast loops note the
