@@ -41,6 +41,9 @@ func roundAddAndMaskPortable(dst, src []float64, p *addAndMaskParams, sp *subPar
 	}
 	var hi uint64
 	switch {
+	case sp.rneC[0] != 0:
+		hi = fpRneRun(d, s, sp)
+		c.lo2, c.span2 = 0, sp.maxBits[0]<<1 // its results: out iff above MaxFinite
 	case sp.always[0] != 0:
 		hi = subRun(d, s, &c, p, sp)
 	case c.inc != c.incNeg:
@@ -106,6 +109,34 @@ func dirRun(d, s []uint64, c *portableConsts) (hi uint64) {
 		}
 		hi = max(hi, u)
 		d[i] = r
+	}
+	return hi
+}
+
+// fpRneRun is NearestEven where sp.rneC is set (fp8/fp6/fp4 with -0) by
+// float64 arithmetic, as the AVX2 kernel's FP4: x + c - c with c =
+// ±2^(e+53-p) in x's binade e ≥ Emin, ±rneC below 2^Emin, rounds x to the
+// format's grid there in the default rounding mode (nearest even), both
+// normal and subnormal; the result takes x's sign (-0 for small negative
+// x). It returns the largest doubled magnitude: above 2·MaxFinite, the
+// loop left x (overflow, Inf, NaN).
+func fpRneRun(d, s []uint64, sp *subParams) (hi uint64) {
+	expMask, pShift, limit, csub, max2 := sp.expMask[0], sp.pShift[0], sp.limit[0], sp.rneC[0], sp.maxBits[0]<<1
+	d = d[:len(s)]
+	for i, b := range s {
+		c := b&expMask + pShift
+		if b&^signBit < limit {
+			c = csub
+		}
+		sign := b & signBit
+		cf := math.Float64frombits(c | sign)
+		y := math.Float64bits(math.Float64frombits(b)+cf-cf)&^signBit | sign
+		u := y << 1
+		if u > max2 {
+			y = b
+		}
+		hi = max(hi, u)
+		d[i] = y
 	}
 	return hi
 }
