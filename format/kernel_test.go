@@ -483,7 +483,7 @@ func checkVEXOnly(t *testing.T, file string) {
 }
 
 // TestSRParamsLayout pins the layout of srParams that stochastic_amd64.s
-// addresses by offset (R_LANES … R_SUBLOOP).
+// addresses by offset (R_LANES … R_KSHIFT).
 func TestSRParamsLayout(t *testing.T) {
 	var p srParams
 	for _, c := range []struct {
@@ -501,6 +501,7 @@ func TestSRParamsLayout(t *testing.T) {
 		{"quantum", unsafe.Offsetof(p.quantum), 512}, {"noNegZero", unsafe.Offsetof(p.noNegZero), 544},
 		{"rshift", unsafe.Offsetof(p.rshift), 576}, {"lshift", unsafe.Offsetof(p.lshift), 584},
 		{"half", unsafe.Offsetof(p.half), 592}, {"subLoop", unsafe.Offsetof(p.subLoop), 600},
+		{"kshift", unsafe.Offsetof(p.kshift), 624},
 	} {
 		if c.got != c.want {
 			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)

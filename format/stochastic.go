@@ -99,6 +99,7 @@ type srParams struct {
 	half           uint64 // 1 for StochasticHalf
 	subLoop        uint64 // 1: the step below 2^Emin in the loop
 	lo2, span2     uint64 // 2·minNormal, 2·span (the portable loop's)
+	kshift         uint64 // the kernel's rshift: 64 where incMask is 0 (its shifts give 0)
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -122,6 +123,10 @@ func (f *Format) srParams(m Mode) srParams {
 	case k > 0: // else nothing is dropped: inc = 0
 		p.rshift, p.lshift = 64-k, uint64(f.shift)-k
 		set(&p.incMask, ^uint64(0))
+	}
+	p.kshift = p.rshift
+	if p.incMask[0] == 0 {
+		p.kshift = 64
 	}
 	set(&p.abs, ^uint64(signBit))
 	set(&p.one, 1)

@@ -30,6 +30,7 @@
 #define R_LSHIFT   584
 #define R_HALF     592
 #define R_SUBLOOP  600
+#define R_KSHIFT   624
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -46,9 +47,10 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 // 2^32-1 in each lane, X12 = rshift, X11 = lshift.
 //
 // WYRAND sets Y0 to wyrand's words hi^lo of s·(s^xor) (64×64→128 bits)
-// from four 32×32→64 products: with x = s, y = s^xor split in 32-bit
-// halves, lo = ll + (lh+hl)<<32 and hi = hh + lh>>32 + hl>>32 + the carry
-// ((ll>>32) + (lh mod 2^32) + (hl mod 2^32)) >> 32. Clobbers Y1-Y5.
+// from four 32×32→64 products of the halves of x = s and y = s^xor: with
+// mid = lh + ll>>32 and mid2 = hl + (mid mod 2^32) (neither overflows),
+// hi = hh + mid>>32 + mid2>>32 and lo = mid2<<32 | (ll mod 2^32).
+// Clobbers Y1-Y5.
 #define WYRAND \
 	VPXOR    R_XOR(DX), Y14, Y1; \
 	VPSRLQ   $32, Y14, Y2; \
@@ -57,29 +59,26 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VPMULUDQ Y3, Y14, Y3; \
 	VPMULUDQ Y1, Y2, Y2; \
 	VPMULUDQ Y1, Y14, Y1; \
-	VPADDQ   Y3, Y2, Y0; \
-	VPSLLQ   $32, Y0, Y0; \
-	VPADDQ   Y1, Y0, Y0; \
-	VPSRLQ   $32, Y1, Y1; \
+	VPSRLQ   $32, Y1, Y5; \
+	VPADDQ   Y5, Y3, Y3; \
 	VPAND    Y13, Y3, Y5; \
-	VPADDQ   Y5, Y1, Y1; \
-	VPAND    Y13, Y2, Y5; \
-	VPADDQ   Y5, Y1, Y1; \
-	VPSRLQ   $32, Y1, Y1; \
+	VPADDQ   Y5, Y2, Y2; \
 	VPSRLQ   $32, Y3, Y3; \
-	VPSRLQ   $32, Y2, Y2; \
 	VPADDQ   Y3, Y4, Y4; \
-	VPADDQ   Y2, Y4, Y4; \
-	VPADDQ   Y1, Y4, Y4; \
-	VPXOR    Y4, Y0, Y0
+	VPSRLQ   $32, Y2, Y3; \
+	VPADDQ   Y3, Y4, Y4; \
+	VPSLLQ   $32, Y2, Y2; \
+	VPAND    Y13, Y1, Y1; \
+	VPOR     Y2, Y1, Y1; \
+	VPXOR    Y4, Y1, Y0
 
 // INCSR turns the words in Y0 into the increments of Stochastic and
-// StochasticBits(n); INCHALF into those of StochasticHalf (the dropped
-// bits where the word's top bit is set). Clobber Y1.
+// StochasticBits(n) (X12 holds 64, so 0, where nothing is dropped);
+// INCHALF into those of StochasticHalf (the dropped bits where the word's
+// top bit is set). Clobber Y1.
 #define INCSR \
 	VPSRLQ X12, Y0, Y0; \
-	VPSLLQ X11, Y0, Y0; \
-	VPAND  R_INCMASK(DX), Y0, Y0
+	VPSLLQ X11, Y0, Y0
 
 #define INCHALF \
 	VPXOR    Y1, Y1, Y1; \
@@ -215,7 +214,7 @@ TEXT ·roundStochasticAVX2(SB), NOSPLIT, $0-56
 	VPBROADCASTQ state+32(FP), Y14
 	VPADDQ       R_LANES(DX), Y14, Y14
 	VMOVDQU      R_LO32(DX), Y13
-	VMOVQ        R_RSHIFT(DX), X12
+	VMOVQ        R_KSHIFT(DX), X12
 	VMOVQ        R_LSHIFT(DX), X11
 
 	XORQ R9, R9   // i: index of the first value of the current group
