@@ -102,6 +102,7 @@ func useKernel(k string) (restore func()) {
 }
 
 func TestKernelName(t *testing.T) {
+	t.Logf("Kernel() = %q", Kernel()) // the comparison script records it
 	for _, k := range testKernels() {
 		restore := useKernel(k)
 		if got := Kernel(); got != k {

@@ -18,7 +18,8 @@ on 2^20 float64 values uniform in [-2, 2]:
     tree (else CPFloat falls back to the C library's rand for sr). Skipped,
     with the reason in the summary, when not given or when it does not build.
 
-Writes to OUTDIR: machine.txt, mwmm-roundslice.txt, mwmm-ratios.txt,
+Writes to OUTDIR: machine.txt, mwmm-kernel.txt (format.Kernel(): the loops
+RoundSlice picks here), mwmm-roundslice.txt, mwmm-ratios.txt,
 mldtypes.txt, cpfloat.txt (or cpfloat-skipped.txt), summary.md (the table:
 values/s and ratios) and summary.json.
 
@@ -91,7 +92,13 @@ BENCH_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+\S+ ns/op\s+(.*)$")
 
 
 def mwmm(out, binary, benchtime, count):
-    """Median values/s per kernel/format/mode, and the ratios benchmark's metrics."""
+    """The kernel RoundSlice picks, median values/s per kernel/format/mode, and
+    the ratios benchmark's metrics."""
+    kern = run([binary, "-test.run", "^TestKernelName$", "-test.v"], os.path.join(out, "mwmm-kernel.txt"))
+    m = re.search(r'Kernel\(\) = "(\w+)"', kern)
+    kernel = m.group(1) if m else "?"
+    with open(os.path.join(out, "machine.txt"), "a") as f:
+        f.write(f"mwmm format.Kernel(): {kernel}\n")
     base = [binary, "-test.run", "^$", "-test.cpu", "1"]
     text = run(base + ["-test.bench", "^BenchmarkRoundSlice$", "-test.benchtime", benchtime,
                        "-test.count", str(count)], os.path.join(out, "mwmm-roundslice.txt"))
@@ -111,7 +118,7 @@ def mwmm(out, binary, benchtime, count):
         if m:
             for v, unit in re.findall(r"([\d.e+]+) (\S+)", m.group(2)):
                 ratios[unit] = float(v)
-    return rates, ratios
+    return kernel, rates, ratios
 
 
 def timed(fn, reps):
@@ -287,7 +294,8 @@ def main():
     os.sched_setaffinity(0, {a.core})  # children inherit it
     head = machine(out, a.core)
     print("\n".join(head), file=sys.stderr)
-    rates, ratios = mwmm(out, binary, a.benchtime, a.count)
+    kernel, rates, ratios = mwmm(out, binary, a.benchtime, a.count)
+    head.append(f"mwmm format.Kernel() on this CPU: {kernel}")
     ml, ml_notes = mldtypes(out, a.reps)
     cpf, cpf_note = cpfloat(out, a.cpfloat_src, a.pcg_c, a.cc, a.reps)
     summary(out, head, rates, ratios, ml, ml_notes, cpf, cpf_note)
