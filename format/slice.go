@@ -90,7 +90,8 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 // the same loops and give the same results.
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
-	rr := f.newBlockRounder(m)
+	var rr blockRounder
+	rr.init(f, m)
 	state := seed
 	if s64, ok := any(src).([]float64); ok {
 		d64 := any(dst).([]float64)
@@ -116,19 +117,22 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 	}
 }
 
-// blockRounder holds one mode's parameters for the block loops.
+// blockRounder holds one mode's parameters for the block loops, and the
+// loops' list of positions (its old entries are never read: no clearing).
 type blockRounder struct {
-	f   *Format
-	m   Mode
-	p   addAndMaskParams
-	sp  subParams
-	srp srParams
-	ss  stochasticSubParams
-	sub bool // ss applies
+	f    *Format
+	m    Mode
+	p    addAndMaskParams
+	sp   subParams
+	srp  srParams
+	ss   stochasticSubParams
+	sub  bool // ss applies
+	slow [block]uint8
 }
 
-func (f *Format) newBlockRounder(m Mode) blockRounder {
-	rr := blockRounder{f: f, m: m}
+// init sets rr up in place (the struct is large: no copies per chunk).
+func (rr *blockRounder) init(f *Format, m Mode) {
+	rr.f, rr.m = f, m
 	switch {
 	case m.addAndMask():
 		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
@@ -136,29 +140,27 @@ func (f *Format) newBlockRounder(m Mode) blockRounder {
 		rr.srp = f.srParams(m)
 		rr.ss, rr.sub = f.stochasticSubParams(m)
 	}
-	return rr
 }
 
 // round rounds ≤ block values (dst may be src): the fast loop of the mode
 // family, then the positions it could not do; the i-th value of a
 // stochastic mode uses wyrandAt(state, i).
 func (rr *blockRounder) round(dst, src []float64, state uint64) {
-	f, m := rr.f, rr.m
+	f, m, slow := rr.f, rr.m, &rr.slow
 	dst = dst[:len(src)]
-	var slow [block]uint8
 	switch {
 	case m.addAndMask():
-		n := roundAddAndMask(dst, src, &rr.p, &rr.sp, &slow)
+		n := roundAddAndMask(dst, src, &rr.p, &rr.sp, slow)
 		// The loops leave x itself at the positions they list, so this
 		// reads the input even when dst is src.
 		for _, j := range slow[:n] {
 			dst[j] = f.roundSlow(dst[j], m, 0)
 		}
 	case m.IsStochastic():
-		n := roundStochastic(dst, src, &rr.srp, state, &slow)
+		n := roundStochastic(dst, src, &rr.srp, state, slow)
 		rr.finishStochastic(dst, slow[:n], state)
 	default: // ToOdd
-		n := roundToOdd(dst, src, f, &slow)
+		n := roundToOdd(dst, src, f, slow)
 		for _, j := range slow[:n] {
 			dst[j] = f.Round(dst[j], m)
 		}
