@@ -43,8 +43,9 @@ func TestAddAndMaskParamsLayout(t *testing.T) {
 		unsafe.Offsetof(sp.upPos), unsafe.Offsetof(sp.upNeg), unsafe.Offsetof(sp.dnPos), unsafe.Offsetof(sp.dnNeg),
 		unsafe.Offsetof(sp.tieUp), unsafe.Offsetof(sp.tieDn), unsafe.Offsetof(sp.mxRC),
 		unsafe.Offsetof(sp.expMask), unsafe.Offsetof(sp.pShift), unsafe.Offsetof(sp.maxBits),
+		unsafe.Offsetof(sp.eminExp),
 	} {
-		if off != uintptr(32*i) { // S_LIMIT … S_MAXBITS
+		if off != uintptr(32*i) { // S_LIMIT … S_EMINEXP
 			t.Errorf("subParams field %d at %d, the assembly kernel expects %d", i, off, 32*i)
 		}
 	}

@@ -260,6 +260,11 @@ type subParams struct {
 	// (53-p)<<52 are 2^(e+53-p), the add that rounds x in binade e;
 	// maxBits is MaxFinite's bits, above which a lane goes to roundSlow.
 	expMask, pShift, maxBits [4]uint64
+
+	// eminExp, set where the format has subnormals, is 2^Emin's bits: FP4's
+	// C below 2^Emin is then its C at Emin, max(exponent bits, eminExp)
+	// + pShift (FP4MAX).
+	eminExp [4]uint64
 }
 
 // subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
@@ -291,6 +296,9 @@ func (f *Format) subParams(m Mode) subParams {
 	set(&sp.maxBits, f.maxBits)
 	if f.emin >= subAlwaysEmin {
 		sp.always[0] = 1
+		if f.subnormals && f.specials.HasNegativeZero() {
+			set(&sp.eminExp, f.minNormal)
+		}
 		if m != NearestEven && f.specials.HasNegativeZero() {
 			set(&sp.fltC, math.Float64bits(math.Ldexp(1, qe+52)))
 			set(&sp.halfQ, math.Float64bits(math.Ldexp(1, qe-1)))
