@@ -171,14 +171,22 @@ func firstOrder(ts []fo) string {
 
 // Refinement gives the convergence conditions of iterative refinement
 // (Carson and Higham 2018, Table 3.2 and section 3, constants omitted) for
-// LU factors of effective unit roundoff UF, working precision U and
-// residuals in UR:
+// LU factors of effective unit roundoff UF, working precision U, residuals
+// in UR and GMRES's preconditioned products Û⁻¹L̂⁻¹A·v in UP:
 //
 //   - LU-IR (classical refinement, the correction solved with the factors)
 //     converges while κ∞(A)·u_f < 1;
 //   - GMRES-IR (GMRES on the system preconditioned by the factors, in
-//     precision u) converges while κ∞(A)·u_f·u^(1/2) < 1, since the
-//     preconditioned matrix has a condition number of order (1 + κ·u_f)².
+//     precision u) converges while GMRES's backward error on the
+//     preconditioned system, about u + u_p·κ∞(A), times that system's
+//     condition number, of order (1 + κ∞(A)·u_f)², stays below 1.
+//     Carson and Higham take u_p = u² (the products in extended
+//     precision), where this is κ∞(A)·u_f·u^(1/2) < 1: fp16 factors to
+//     κ ≈ 2·10^11 with u = fp64. With u_p = u, as in a solver that works
+//     in fp64 throughout, it becomes about κ∞(A)³·u_f²·u < 1 (Amestoy,
+//     Buttari, Higham, L'Excellent, Mary and Vieublé, "Five-precision
+//     GMRES-based iterative refinement", SIAM J. Matrix Anal. Appl.
+//     45(1), 2024): fp16 factors to κ ≈ 3·10^7.
 //
 // Where they converge, the normwise backward error reaches order u and the
 // forward error order u + κ∞(A)·u_r.
@@ -191,14 +199,38 @@ type Refinement struct {
 	UF float64 `json:"u_f"`
 	U  float64 `json:"u"`
 	UR float64 `json:"u_r"`
+	// UP is the unit roundoff of the preconditioned products; 0 means u²,
+	// Carson and Higham's assumption.
+	UP float64 `json:"u_p,omitempty"`
 }
 
 // MaxKappaIR is the largest κ∞(A) for which LU-IR converges: 1/u_f.
 func (r Refinement) MaxKappaIR() float64 { return 1 / r.UF }
 
-// MaxKappaGMRES is the largest κ∞(A) for which GMRES-IR converges:
-// 1/(u_f·u^(1/2)).
-func (r Refinement) MaxKappaGMRES() float64 { return 1 / (r.UF * math.Sqrt(r.U)) }
+// MaxKappaGMRES is the largest κ∞(A) for which GMRES-IR converges: the κ
+// where (u + u_p·κ)·(κ·u_f)² = 1, which is 1/(u_f·u^(1/2)) for u_p = u²
+// to first order, and about (u_f²·u)^(-1/3) for u_p = u.
+func (r Refinement) MaxKappaGMRES() float64 {
+	if r.UP == 0 {
+		return 1 / (r.UF * math.Sqrt(r.U))
+	}
+	f := func(k float64) float64 { return (r.U + r.UP*k) * (k * r.UF) * (k * r.UF) }
+	// f grows with κ: bisect on a log scale between a κ where f < 1 and
+	// one where f > 1.
+	lo, hi := 1.0, 1/(r.UF*math.Sqrt(r.U))
+	if f(lo) >= 1 {
+		return lo
+	}
+	for i := 0; i < 200 && hi/lo > 1+1e-12; i++ {
+		mid := math.Sqrt(lo * hi)
+		if f(mid) < 1 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
 
 // ForwardError is the limiting forward error u + κ·u_r of either method.
 func (r Refinement) ForwardError(kappa float64) float64 { return r.U + kappa*r.UR }

@@ -82,6 +82,18 @@ func TestRefinementLimits(t *testing.T) {
 	if got := r.MaxKappaGMRES(); !near(got, 2048*math.Pow(2, 26.5), 1e-12) {
 		t.Errorf("GMRES-IR limit %v", got)
 	}
+	// Products in fp64 (u_p = u): (u + uκ)(κ·u_f)² = 1, about
+	// κ³·u_f²·u = 1, κ = 2^((53+22)/3) = 2^25 (less by a part in 2^25).
+	r.UP = 0x1p-53
+	if got := r.MaxKappaGMRES(); !near(got, 0x1p25, 1e-6) {
+		t.Errorf("GMRES-IR limit with fp64 products %v, want 2^25", got)
+	}
+	// Products in u² give back the first form (u²κ/u = 2^-53·κ ≈ 2e-5).
+	r.UP = 0x1p-106
+	if got := r.MaxKappaGMRES(); !near(got, 2048*math.Pow(2, 26.5), 1e-4) {
+		t.Errorf("GMRES-IR limit with u² products %v", got)
+	}
+	r.UP = 0
 	if got := r.ForwardError(1e8); !near(got, 0x1p-53*(1+1e8), 1e-12) {
 		t.Errorf("forward error %v", got)
 	}

@@ -23,7 +23,7 @@ const (
 )
 
 func init() {
-	for _, e := range []*Experiment{bfmaMatmul(), bfmaLU(), gmresIR()} {
+	for _, e := range []*Experiment{bfmaMatmul(), bfmaLU(), gmresIR(), gmresIRCH(), gmresIRCHKappa()} {
 		Register(e)
 	}
 }
@@ -101,10 +101,12 @@ func bfmaMatmul() *Experiment {
 	e := errorColumns(&Experiment{
 		Name:  "bfma-matmul",
 		Title: "matrix multiplication with a block FMA: fp16, TC16, TC32 and fp32 against n",
-		Cites: blanchard + ", sections 3 and 6",
+		Cites: "section 3 of " + blanchard + " (the error bounds of matrix multiplication with a block FMA, its TC16 and TC32 cases), " +
+			"illustrated in the set-up of " + Fasi + ", section 4.3 (Figure 4.2's right panel, data in (0,1] and the componentwise " +
+			"error; Figure 4.3's m = q = 16 on the simulated V100); not a figure of the block-FMA paper, whose section 6 we could not read",
 		Shows: "the error of C = AB: TC16 (tensor cores with fp16 output) grows like (n/b)·u16 and follows fp16, " +
-			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the paper's reason to prefer TC32",
-		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the paper's data distribution is not ours to copy: ours), rounded to fp16 for the "+
+			"TC32 (fp32 output) stays near 2·u16 + n·u32, far below: the block-FMA paper's reason to prefer TC32",
+		Setup: fmt.Sprintf("A %d×n, B n×%d uniform in (0,1] (the multiword paper's set-up), rounded to fp16 for the "+
 			"block FMAs; TC16 and TC32 through the bit-exact unit models (Algorithm 3.1: blocks of the unit's k products, each block's result "+
 			"the next block's addend), fp16 and fp32 in plain arithmetic c ← fl(c + fl(a·b)); panels v100 (the paper's GPU), a100, h100 "+
 			"(--engine model:UNIT for one); n = 2^6..2^17 (--quick: 2^6..2^12); dashed: the a-priori bounds (bound.BlockFMA), left out above 1", rows, rows),
@@ -180,94 +182,6 @@ func bfmaMatmul() *Experiment {
 	return e
 }
 
-// The panels of bfma-lu: the normwise backward error for every unit, and
-// the componentwise one, which the bound of bound.LU bounds, for the first.
-const (
-	normwisePanel      = ": ‖PA−L̂Û‖∞/‖A‖∞"
-	componentwisePanel = ": max|P·fl(A)−L̂Û|/(|L̂||Û|)"
-)
-
-func bfmaLU() *Experiment {
-	e := &Experiment{
-		Name:  "bfma-lu",
-		Title: "LU factorization with a block FMA: backward error of fp16, TC16, TC32 and fp32 LU against n",
-		Cites: blanchard + ", sections 4 and 6",
-		Shows: "the backward error of LU factors whose Schur-complement updates run on tensor cores with fp16 (TC16) or fp32 (TC32) output, " +
-			"beside plain fp16 and fp32 LU; the abstract: TC32 much more accurate than TC16",
-		Setup: "A n×n with entries uniform in (−0.5,0.5] (ours); right-looking blocked LU with partial pivoting, block size 32 (package lu): " +
-			"panel and triangular solve in the storage format, updates through the bit-exact unit model (TC16: fp16 output and factors; TC32: " +
-			"fp32 output and factors, L21 and U12 rounded to fp16) or in plain arithmetic; beyond the paper, on the first unit, updates by " +
-			"double-fp16-fabsum (fp32-accurate products from the same fp16 tensor cores, factors in fp32); panels v100 (the paper's GPU), a100, h100; " +
-			"n = 2^5..2^10 (--quick: 2^5..2^9; at n = 32 = nb there is no update); y = ‖PA − L̂Û‖∞/‖A‖∞ for every unit and, for the first, the " +
-			"componentwise max|P·fl(A) − L̂Û|/(|L̂||Û|) (fl(A): A rounded to the storage format); dashed: the componentwise bound c of " +
-			"bound.LU, and in the normwise panels u_s + c·‖|L̂||Û|‖∞/‖A‖∞ with the measured factors; bounds above 1 are left out",
-		PanelColumn: "panel", SeriesColumn: "series", XColumn: "n", YColumn: "backward_error",
-		XLabel: "n", YLabel: "backward error", LogX: true, LogY: true, NoteColumn: "bound_first_order",
-	}
-	e.Engines = "model" // the --engine values it takes
-	e.Tasks = func(cfg Config) ([]Task, error) {
-		units, err := unitsOf(cfg, "bfma-lu")
-		if err != nil {
-			return nil, err
-		}
-		hi := 10
-		if cfg.Quick {
-			hi = 9
-		}
-		var tasks []Task
-		for _, n := range sizes(5, hi) {
-			key := fmt.Sprint("lu", n)
-			task := func(panels []string, series string, form func() (lu.Form, error)) Task {
-				return Task{Panel: strings.Join(panels, ", "), Series: series, X: float64(n), Cost: float64(n) * float64(n) * float64(n),
-					Run: func(ctx context.Context) ([]Row, error) {
-						f, err := form()
-						if err != nil {
-							return nil, err
-						}
-						a := Centered.square(cfg.Seed, key, n)
-						fa, err := lu.Factor(ctx, f, n, a, lu.Options{})
-						if err != nil {
-							return nil, err
-						}
-						ers, err := fa.Errors(a)
-						if err != nil {
-							return nil, err
-						}
-						bd, err := f.Bound(n, fa.NB)
-						if err != nil {
-							return nil, err
-						}
-						nb := bound.U(f.Storage, format.NearestEven) + bd.Total*ers.LUNorm
-						var out []Row
-						for _, p := range panels {
-							out = append(out, Row{Panel: p + normwisePanel, Series: series, X: float64(n), Y: ers.Normwise})
-							out = appendBound(out, Row{Panel: p + normwisePanel, Series: "bound " + series, X: float64(n), Y: nb, Note: bd.Dominant})
-							if p == units[0] {
-								out = append(out, Row{Panel: p + componentwisePanel, Series: series, X: float64(n), Y: ers.Componentwise})
-								out = appendBound(out, Row{Panel: p + componentwisePanel, Series: "bound " + series, X: float64(n), Y: bd.Total, Note: bd.Dominant})
-							}
-						}
-						return out, nil
-					}}
-			}
-			for _, name := range []string{"fp16", "fp32"} {
-				tasks = append(tasks, task(units, name, func() (lu.Form, error) { return lu.ParseForm(name, "", "") }))
-			}
-			for _, unit := range units {
-				for _, name := range []string{"tc16", "tc32"} {
-					tasks = append(tasks, task([]string{unit}, strings.ToUpper(name), func() (lu.Form, error) { return lu.ParseForm(name, unit, "fp16") }))
-				}
-			}
-			// Beyond the paper: fp32-accurate updates from the same fp16 tensor cores.
-			tasks = append(tasks, task(units[:1], "double-fp16-fabsum", func() (lu.Form, error) {
-				return lu.ParseForm("double-fp16-fabsum", units[0], "")
-			}))
-		}
-		return tasks, nil
-	}
-	return e
-}
-
 // square returns an n×n matrix of d, keyed as Matrices.
 func (d Dist) square(seed uint64, key string, n int) []float64 {
 	a, _ := d.Matrices(seed, key, n, n, 0)
@@ -277,18 +191,21 @@ func (d Dist) square(seed uint64, key string, n int) []float64 {
 func gmresIR() *Experiment {
 	e := &Experiment{
 		Name:  "gmres-ir",
-		Title: "GMRES-IR from low-precision LU factors: iterations and errors against κ(A)",
+		Title: "GMRES-IR at n = 1024 with a budget of n/4 GMRES iterations a step: iterations and errors against κ(A)",
 		Cites: blanchard + ", section 5; " + carson + "; " + haidar,
 		Shows: "GMRES-based iterative refinement to fp64 accuracy from LU factors of fp16, TC16, TC32, multiword (double-fp16-fabsum) and fp32 " +
-			"arithmetic: how many GMRES iterations each needs as κ(A) grows, and where each stops converging. The papers show fp16 and TC " +
-			"factors reaching κ up to about 10^8–10^10 with GMRES-IR; the multiword column goes beyond them: fp32-accurate factors from " +
-			"fp16 tensor cores",
+			"arithmetic at a size and a GMRES budget of our choosing (not the papers' set-up, which gmres-ir-ch and gmres-ir-ch-kappa " +
+			"follow): how many GMRES iterations each needs as κ(A) grows, and where each stops within n/4 = 256 GMRES iterations a step. " +
+			"That limit is the budget's, not the method's: fp16, TC16 and TC32 stop at κ = 10^4 here, and with mwmm solve --max-inner 1024 " +
+			"TC32 converges at κ = 10^6 and 10^8; the papers' set-up converges far beyond. The multiword column goes beyond the papers: " +
+			"fp32-accurate factors from fp16 tensor cores",
 		Setup: "A = U·Σ·Vᵀ of order n = 1024 (--quick: 256), randsvd with geometric singular values σ_i = κ^(−(i−1)/(n−1)) and Haar U, V; " +
-			"κ = 10^0, 10^2, ..., 10^12; b uniform in (−0.5,0.5]; factors from package lu (block size 32; TC16, TC32 and " +
-			"the multiword updates on the v100 model, or --engine model:UNIT); GMRES-IR in fp64 (package solve: residuals in fp64, GMRES " +
-			"tolerance 1e-6, at most n/4 GMRES iterations per step (no restarts) and 20 steps, a stall (two steps without halving the backward " +
-			"error) ends a solve, stop at √n·2^-53); the forward error is against x from " +
-			"fp64 LU refined with double-word residuals. Not converged points are marked in the CSV's note column",
+			"κ = 10^0, 10^2, ..., 10^12; b uniform in (−0.5,0.5]; factors from package lu (block size 32, partial pivoting; TC16, TC32 and " +
+			"the multiword updates on the v100 model, or --engine model:UNIT); GMRES-IR in fp64 (package solve: residuals and preconditioned " +
+			"products in fp64, GMRES tolerance 1e-6, at most n/4 GMRES iterations per step (the budget; no restarts) and 20 steps, a stall " +
+			"(two steps without halving the backward error) ends a solve, stop at √n·2^-53); the forward error is against x from " +
+			"fp64 LU refined with double-word residuals. Not converged points are marked in the CSV's note column, with \"the GMRES budget " +
+			"ran out\" where a step used all n/4 iterations",
 		PanelColumn: "quantity", SeriesColumn: "factorization", XColumn: "kappa", YColumn: "value",
 		XLabel: "κ₂(A)", YLabel: "value", LogX: true, LogY: true, NoteColumn: "converged",
 	}
@@ -298,17 +215,16 @@ func gmresIR() *Experiment {
 		if err != nil {
 			return nil, err
 		}
-		unit := units[0]
 		n := 1024
 		if cfg.Quick {
 			n = 256
 		}
-		refs := &refCache{m: map[float64]*refEntry{}}
+		refs := &refCache{m: map[string]*refEntry{}}
 		var tasks []Task
 		for ek := 0; ek <= 12; ek += 2 {
 			kappa := math.Pow(10, float64(ek))
-			spec := MatrixSpec{Kind: "randsvd", Kappa: kappa, Mode: Geometric}
-			key := fmt.Sprint("gmres-ir", ek)
+			p := irPoint{spec: MatrixSpec{Kind: "randsvd", Kappa: kappa, Mode: Geometric}, key: fmt.Sprint("gmres-ir", ek),
+				seed: cfg.Seed, n: n, unit: units[0], refs: refs}
 			for _, fc := range []struct{ series, name string }{
 				{"fp16", "fp16"}, {"TC16", "tc16"}, {"TC32", "tc32"}, {"double-fp16-fabsum", "double-fp16-fabsum"}, {"fp32", "fp32"},
 			} {
@@ -317,40 +233,68 @@ func gmresIR() *Experiment {
 					cost *= 3
 				}
 				tasks = append(tasks, Task{Panel: "GMRES-IR", Series: fc.series, X: kappa, Cost: cost,
-					Run: func(ctx context.Context) ([]Row, error) {
-						f, err := lu.ParseForm(fc.name, unit, "fp16")
-						if err != nil {
-							return nil, err
-						}
-						a := spec.Generate(cfg.Seed, key, n)
-						b := RandomVector(cfg.Seed, key, n)
-						xref, err := refs.get(ctx, kappa, n, a, b)
-						if err != nil {
-							return nil, err
-						}
-						x, rep, err := solve.System(ctx, f, n, a, b, lu.Options{}, solve.Options{MaxInner: n / 4}, false)
-						note := "yes"
-						switch {
-						case errors.Is(err, solve.ErrNotConverged):
-							note = "no: " + rep.Stop
-						case err != nil:
-							// A factorization that fails (overflow, a zero pivot) is a
-							// point where the method does not converge.
-							note = "no: " + err.Error()
-						}
-						rows := []Row{{Panel: "GMRES iterations", Series: fc.series, X: kappa, Y: float64(rep.GMRES), Note: note}}
-						if x != nil {
-							rows = append(rows,
-								Row{Panel: "backward error", Series: fc.series, X: kappa, Y: rep.BackwardError, Note: note},
-								Row{Panel: "forward error", Series: fc.series, X: kappa, Y: relDiff(x, xref), Note: note})
-						}
-						return rows, nil
-					}})
+					Run: func(ctx context.Context) ([]Row, error) { return p.budgetRows(ctx, fc.series, fc.name) }})
 			}
 		}
 		return tasks, nil
 	}
 	return e
+}
+
+// irPoint is one matrix of a GMRES-IR sweep.
+type irPoint struct {
+	spec       MatrixSpec
+	key        string
+	seed       uint64
+	n          int
+	unit       string
+	refs       *refCache
+	a, b, xref []float64
+}
+
+// system draws A and b and finds the reference solution.
+func (p *irPoint) system(ctx context.Context) error {
+	p.a = p.spec.Generate(p.seed, p.key, p.n)
+	p.b = RandomVector(p.seed, p.key, p.n)
+	var err error
+	p.xref, err = p.refs.get(ctx, p.key, p.n, p.a, p.b)
+	return err
+}
+
+// budgetRows is a point of gmres-ir: GMRES-IR with n/4 iterations a step.
+func (p irPoint) budgetRows(ctx context.Context, series, form string) ([]Row, error) {
+	f, err := lu.ParseForm(form, p.unit, "fp16")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.system(ctx); err != nil {
+		return nil, err
+	}
+	budget := p.n / 4
+	x, rep, err := solve.System(ctx, f, p.n, p.a, p.b, lu.Options{}, solve.Options{MaxInner: budget}, false)
+	note := "yes"
+	switch {
+	case errors.Is(err, solve.ErrNotConverged):
+		note = "no: " + rep.Stop
+		for _, st := range rep.Steps {
+			if st.GMRES >= budget {
+				note = fmt.Sprintf("no: the GMRES budget ran out (a step used all %d iterations); %s", budget, rep.Stop)
+				break
+			}
+		}
+	case err != nil:
+		// A factorization that fails (overflow, a zero pivot) is a
+		// point where the method does not converge.
+		note = "no: " + err.Error()
+	}
+	kappa := p.spec.Kappa
+	rows := []Row{{Panel: "GMRES iterations", Series: series, X: kappa, Y: float64(rep.GMRES), Note: note}}
+	if x != nil {
+		rows = append(rows,
+			Row{Panel: "backward error", Series: series, X: kappa, Y: rep.BackwardError, Note: note},
+			Row{Panel: "forward error", Series: series, X: kappa, Y: relDiff(x, p.xref), Note: note})
+	}
+	return rows, nil
 }
 
 // relDiff is ‖x − y‖∞ / ‖y‖∞.
@@ -363,11 +307,11 @@ func relDiff(x, y []float64) float64 {
 	return d / m
 }
 
-// refCache holds each κ's reference solution, computed once by the first
-// task that needs it.
+// refCache holds each matrix's reference solution, computed once by the
+// first task that needs it.
 type refCache struct {
 	mu sync.Mutex
-	m  map[float64]*refEntry
+	m  map[string]*refEntry
 }
 
 type refEntry struct {
@@ -376,25 +320,28 @@ type refEntry struct {
 	err  error
 }
 
-func (c *refCache) get(ctx context.Context, kappa float64, n int, a, b []float64) ([]float64, error) {
+func (c *refCache) get(ctx context.Context, key string, n int, a, b []float64) ([]float64, error) {
 	c.mu.Lock()
-	e, ok := c.m[kappa]
+	e, ok := c.m[key]
 	if !ok {
 		e = &refEntry{}
-		c.m[kappa] = e
+		c.m[key] = e
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
 		// fp64 LU refined with double-word residuals: a forward error of
-		// order 2^-53 while κ·2^-53 < 1. Its tolerance is out of reach on
-		// purpose; the best iterate after the steps is the reference.
-		x, _, err := solve.System(ctx, lu.Scalar(format.Binary64), n, a, b, lu.Options{},
-			solve.Options{Refine: solve.IR, Residual: solve.DoubleWord, Tol: math.SmallestNonzeroFloat64, MaxIter: 6}, false)
+		// order 2^-53 while κ·2^-53 < 1. The last of 8 steps is the
+		// reference: the step of least backward error may come before the
+		// forward error has settled.
+		var last []float64
+		opt := solve.Options{Refine: solve.IR, Residual: solve.DoubleWord, MaxIter: 8, AllSteps: true,
+			Iterate: func(_ solve.Step, x []float64) { last = append(last[:0], x...) }}
+		_, _, err := solve.System(ctx, lu.Scalar(format.Binary64), n, a, b, lu.Options{}, opt, false)
 		if err != nil && !errors.Is(err, solve.ErrNotConverged) {
 			e.err = err
 			return
 		}
-		e.x = x
+		e.x = last
 	})
 	return e.x, e.err
 }

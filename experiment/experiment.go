@@ -69,6 +69,9 @@ type Experiment struct {
 	PanelColumn, SeriesColumn, XColumn, YColumn, NoteColumn string
 	XLabel, YLabel                                          string
 	LogX, LogY                                              bool
+	// Columns, when positive, draws the panels in rows of that many
+	// (plotting.Figure.Columns); 0 draws them in one row.
+	Columns int
 
 	// Tasks lists the points to compute. Series whose name starts with
 	// "bound" are drawn dashed.

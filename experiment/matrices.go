@@ -389,3 +389,53 @@ func dot(x, y []float64) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// DominantMatrix returns the n×n diagonally dominant matrix of Lopez and
+// Mary's tests of LU on tensor cores (their public code, flipflapflop/
+// remifa): entries uniform in (lo, hi] off the diagonal and a_ii = n.
+// With |lo|, |hi| ≤ 1 each row and column sums to below n off the
+// diagonal, so elimination without pivoting is stable (the multipliers
+// stay below 1 and the growth factor below 2).
+func DominantMatrix(seed uint64, key string, n int, lo, hi float64) []float64 {
+	r := keyedRand(seed, key)
+	a := make([]float64, n*n)
+	for i := range a {
+		a[i] = hi - (hi-lo)*r.Float64()
+	}
+	for i := 0; i < n; i++ {
+		a[i*n+i] = float64(n)
+	}
+	return a
+}
+
+// SPDMatrix returns Q·diag(σ)·Qᵀ with σ_i = 10^(−c·i/(n−1)), i = 0…n−1,
+// and Q a Haar-distributed orthogonal matrix (Stewart's reflectors, as
+// randsvd's U): symmetric positive definite with κ₂ = 10^c, the second
+// class of Lopez and Mary's tests; it needs no pivoting. The result is
+// symmetrised, (A + Aᵀ)/2, so that rounding leaves it exactly symmetric.
+func SPDMatrix(seed uint64, key string, n int, c float64) []float64 {
+	if n <= 0 {
+		return []float64{}
+	}
+	a := make([]float64, n*n)
+	sigma := matgen.Sigmas(n, math.Pow(10, c), Geometric)
+	r := keyedRand(seed, key)
+	for i, s := range sigma {
+		a[i*n+i] = s
+	}
+	d, x := make([]float64, n), make([]float64, n)
+	var blk blockUpdate
+	for k := n - 2; k >= 0; k-- {
+		m := n - k
+		f := reflector(r, x[:m], &d[k])
+		blk.apply(a, n, k, x[:m], f, x[:m], f)
+	}
+	d[n-1] = math.Copysign(1, r.NormFloat64())
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			v := (a[i*n+j] + a[j*n+i]) / 2 * d[i] * d[j]
+			a[i*n+j], a[j*n+i] = v, v
+		}
+	}
+	return a
+}

@@ -419,3 +419,70 @@ func BenchmarkMatrixRandsvd(b *testing.B) {
 		})
 	}
 }
+
+func TestDominantMatrix(t *testing.T) {
+	const n = 50
+	for _, c := range []struct{ lo, hi float64 }{{-1, 1}, {0, 1}} {
+		a := DominantMatrix(3, "d", n, c.lo, c.hi)
+		if b := DominantMatrix(3, "d", n, c.lo, c.hi); !slices.Equal(a, b) {
+			t.Fatal("not deterministic")
+		}
+		for i := 0; i < n; i++ {
+			var row, col float64
+			for j := 0; j < n; j++ {
+				v := a[i*n+j]
+				if i == j {
+					if v != n {
+						t.Fatalf("a_%d%d = %v, want %d", i, i, v, n)
+					}
+					continue
+				}
+				if !(v > c.lo && v <= c.hi) {
+					t.Fatalf("a_%d%d = %v outside (%v, %v]", i, j, v, c.lo, c.hi)
+				}
+				row += math.Abs(v)
+				col += math.Abs(a[j*n+i])
+			}
+			if row >= n || col >= n {
+				t.Fatalf("row or column %d not strictly dominated by its diagonal: %v, %v", i, row, col)
+			}
+		}
+	}
+}
+
+// SPDMatrix is Q·diag(σ)·Qᵀ: symmetric, with the trace and the Frobenius
+// norm of diag(σ) (an orthogonal similarity keeps both) and its
+// eigenvalues.
+func TestSPDMatrix(t *testing.T) {
+	const n, c = 40, 3.0
+	a := SPDMatrix(5, "s", n, c)
+	sigma := matgen.Sigmas(n, 1e3, Geometric)
+	var tr, fro, wantTr, wantFro float64
+	for i := 0; i < n; i++ {
+		tr += a[i*n+i]
+		wantTr += sigma[i]
+		wantFro += sigma[i] * sigma[i]
+		for j := 0; j < n; j++ {
+			fro += a[i*n+j] * a[i*n+j]
+			if a[i*n+j] != a[j*n+i] {
+				t.Fatalf("not symmetric at (%d,%d)", i, j)
+			}
+		}
+	}
+	if math.Abs(tr-wantTr) > 1e-12*wantTr || math.Abs(fro-wantFro) > 1e-12*wantFro {
+		t.Errorf("trace %v (want %v), ‖A‖_F² %v (want %v)", tr, wantTr, fro, wantFro)
+	}
+	// Its eigenvalues are σ: positive, κ₂ = 10^c.
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(n, slices.Clone(a)), false) {
+		t.Fatal("no eigenvalues")
+	}
+	ev := eig.Values(nil)
+	slices.Sort(ev)
+	if !(ev[0] > 0) || math.Abs(ev[n-1]/ev[0]-1e3) > 1e-9*1e3 {
+		t.Errorf("eigenvalues %v … %v: κ₂ = %v, want 1e3", ev[0], ev[n-1], ev[n-1]/ev[0])
+	}
+	if d := SPDMatrix(5, "s", n, c); !slices.Equal(a, d) {
+		t.Error("not deterministic")
+	}
+}

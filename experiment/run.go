@@ -329,7 +329,7 @@ func (e *Experiment) writeCSV(f io.Writer, rows []Row) error {
 // Figure is the plot of rows: one panel per Panel value, one curve per
 // Series, in the order they first appear.
 func (e *Experiment) Figure(rows []Row) plotting.Figure {
-	fig := plotting.Figure{Title: e.Name + ": " + e.Title, XLabel: e.XLabel, YLabel: e.YLabel, LogX: e.LogX, LogY: e.LogY}
+	fig := plotting.Figure{Title: e.Name + ": " + e.Title, XLabel: e.XLabel, YLabel: e.YLabel, LogX: e.LogX, LogY: e.LogY, Columns: e.Columns}
 	for _, panel := range unique(rows, func(r Row) string { return r.Panel }) {
 		in := filterPanel(rows, panel)
 		p := plotting.Panel{Title: panel}

@@ -16,6 +16,8 @@ what happens below and above that range:
   - the special codes (Specials): IEEE ±Inf and NaNs; NaNOnly (OCP E4M3, no
     Inf, one NaN pattern); NoSpecials (OCP MX FP6/FP4); P3109Extended and
     P3109Finite (one NaN, no negative zero, ±Inf only when extended);
+    Unsigned (OCP MX's E8M0 scale: powers of two, no sign, no zero, one
+    NaN);
   - overflow: to ±Inf where the format has Inf, to NaN where it has only NaN,
     to ±MaxFinite where it has neither or where saturation is asked for
     (Format.WithSaturation). As in IEEE 754, modes that round toward zero for
@@ -23,7 +25,7 @@ what happens below and above that range:
 
 The predefined formats are fp64, fp32, fp16, bf16, TF32, the
 OCP 8-bit formats E4M3 and E5M2, the OCP MX element types E2M3, E3M2 and E2M1,
-and the IEEE P3109 8-bit formats K8P3, K8P4 and K8P5; P3109 builds any other
+the MX scale E8M0, and the IEEE P3109 8-bit formats K8P3, K8P4 and K8P5; P3109 builds any other
 KkPp, New any custom format, and Parse finds them all by name:
 
 	f, err := format.Parse("e4m3")                    // or "fp16", "p3109-k8p4-finite", ...

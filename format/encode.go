@@ -65,6 +65,9 @@ func (f *Format) Decode(code uint64) (float64, error) {
 	if f.bits < 64 && code>>f.bits != 0 {
 		return 0, fmt.Errorf("format %s: code %#x wider than %d bits", f.Name(), code, f.bits)
 	}
+	if f.specials == Unsigned {
+		return f.unsignedValue(code), nil
+	}
 	neg := code>>(f.bits-1) == 1
 	mag := code & f.magnitudeMask()
 	switch {
@@ -101,6 +104,9 @@ func (f *Format) Encode(x float64) (uint64, error) {
 	if !f.IsRepresentable(x) {
 		return 0, fmt.Errorf("format %s cannot represent %v exactly (round it first)", f.Name(), x)
 	}
+	if f.specials == Unsigned {
+		return f.unsignedCode(x), nil
+	}
 	if x != x {
 		return f.nanCode(), nil
 	}
@@ -135,6 +141,16 @@ func (f *Format) EncodeSlice(dst []uint64, src []float64) (int, error) {
 	}
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("format: EncodeSlice into %d codes from %d values", len(dst), len(src)))
+	}
+	if f.specials == Unsigned {
+		for i, x := range src {
+			c, err := f.Encode(x)
+			if err != nil {
+				return i, fmt.Errorf("%v is not a %s value (round it first)", x, f.Name())
+			}
+			dst[i] = c
+		}
+		return len(src), nil
 	}
 	fb := f.fractionBits()
 	signCode := uint64(1) << (f.bits - 1)

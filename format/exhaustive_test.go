@@ -15,7 +15,7 @@ import (
 // exhaustive tests enumerate.
 func exhaustiveFormats(t testing.TB) []Format {
 	var fs []Format
-	for _, f := range Builtin() {
+	for _, f := range signedFormats() {
 		if b := f.Bits(); b > 0 && b <= 16 {
 			fs = append(fs, f)
 		}
@@ -313,7 +313,7 @@ func TestNeighboursExhaustive(t *testing.T) {
 // overflows is MaxFinite + ulp/2 when MaxFinite's integer significand is odd,
 // and anything above it when it is even.
 func TestOverflowThreshold(t *testing.T) {
-	fs := append(Builtin(), exhaustiveFormats(t)...)
+	fs := append(signedFormats(), exhaustiveFormats(t)...)
 	for _, base := range fs {
 		for _, f := range []Format{base, base.WithSaturation(true)} {
 			maxF := f.MaxFinite()
@@ -385,8 +385,8 @@ func TestBuiltinParameters(t *testing.T) {
 		{P3109K8P4Finite, "p3109-k8p4-finite", 8, 4, -7, 7, 240, 0x1p-7, 0x1p-10, P3109Finite},
 		{P3109K8P5Finite, "p3109-k8p5-finite", 8, 5, -3, 3, 15.5, 0x1p-3, 0x1p-7, P3109Finite},
 	}
-	if len(cases) != len(Builtin()) {
-		t.Errorf("%d built-in formats, %d in the table", len(Builtin()), len(cases))
+	if len(cases) != len(signedFormats()) {
+		t.Errorf("%d built-in signed formats, %d in the table", len(signedFormats()), len(cases))
 	}
 	for _, c := range cases {
 		f := c.f

@@ -27,9 +27,18 @@ const (
 	// P3109Finite: one NaN, no Inf, no negative zero; the codes that are ±Inf
 	// in the extended variant are finite. Overflow gives NaN unless saturating.
 	P3109Finite
+	// Unsigned: no sign, no zero, no Inf; code c is 2^(Emin+c) and the
+	// all-ones code is the one NaN (OCP MX's E8M0 scale, ml_dtypes'
+	// float8_e8m0fnu). Exponent-only formats (P = 1) without subnormals.
+	// Zero, negative values and ±Inf have no code: they give NaN, or with
+	// saturation 2^Emin (zero and negatives) and MaxFinite (+Inf). Values
+	// in (0, 2^Emin) give 2^Emin in every mode, there being no zero to
+	// round to; overflow follows IEEE's rule (NaN, or MaxFinite for the
+	// directed modes toward zero and with saturation).
+	Unsigned
 )
 
-var specialsNames = []string{IEEE: "ieee", NaNOnly: "nan", NoSpecials: "none", P3109Extended: "p3109-extended", P3109Finite: "p3109-finite"}
+var specialsNames = []string{IEEE: "ieee", NaNOnly: "nan", NoSpecials: "none", P3109Extended: "p3109-extended", P3109Finite: "p3109-finite", Unsigned: "unsigned"}
 
 func (s Specials) String() string {
 	if int(s) < len(specialsNames) {
@@ -46,6 +55,9 @@ func (s Specials) HasNaN() bool { return s != NoSpecials }
 
 // HasNegativeZero reports whether -0 is distinct from +0.
 func (s Specials) HasNegativeZero() bool { return s == IEEE || s == NaNOnly || s == NoSpecials }
+
+// HasZero reports whether zero is a value of the format.
+func (s Specials) HasZero() bool { return s != Unsigned }
 
 // Spec describes a floating-point format by its parameters. Values are
 // ±m·2^(e-P+1) with integer significand m < 2^P and Emin ≤ e ≤ Emax (m ≥ 2^(P-1)
@@ -112,6 +124,8 @@ func New(s Spec) (Format, error) {
 		return Format{}, fmt.Errorf("format %s: exponent range [%d, %d] not inside fp64's [-1022, 1023]", s.Name, s.Emin, s.Emax)
 	case int(s.Specials) >= len(specialsNames):
 		return Format{}, fmt.Errorf("format %s: unknown specials policy %d", s.Name, s.Specials)
+	case s.Specials == Unsigned && (s.P != 1 || s.Subnormals):
+		return Format{}, fmt.Errorf("format %s: unsigned formats here have only exponents: p=1 and subnormals=off", s.Name)
 	}
 	f := Format{name: s.Name, p: s.P, emin: s.Emin, emax: s.Emax, subnormals: s.Subnormals, baseSubnormals: s.Subnormals, specials: s.Specials}
 	fields := s.Emax - s.Emin + 2 // exponent field values 0 (subnormal) .. top
@@ -123,8 +137,11 @@ func New(s Spec) (Format, error) {
 	if w := log2Exact(fields); w > 0 && 1+w+s.P-1 <= 64 && (s.P > 1 || !needsFraction) {
 		f.bits = 1 + w + s.P - 1
 	}
+	if s.Specials == Unsigned && f.bits > 0 {
+		f.bits-- // no sign bit: 2^Emin .. 2^Emax and the NaN fill 2^w codes
+	}
 	f.maxFinite = math.Ldexp(2-math.Ldexp(1, 1-s.P), s.Emax)
-	if f.bits > 0 {
+	if f.bits > 0 && s.Specials != Unsigned {
 		f.maxFinite = f.decodeMagnitude(f.largestFiniteCode())
 	} else if s.Specials == NaNOnly || s.Specials == P3109Extended {
 		// Without an encoding, the special codes still take the top grid point.
@@ -211,6 +228,8 @@ var (
 	E2M3 = mustNew(Spec{Name: "e2m3", P: 4, Emin: 0, Emax: 2, Subnormals: true, Specials: NoSpecials})
 	E3M2 = mustNew(Spec{Name: "e3m2", P: 3, Emin: -2, Emax: 4, Subnormals: true, Specials: NoSpecials})
 	E2M1 = mustNew(Spec{Name: "e2m1", P: 2, Emin: 0, Emax: 2, Subnormals: true, Specials: NoSpecials})
+	// E8M0 is the OCP MX scale format: 2^-127 … 2^127 and NaN in 8 bits.
+	E8M0 = mustNew(Spec{Name: "e8m0", P: 1, Emin: -127, Emax: 127, Specials: Unsigned})
 
 	// IEEE P3109 8-bit formats, extended (with ±Inf) and finite.
 	P3109K8P3       = mustP3109(8, 3, true)
@@ -223,7 +242,7 @@ var (
 
 // Builtin lists the predefined formats, widest first.
 func Builtin() []Format {
-	return []Format{Binary64, Binary32, TF32, Binary16, BFloat16, E5M2, E4M3, E3M2, E2M3, E2M1,
+	return []Format{Binary64, Binary32, TF32, Binary16, BFloat16, E5M2, E4M3, E3M2, E2M3, E2M1, E8M0,
 		P3109K8P3, P3109K8P4, P3109K8P5, P3109K8P3Finite, P3109K8P4Finite, P3109K8P5Finite}
 }
 
@@ -234,12 +253,13 @@ var aliases = map[string]string{
 	"bfloat16": "bf16",
 	"fp8-e4m3": "e4m3", "e4m3fn": "e4m3", "fp8-e5m2": "e5m2",
 	"fp6-e2m3": "e2m3", "fp6-e3m2": "e3m2", "fp4-e2m1": "e2m1", "fp4": "e2m1",
+	"e8m0fnu": "e8m0", "ue8m0": "e8m0", "float8_e8m0fnu": "e8m0",
 }
 
 // Parse finds a format by name, case-insensitively: a predefined name or
-// alias (fp64, fp32, fp16, bf16, tf32, e4m3, e5m2, e2m3, e3m2, e2m1),
+// alias (fp64, fp32, fp16, bf16, tf32, e4m3, e5m2, e2m3, e3m2, e2m1, e8m0),
 // p3109-kKpP[-finite|-extended] for any P3109 binary format, or
-// custom:p=P,emin=E,emax=M[,subnormals=off][,specials=ieee|nan|none|p3109-extended|p3109-finite].
+// custom:p=P,emin=E,emax=M[,subnormals=off][,specials=ieee|nan|none|p3109-extended|p3109-finite|unsigned].
 //
 // The suffixes "+ftz" (subnormals off) and "+sat" (saturating) may follow any
 // name, as Format.Name writes them.

@@ -113,10 +113,10 @@ func TestKernelName(t *testing.T) {
 	}
 }
 
-// kernelFormats is Builtin() with and without subnormals, and saturating.
+// kernelFormats is signedFormats() with and without subnormals, and saturating.
 func kernelFormats() []Format {
 	var fs []Format
-	for _, f := range Builtin() {
+	for _, f := range signedFormats() {
 		fs = append(fs, f, f.WithSubnormals(false), f.WithSaturation(true))
 	}
 	return fs

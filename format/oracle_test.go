@@ -235,7 +235,7 @@ func bitSame(a, b float64) bool {
 // built-in, then custom and P3109 ones (one with a positive emin, whose
 // quantum is above 1).
 func oracleFormats(tb testing.TB) []Format {
-	fs := Builtin()
+	fs := signedFormats()
 	for _, name := range []string{
 		"custom:p=5,emin=-10,emax=10",
 		"custom:p=3,emin=4,emax=8",

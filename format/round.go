@@ -26,6 +26,9 @@ func (f *Format) Round(x float64, m Mode) float64 {
 	if m.IsStochastic() || !m.valid() {
 		panic(fmt.Sprintf("format: Round with %v: stochastic modes need a Source, use RoundRand", m))
 	}
+	if f.specials == Unsigned {
+		return f.roundUnsigned(x, m, 0)
+	}
 	b := math.Float64bits(x)
 	a := b &^ signBit
 	// Fast path: x in the normal range, rounding by an integer add on the
@@ -61,6 +64,9 @@ func (f *Format) RoundRand(x float64, m Mode, src Source) float64 {
 // roundStochastic rounds with the random word r; the fast and slow paths
 // read the same bits of r (its top ones), so they agree for the same r.
 func (f *Format) roundStochastic(x float64, m Mode, r uint64) float64 {
+	if f.specials == Unsigned {
+		return f.roundUnsigned(x, m, r)
+	}
 	b := math.Float64bits(x)
 	a := b &^ signBit
 	if p := f.stochasticParams(m); a-p.minNormal < p.span {
@@ -304,7 +310,7 @@ func (f *Format) IsRepresentable(x float64) bool {
 	case math.IsInf(x, 0):
 		return f.specials.HasInf()
 	case x == 0:
-		return !math.Signbit(x) || f.specials.HasNegativeZero()
+		return f.specials.HasZero() && (!math.Signbit(x) || f.specials.HasNegativeZero())
 	}
 	return math.Abs(x) <= f.maxFinite && f.Round(x, TowardZero) == x
 }

@@ -149,6 +149,10 @@ func (rr *blockRounder) round(dst, src []float64, state uint64) {
 	f, m, slow := rr.f, rr.m, &rr.slow
 	dst = dst[:len(src)]
 	switch {
+	case f.specials == Unsigned: // exponents only, no zero: value by value
+		for i, x := range src {
+			dst[i] = f.roundUnsigned(x, m, wyrandAt(state, uint64(i)))
+		}
 	case m.addAndMask():
 		n := roundAddAndMask(dst, src, &rr.p, &rr.sp, slow)
 		// The loops leave x itself at the positions they list, so this

@@ -308,3 +308,40 @@ func Arch(major, minor int) string {
 	}
 	return fmt.Sprintf("sm_%d%d", major, minor)
 }
+
+// A PeerLink says how one GPU reaches another's memory.
+type PeerLink struct {
+	Access        bool // direct loads and stores, over NVLink or PCIe
+	NativeAtomics bool // atomics run natively: on NVIDIA systems, an NVLink
+}
+
+// Peer returns how GPUs i and j are linked (both ways alike on NVIDIA
+// systems; this reads i's side).
+func Peer(i, j int) (PeerLink, error) {
+	if err := cuda.LoadDriver(); err != nil {
+		return PeerLink{}, err
+	}
+	var l PeerLink
+	var err error
+	if l.Access, err = cuda.CanAccessPeer(i, j); err != nil || !l.Access {
+		return l, err
+	}
+	l.NativeAtomics, err = cuda.PeerNativeAtomics(i, j)
+	return l, err
+}
+
+// EnablePeerAccess lets each device of devs reach the others' memory
+// directly (what cuSOLVERMg expects of the GPUs it is given).
+func EnablePeerAccess(devs ...*Device) error {
+	for _, d := range devs {
+		for _, p := range devs {
+			if p == d {
+				continue
+			}
+			if err := d.Do(func() error { return cuda.CtxEnablePeerAccess(p.ctx) }); err != nil {
+				return fmt.Errorf("gpu: peer access from %v to %v: %w", d, p, err)
+			}
+		}
+	}
+	return nil
+}

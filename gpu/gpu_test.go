@@ -741,3 +741,61 @@ func TestGPUConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// CopyRect moves a block between column-major matrices of other leading
+// dimensions on a stream, and a second stream that waits for it sees it.
+func TestGPUCopyRect(t *testing.T) {
+	d := openGPU(t)
+	const rows, cols, lds, ldd = 5, 7, 9, 6
+	src := make([]float32, lds*cols)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	sb := upload(t, d, src)
+	db := upload(t, d, make([]float32, ldd*cols))
+	s1, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	s2, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	ev, err := d.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if err := d.CopyRect(db, ldd, sb.View(4*2), lds, rows, cols, 4, s1); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(ev.Record(s1), s2.Wait(ev), s2.Sync()); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := s1.Done(); err != nil || !done {
+		t.Fatalf("Done after the wait = %v, %v", done, err)
+	}
+	got := make([]float32, ldd*cols)
+	if err := d.Download(got, db); err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < cols; j++ {
+		for i := 0; i < ldd; i++ {
+			want := float32(0)
+			if i < rows {
+				want = src[j*lds+2+i]
+			}
+			if got[j*ldd+i] != want {
+				t.Fatalf("(%d, %d) = %g, want %g", i, j, got[j*ldd+i], want)
+			}
+		}
+	}
+	if err := d.CopyRect(db, ldd, sb, lds, rows, cols+1, 4, s1); err == nil {
+		t.Error("a block past the buffers was copied")
+	}
+	if err := d.CopyRect(db, 3, sb, lds, rows, cols, 4, s1); err == nil {
+		t.Error("a leading dimension below the rows was taken")
+	}
+}

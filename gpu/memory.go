@@ -271,3 +271,34 @@ func size(n uint64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// CopyRect queues on s (nil: the default stream) a copy of a rows×cols
+// block of elem-byte elements between column-major device matrices:
+// from src (leading dimension lds elements) to dst (ldd). A column of
+// the block is contiguous, so this is one pitched copy.
+func (d *Device) CopyRect(dst *Buffer, ldd int, src *Buffer, lds, rows, cols, elem int, s *Stream) error {
+	if err := errors.Join(d.checkBuffer("CopyRect", dst), d.checkBuffer("CopyRect", src)); err != nil {
+		return err
+	}
+	if rows < 0 || cols < 0 || elem <= 0 || ldd < rows || lds < rows {
+		return fmt.Errorf("gpu: CopyRect: a %d×%d block does not fit leading dimensions %d and %d", rows, cols, lds, ldd)
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	last := func(ld int) int { return ((cols-1)*ld + rows) * elem }
+	if last(lds) > src.n || last(ldd) > dst.n {
+		return fmt.Errorf("gpu: CopyRect: a %d×%d block runs past the buffers (%d and %d bytes)", rows, cols, src.n, dst.n)
+	}
+	return d.Do(func() error {
+		if err := errors.Join(d.liveBuffer("CopyRect", dst), d.liveBuffer("CopyRect", src)); err != nil {
+			return err
+		}
+		sh, err := s.Handle(d)
+		if err != nil {
+			return err
+		}
+		e := uintptr(elem)
+		return cuda.Memcpy2DDtoDAsync(dst.ptr, uintptr(ldd)*e, src.ptr, uintptr(lds)*e, uintptr(rows)*e, uintptr(cols), sh)
+	})
+}

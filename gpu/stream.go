@@ -175,3 +175,44 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
+
+// Wait makes the work queued on s after this call wait for e's recorded
+// point, without blocking the host: how two streams (or a stream and a
+// communicator's transfers) take turns.
+func (s *Stream) Wait(e *Event) error {
+	if s == nil || e == nil {
+		return errors.New("gpu: Stream.Wait needs a stream and an event")
+	}
+	if s.d != e.d {
+		return fmt.Errorf("gpu: Stream.Wait: the stream is on %v, the event on %v", s.d, e.d)
+	}
+	return s.d.Do(func() error {
+		sh, err := s.Handle(s.d)
+		if err != nil {
+			return err
+		}
+		eh, err := e.handle()
+		if err != nil {
+			return err
+		}
+		return cuda.StreamWaitEvent(sh, eh)
+	})
+}
+
+// Done reports whether the work queued on s has finished, without
+// waiting; an error is that of work that failed.
+func (s *Stream) Done() (bool, error) {
+	if s == nil {
+		return false, errors.New("gpu: Done of a nil stream")
+	}
+	var done bool
+	err := s.d.Do(func() error {
+		h, err := s.Handle(s.d)
+		if err != nil {
+			return err
+		}
+		done, err = cuda.StreamDone(h)
+		return err
+	})
+	return done, err
+}

@@ -10,8 +10,9 @@
 // width nb:
 //
 //  1. the panel (rows k0.., columns k0..k0+nb−1) is factored unblocked with
-//     partial pivoting, every division, product and subtraction rounded to
-//     nearest in the storage format; row swaps apply to whole rows;
+//     partial pivoting (or none, Options.Pivot), every division, product
+//     and subtraction rounded to nearest in the storage format; row swaps
+//     apply to whole rows;
 //  2. U12 = L11⁻¹·A12, a triangular solve in the storage format;
 //  3. A22 ← A22 − L21·U12, in the form's arithmetic.
 //

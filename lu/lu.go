@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mwmm/mwmm/format"
@@ -20,9 +21,44 @@ type Options struct {
 	// NB is the block size: the width of each panel and the inner
 	// dimension of each update. 0 means DefaultNB.
 	NB int
+	// Pivot is how each column's pivot is chosen: partial pivoting (the
+	// zero value) or none.
+	Pivot Pivoting
 	// Progress, when set, is called after each block step with the
 	// multiply-adds done so far and in all (about n³/3).
 	Progress func(done, total float64)
+}
+
+// Pivoting is how the panel chooses the pivot of each column.
+type Pivoting uint8
+
+const (
+	// PartialPivoting takes the column's largest entry on or below the
+	// diagonal (the first of equals, as LAPACK's getrf) and swaps its row up.
+	PartialPivoting Pivoting = iota
+	// NoPivoting takes the diagonal entry whatever it is: stable only on
+	// matrices that need no interchanges (diagonally dominant by columns,
+	// symmetric positive definite), and the algorithm of Blanchard et al.'s
+	// experiments and of GPU codes that avoid the pivot search.
+	NoPivoting
+)
+
+func (p Pivoting) String() string {
+	if p == NoPivoting {
+		return "none"
+	}
+	return "partial"
+}
+
+// ParsePivoting reads partial or none.
+func ParsePivoting(s string) (Pivoting, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "partial":
+		return PartialPivoting, nil
+	case "none":
+		return NoPivoting, nil
+	}
+	return 0, fmt.Errorf("lu: unknown pivoting %q: partial or none", s)
 }
 
 // ErrEmpty is returned for a 0×0 matrix.
@@ -67,6 +103,7 @@ type Factors struct {
 	// Storage is the format of the stored entries.
 	Storage format.Format
 	NB      int
+	Pivot   Pivoting
 	// LU holds L̂ strictly below the diagonal (its unit diagonal implied)
 	// and Û on and above it, row-major n×n, values of Storage.
 	LU []float64
@@ -83,8 +120,9 @@ type Factors struct {
 
 // Factor computes P·A = L̂·Û of the n×n row-major matrix a in form f: a
 // right-looking blocked LU with partial pivoting (the first largest entry
-// of the column wins ties, as LAPACK's). A is first rounded to the form's
-// storage format; a itself is not changed.
+// of the column wins ties, as LAPACK's), or without pivoting (P = I) when
+// opt.Pivot is NoPivoting. A is first rounded to the form's storage
+// format; a itself is not changed.
 //
 // It returns an error for an empty or ill-shaped a, NaN or ±Inf in a,
 // an *OverflowError when the factors leave the storage format's range, and
@@ -113,9 +151,12 @@ func Factor(ctx context.Context, f Form, n int, a []float64, opt Options) (*Fact
 	if nb < 1 {
 		return nil, fmt.Errorf("lu: block size %d, want ≥ 1", nb)
 	}
+	if opt.Pivot > NoPivoting {
+		return nil, fmt.Errorf("lu: unknown pivoting %d", opt.Pivot)
+	}
 	start := time.Now()
 	st := f.Storage
-	fa := &Factors{N: n, Form: f.Name, Storage: st, NB: nb, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1}
+	fa := &Factors{N: n, Form: f.Name, Storage: st, NB: nb, Pivot: opt.Pivot, LU: make([]float64, n*n), Piv: make([]int, n), Singular: -1}
 	w := fa.LU
 	for i, x := range a {
 		w[i] = st.Round(x, format.NearestEven)
@@ -187,7 +228,8 @@ func Factor(ctx context.Context, f Form, n int, a []float64, opt Options) (*Fact
 
 // panel factors columns k0..k0+kb−1 of rows k0..n−1 unblocked, rounding
 // every operation to the storage format, and swaps whole rows as it
-// pivots (LAPACK applies the same swaps to the left and right of the panel).
+// pivots (LAPACK applies the same swaps to the left and right of the
+// panel); without pivoting the diagonal entry is the pivot.
 // It stops with ctx's error between columns (a panel of a large NB is long).
 func (fa *Factors) panel(ctx context.Context, k0, kb int, round func(float64) float64) error {
 	n, w := fa.N, fa.LU
@@ -196,7 +238,7 @@ func (fa *Factors) panel(ctx context.Context, k0, kb int, round func(float64) fl
 			return err
 		}
 		p, best := j, math.Abs(w[j*n+j])
-		for i := j + 1; i < n; i++ {
+		for i := j + 1; i < n && fa.Pivot == PartialPivoting; i++ {
 			if v := math.Abs(w[i*n+j]); v > best {
 				p, best = i, v
 			}

@@ -172,6 +172,17 @@ order and fusion not measured.`,
 	hopperPreset("h100", "NVIDIA H100 (Hopper) tensor cores, measured: fp16, bf16, tf32, fp64, fp8"),
 	hopperPreset("h200", "NVIDIA H200: the H100's chip (Hopper), same tensor cores; measured on an H200"),
 	{
+		Name:    "b200",
+		Summary: "NVIDIA B200 (Blackwell), Khattak and Mikaitis's model; not measured here",
+		Pairs: [][2]format.Format{
+			{format.Binary16, format.Binary32}, {format.Binary16, format.Binary16},
+			{format.BFloat16, format.Binary32}, {format.TF32, format.Binary32},
+			{format.E4M3, format.Binary32}, {format.E5M2, format.Binary32},
+		},
+		Doc:   b200Doc,
+		build: blackwell,
+	},
+	{
 		Name:    "ieee",
 		Summary: "IEEE block FMA (Blanchard et al., Alg. 3.1): exact products, RN accumulation",
 		Pairs: [][2]format.Format{
@@ -286,6 +297,49 @@ func hopper(in, out format.Format) Params {
 	case out == format.Binary16:
 		p.Accumulator, p.AccumulatorMode, p.ExtraBits = format.Binary16, format.NearestEven, 15
 	}
+	return p
+}
+
+// km25Model is where the b200 preset's parameters come from: the authors'
+// published model, which we read; the paper's text we could not.
+const km25Model = `KM25's public model of the B200,
+models/B200TC.m of https://github.com/north-numerical-computing/MATLAB-tensor-core
+at commit b12b5a7 (2026-08-19), which the authors refined until it matched
+a B200 on about 10^5 random inputs a format (KM25's abstract; the README
+cites the paper as ACM TACO, https://doi.org/10.1145/3830409). We could not
+read KM25's text; nothing here was measured on a B200 by us ("not measured")`
+
+const b200Doc = km25Model + `.
+fp16, bf16 → fp32, tf32 → fp32 and fp16 → fp16: B200TC.m sets every
+parameter as H100TC.m does (the two files differ only in their fp8
+branch), so the preset shares the h100 preset's parameters: k=16 (tf32
+8), exact products, the grid hung from the exponent sum e_a+e_b
+(denorm_prd = 1) with 2 extra bits (neab = 2), truncated, normalised
+once, round-toward-zero into fp32, fp16 outputs rounded once to
+nearest-even from the same grid, tf32 inputs truncated, subnormals kept
+(all from B200TC.m); the carry bits (6 for 16 products, 5 for 8) and the
+sign-magnitude range are the h100 preset's, measured on Hopper only (the
+model has no carry limit): not measured on a B200. fp8 (e4m3, e5m2) →
+fp32: k=32 (the model's fma = 32, two 16-product vectors interleaved),
+the same 2 extra bits over a full binary32 accumulator, truncated,
+round-toward-zero: unlike Hopper's wgmma, whose fp8 sum keeps 14 bits
+(H100TC.m's neab = -10, the h100 preset's accp=14); carry bits unlimited
+(not measured). Not modelled: the model's floor under the alignment
+exponent (min_exp_limit = -133; -21 for fp16 outputs), which matters only
+for blocks whose terms all lie near the bottom of the range; fp8 → fp16
+(B200TC.m computes it as fp32). Which instruction the model describes
+(mma.sync, or Blackwell's tcgen05.mma) is not stated in what we read; the
+repository's validation kernels issue wmma and mma.sync.m16n8k32, so no
+separate b200-mma.sync preset: whether the two differ is not measured.`
+
+// blackwell is the b200 preset: Hopper's parameters (shared, as KM25's
+// models share them) but for fp8, which sums in full binary32.
+func blackwell(in, out format.Format) Params {
+	if in != format.E4M3 && in != format.E5M2 {
+		return hopper(in, out)
+	}
+	p := nvidia(in, out, 32, 2, Unlimited)
+	p.FixedRange = true
 	return p
 }
 

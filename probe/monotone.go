@@ -60,17 +60,13 @@ func (pr *prober) monotonicity(p mma.Params) Monotonicity {
 				ts[i] = math.Ldexp(1, -j)
 			}
 			// the largest term as c ...
-			if x, ok := pr.dot(outBelow, ts...); ok {
-				if y, ok := pr.dot(1, ts...); ok {
-					pair(x, y)
-				}
+			if x, y, ok := pr.dotPair(outBelow, ts, 1, ts); ok {
+				pair(x, y)
 			}
 			// ... and as a product.
 			if n < k {
-				if x, ok := pr.dot(0, append([]float64{inBelow}, ts...)...); ok {
-					if y, ok := pr.dot(0, append([]float64{1}, ts...)...); ok {
-						pair(x, y)
-					}
+				if x, y, ok := pr.dotPair(0, append([]float64{inBelow}, ts...), 0, append([]float64{1}, ts...)); ok {
+					pair(x, y)
 				}
 			}
 		}
@@ -116,8 +112,8 @@ func (pr *prober) designedPairs(p mma.Params) [][2]Case {
 	if p.NormalizeEach {
 		return nil
 	}
-	add := func(lo, hi Case, ok1, ok2 bool) {
-		if ok1 && ok2 {
+	add := func(lo, hi Case, ok bool) {
+		if ok {
 			out = append(out, [2]Case{lo, hi})
 		}
 	}
@@ -134,13 +130,9 @@ func (pr *prober) designedPairs(p mma.Params) [][2]Case {
 					for i := 1; i < n; i++ {
 						ts[i] = g
 					}
-					lo, ok1 := pr.dot(1-math.Ldexp(1, -pr.out.Precision()), ts...)
-					hi, ok2 := pr.dot(1, ts...)
-					add(lo, hi, ok1, ok2)
+					add(pr.dotPair(1-math.Ldexp(1, -pr.out.Precision()), ts, 1, ts))
 					if n < k {
-						lo, ok1 = pr.dot(0, append([]float64{1 - math.Ldexp(1, -pr.in.Precision())}, ts...)...)
-						hi, ok2 = pr.dot(0, append([]float64{1}, ts...)...)
-						add(lo, hi, ok1, ok2)
+						add(pr.dotPair(0, append([]float64{1 - math.Ldexp(1, -pr.in.Precision())}, ts...), 0, append([]float64{1}, ts...)))
 					}
 				}
 			}

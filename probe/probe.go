@@ -702,28 +702,62 @@ func (pr *prober) scaledDot(c float64, ts ...float64) (Case, float64, bool) {
 	// One pair of slices for every σ tried: a failed try's values are
 	// overwritten by the next.
 	a, b := make([]float64, len(ts)), make([]float64, len(ts))
-	try := func(sigma float64) (Case, bool) {
-		cs := Case{C: c * sigma, A: a, B: b}
-		if !pr.out.IsRepresentable(cs.C) || cs.C != 0 && math.Abs(cs.C) < pr.out.MinNormal() {
-			return cs, false
-		}
-		for i, t := range ts {
-			var ok bool
-			if cs.A[i], cs.B[i], ok = pr.product(t * sigma); !ok {
-				return cs, false
-			}
-		}
-		return cs, true
-	}
-	if cs, ok := try(pr.sigma); ok {
-		return cs, pr.sigma, true
-	}
-	for e := pr.out.Emax() - 8; e >= pr.out.Emin()+48; e -= 2 {
-		if cs, ok := try(math.Ldexp(1, e)); ok {
-			return cs, math.Ldexp(1, e), true
+	for i := 0; i < pr.sigmaCount(); i++ {
+		sigma := pr.sigmaAt(i)
+		if cs, ok := pr.scaledCase(sigma, c, ts, a, b); ok {
+			return cs, sigma, true
 		}
 	}
 	return Case{}, 0, false
+}
+
+// dotPair is dot for two cases with one σ for both, so that a term that is
+// larger in the second is larger in the built cases too.
+func (pr *prober) dotPair(c0 float64, ts0 []float64, c1 float64, ts1 []float64) (Case, Case, bool) {
+	a0, b0 := make([]float64, len(ts0)), make([]float64, len(ts0))
+	a1, b1 := make([]float64, len(ts1)), make([]float64, len(ts1))
+	for i := 0; i < pr.sigmaCount(); i++ {
+		sigma := pr.sigmaAt(i)
+		if x, ok := pr.scaledCase(sigma, c0, ts0, a0, b0); ok {
+			if y, ok := pr.scaledCase(sigma, c1, ts1, a1, b1); ok {
+				return x, y, true
+			}
+		}
+	}
+	return Case{}, Case{}, false
+}
+
+// The scales dot tries, in order: the prober's own, then powers of two
+// down the output's range.
+func (pr *prober) sigmaCount() int {
+	if d := pr.out.Emax() - 8 - (pr.out.Emin() + 48); d >= 0 {
+		return 2 + d/2
+	}
+	return 1
+}
+
+func (pr *prober) sigmaAt(i int) float64 {
+	if i == 0 {
+		return pr.sigma
+	}
+	return math.Ldexp(1, pr.out.Emax()-8-2*(i-1))
+}
+
+// scaledCase is the case of c and products ts scaled by σ, its inputs
+// written to a and b, if the unit's formats hold it: c a normal output
+// value, each product a·b of inputs.
+func (pr *prober) scaledCase(sigma, c float64, ts, a, b []float64) (Case, bool) {
+	cs := Case{C: c * sigma, A: a, B: b}
+	if !pr.out.IsRepresentable(cs.C) || cs.C != 0 && math.Abs(cs.C) < pr.out.MinNormal() {
+		return cs, false
+	}
+	for i, t := range ts {
+		var ok bool
+		if cs.A[i], cs.B[i], ok = pr.product(t * sigma); !ok {
+			return cs, false
+		}
+	}
+	return cs, true
 }
 
 // test is a labelled case of dot, or none if it cannot be built in the

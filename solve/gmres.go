@@ -33,19 +33,18 @@ type KrylovFactorization interface {
 }
 
 // hostBasis is the basis in host memory: products with A and solves with
-// the factors through their interfaces, modified Gram–Schmidt.
+// the factors through their interfaces (in double-word arithmetic when dw
+// is set), modified Gram–Schmidt.
 type hostBasis struct {
 	a  Operator
 	fa Factorization
+	dw bool
 	v  [][]float64
 }
 
 func (b *hostBasis) Expand(k int, h []float64) error {
 	w := make([]float64, len(b.v[k]))
-	if err := b.a.MulVec(b.v[k], w); err != nil {
-		return err
-	}
-	if err := b.fa.Solve(w); err != nil {
+	if err := preconditioned(b.a, b.fa, b.dw, b.v[k], w); err != nil {
 		return err
 	}
 	for i := 0; i <= k; i++ {
@@ -73,33 +72,82 @@ func (b *hostBasis) Combine(y, d []float64) error {
 
 func (b *hostBasis) Free() error { return nil }
 
-// newBasis gives the factorization's own basis when it has one for a,
-// else a host basis.
-func newBasis(a Operator, fa Factorization, v0 []float64, size int) (KrylovBasis, error) {
-	if kf, ok := fa.(KrylovFactorization); ok {
+// preconditioned sets w = Û⁻¹L̂⁻¹P·A·v: in fp64, or with dw in
+// double-word arithmetic (A dense, the factors a DoubleWordFactorization;
+// Options.check made sure), rounded to fp64 at the end.
+func preconditioned(a Operator, fa Factorization, dw bool, v, w []float64) error {
+	if !dw {
+		if err := a.MulVec(v, w); err != nil {
+			return err
+		}
+		return fa.Solve(w)
+	}
+	d := a.(dense)
+	lo := make([]float64, d.n)
+	for i := 0; i < d.n; i++ {
+		w[i], lo[i] = dotDW(d.a[i*d.n:(i+1)*d.n], v)
+	}
+	return solveDW(fa, w, lo)
+}
+
+// solveDW overwrites w with Û⁻¹L̂⁻¹P·(w + lo) in double-word arithmetic,
+// rounded to fp64.
+func solveDW(fa Factorization, w, lo []float64) error {
+	if err := fa.(DoubleWordFactorization).SolveDoubleWord(w, lo); err != nil {
+		return err
+	}
+	for i := range w {
+		w[i] += lo[i]
+	}
+	return nil
+}
+
+// dotDW is x·y as a double-word (hi, lo): exact products by FMA summed
+// with TwoSum, the residual's double-word arithmetic.
+func dotDW(x, y []float64) (float64, float64) {
+	var hi, lo float64
+	for j, v := range x {
+		p := float64(v * y[j]) // converted: TwoSum needs the rounded product
+		e := math.FMA(v, y[j], -p)
+		s := hi + p
+		bb := s - hi
+		lo += (hi - (s - bb)) + (p - bb) + e
+		hi = s
+	}
+	s := hi + lo // TwoSum: lo may outweigh hi after cancellation
+	bb := s - hi
+	return s, (hi - (s - bb)) + (lo - bb)
+}
+
+// newBasis gives the factorization's own basis when it has one for a (and
+// the products are in fp64), else a host basis.
+func newBasis(a Operator, fa Factorization, dw bool, v0 []float64, size int) (KrylovBasis, error) {
+	if kf, ok := fa.(KrylovFactorization); ok && !dw {
 		b, err := kf.NewKrylovBasis(a, v0, size)
 		if err != nil || b != nil {
 			return b, err
 		}
 	}
-	return &hostBasis{a: a, fa: fa, v: [][]float64{v0}}, nil
+	return &hostBasis{a: a, fa: fa, dw: dw, v: [][]float64{v0}}, nil
 }
 
 // gmres solves M⁻¹A·d = z (z = M⁻¹r, already preconditioned) from d = 0
-// by GMRES without restarts, in fp64: Arnoldi on the factorization's
-// basis (newBasis), the least-squares problem by Givens rotations. It
-// stops when the preconditioned residual is ≤ tol·‖z‖₂, after maxIt
+// by GMRES without restarts, in fp64 but for the products with M⁻¹A
+// (opt.Precond): Arnoldi on the factorization's basis (newBasis), the
+// least-squares problem by Givens rotations. It stops when the
+// preconditioned residual is ≤ opt.GMRESTol·‖z‖₂, after opt.MaxInner
 // iterations, or at a breakdown (the Krylov space holds the solution); past
 // the deadline (when not zero) it fails as a gmresFailure. It returns d,
 // the iterations and the final relative residual.
-func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, tol float64, maxIt int, deadline time.Time, budget time.Duration) (_ []float64, _ int, _ float64, err error) {
+func gmres(ctx context.Context, n int, a Operator, fa Factorization, z []float64, opt Options, deadline time.Time) (_ []float64, _ int, _ float64, err error) {
+	tol, budget := opt.GMRESTol, opt.TimeBudget
 	beta := norm2(z)
 	d := make([]float64, n)
 	if beta == 0 {
 		return d, 0, 0, nil
 	}
-	m := min(maxIt, n)
-	basis, err := newBasis(a, fa, scaled(z, 1/beta), m)
+	m := min(opt.MaxInner, n)
+	basis, err := newBasis(a, fa, opt.Precond == DoubleWord, scaled(z, 1/beta), m)
 	if err != nil {
 		return nil, 0, 1, err
 	}

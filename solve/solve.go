@@ -119,6 +119,21 @@ type Options struct {
 	// 0 means min(n, 300).
 	MaxInner int
 	Residual Residual
+	// Precond is the precision of the preconditioned products
+	// Û⁻¹L̂⁻¹P·A·v inside GMRES and of each step's preconditioned residual
+	// Û⁻¹L̂⁻¹P·r: FP64, or DoubleWord, which stands in for the extended
+	// precision u² that Carson and Higham's analysis assumes (A·v and the
+	// triangular solves in double-word arithmetic, rounded to fp64 once).
+	// DoubleWord needs A as a matrix and factors that are a
+	// DoubleWordFactorization (*lu.Factors).
+	Precond Residual
+	// AllSteps refines for MaxIter steps whatever the backward error does:
+	// neither the tolerance nor a stall ends the solve early (for
+	// convergence histories). The x returned is still the best step's.
+	AllSteps bool
+	// Iterate, when set, is called with each iterate and its Step after
+	// its backward errors are measured; x must not be kept or changed.
+	Iterate func(s Step, x []float64)
 	// TimeBudget, when positive, ends refinement as not converged (with
 	// its best iterate) once it has run that long, checked after each
 	// step and each GMRES iteration: a caller with a faster way left (a
@@ -135,11 +150,21 @@ type Factorization interface {
 	Solve(x []float64) error
 }
 
+// A DoubleWordFactorization also solves in double-word arithmetic:
+// x ← Û⁻¹L̂⁻¹P·x for x = hi + lo, as (*lu.Factors).SolveDoubleWord does.
+type DoubleWordFactorization interface {
+	Factorization
+	SolveDoubleWord(hi, lo []float64) error
+}
+
 // Step is one iterate of a solve.
 type Step struct {
 	Iteration int `json:"iteration"` // 0 is the LU solution
 	// BackwardError is ‖b − A·x‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞), A and b as given.
 	BackwardError float64 `json:"backward_error"`
+	// Componentwise is max_i |b − A·x|_i / (|A|·|x| + |b|)_i, the
+	// componentwise backward error, when A is a matrix here (0 otherwise).
+	Componentwise float64 `json:"componentwise_backward_error,omitempty"`
 	// GMRES is the number of GMRES iterations of the correction that led to
 	// this iterate (0 for the LU solution and for IR).
 	GMRES int `json:"gmres_iterations"`
@@ -260,111 +285,179 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	if err := opt.check(); err != nil {
 		return nil, rep, err
 	}
+	if err := opt.checkPrecond(op, fa); err != nil {
+		return nil, rep, err
+	}
 	opt = opt.withDefaults(n)
 	rep.Tol = opt.Tol
 	start := time.Now()
-
-	normA := op.NormInf()
-	normB := maxAbs(b)
-	x := append([]float64(nil), b...)
-	if err := fa.Solve(x); err != nil {
+	s := &refinement{op: op, fa: fa, b: b, opt: opt, rep: &rep, normA: op.NormInf(), normB: maxAbs(b),
+		r: make([]float64, n), bestEta: math.Inf(1), prev: math.Inf(1), useGMRES: opt.Refine == GMRES}
+	if opt.TimeBudget > 0 {
+		s.deadline = start.Add(opt.TimeBudget)
+	}
+	s.x = append([]float64(nil), b...)
+	if err := fa.Solve(s.x); err != nil {
 		return nil, rep, err
 	}
-	r := make([]float64, n)
-	best := []float64(nil)
-	bestEta := math.Inf(1)
-	stalls := 0
-	prev := math.Inf(1)
 	var inner int
 	var innerRes float64
-	useGMRES := opt.Refine == GMRES
-	var deadline time.Time
-	if opt.TimeBudget > 0 {
-		deadline = start.Add(opt.TimeBudget)
-	}
 	for it := 0; ; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
 		}
-		if err := residualOf(opt.Residual, op, x, b, r); err != nil {
+		eta, err := s.measure(it, inner, innerRes)
+		if err != nil {
 			return nil, rep, err
 		}
-		eta := backwardError(r, x, normA, normB)
-		st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes}
-		rep.Steps = append(rep.Steps, st)
-		if opt.Step != nil {
-			opt.Step(st)
-		}
-		if eta < bestEta {
-			bestEta, best = eta, append(best[:0], x...)
-			rep.BestStep = it
-		}
-		switch {
-		case math.IsNaN(eta) || math.IsInf(eta, 0):
-			rep.Stop = "the iterate is not finite"
-		case eta <= opt.Tol:
-			rep.Converged, rep.Stop = true, fmt.Sprintf("backward error %.3g ≤ tolerance %.3g", eta, opt.Tol)
-		case opt.Refine == None:
-			rep.Stop = "no refinement asked for"
-		case it == opt.MaxIter:
-			rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
-		case !deadline.IsZero() && time.Now().After(deadline):
-			rep.Stop = budgetSpent(opt.TimeBudget)
-		}
-		switched := false
-		if opt.Refine == Auto && !useGMRES && it > 0 && rep.Stop == "" {
-			// Classical refinement gains too little here, or at its rate
-			// would not reach the tolerance in the steps left: GMRES-IR from
-			// now.
-			left := float64(opt.MaxIter - it)
-			if !(eta <= prev/autoGain) || math.Log(eta/opt.Tol) > left*math.Log(prev/eta) {
-				useGMRES, switched, rep.GMRESFrom = true, true, it+1
-			}
-		}
-		if eta > prev/2 && !switched {
-			stalls++
-		} else {
-			stalls = 0
-		}
-		if rep.Stop == "" && stalls == 2 {
-			rep.Stop = "stalled: two steps without halving the backward error"
-		}
-		if rep.Stop != "" {
+		if s.stop(it, eta) {
 			break
 		}
-		prev = eta
-		// The correction: d = M⁻¹r (IR) or GMRES on M⁻¹A·d = M⁻¹r.
-		d := append([]float64(nil), r...)
-		if err := fa.Solve(d); err != nil {
+		var d []float64
+		if d, inner, innerRes, err = s.correction(ctx); err != nil {
 			return nil, rep, err
 		}
-		inner, innerRes = 0, 0
-		if useGMRES {
-			var err error
-			d, inner, innerRes, err = gmres(ctx, n, op, fa, d, opt.GMRESTol, opt.MaxInner, deadline, opt.TimeBudget)
-			var failed gmresFailure
-			if errors.As(err, &failed) {
-				rep.GMRES += inner
-				rep.Stop = string(failed)
-				break
-			}
-			if err != nil {
-				return nil, rep, err
-			}
-			rep.GMRES += inner
+		if d == nil { // GMRES failed on the numbers; rep.Stop says how
+			break
 		}
-		for i := range x {
-			x[i] += d[i]
+		for i := range s.x {
+			s.x[i] += d[i]
 		}
 		rep.Outer++
 	}
-	rep.BackwardError = bestEta
+	rep.BackwardError = s.bestEta
 	rep.RefineSeconds = time.Since(start).Seconds()
 	if !rep.Converged {
-		return best, rep, fmt.Errorf("%w: best backward error %.3g (step %d) after %d steps (%s), tolerance %.3g",
-			ErrNotConverged, bestEta, rep.BestStep, rep.Outer, rep.Stop, opt.Tol)
+		return s.best, rep, fmt.Errorf("%w: best backward error %.3g (step %d) after %d steps (%s), tolerance %.3g",
+			ErrNotConverged, s.bestEta, rep.BestStep, rep.Outer, rep.Stop, opt.Tol)
 	}
-	return best, rep, nil
+	return s.best, rep, nil
+}
+
+// refinement is one solve's state between its steps.
+type refinement struct {
+	op           Operator
+	fa           Factorization
+	b            []float64
+	opt          Options
+	rep          *Report
+	normA, normB float64
+	x, r, best   []float64
+	bestEta      float64
+	prev         float64 // the previous step's backward error
+	stalls       int
+	useGMRES     bool
+	deadline     time.Time
+}
+
+// measure computes the residual of the iterate and its backward errors,
+// records the step and keeps the best iterate.
+func (s *refinement) measure(it, inner int, innerRes float64) (float64, error) {
+	if err := residualOf(s.opt.Residual, s.op, s.x, s.b, s.r); err != nil {
+		return 0, err
+	}
+	eta := backwardError(s.r, s.x, s.normA, s.normB)
+	st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes}
+	if d, ok := s.op.(dense); ok {
+		st.Componentwise = componentwiseBackwardError(d, s.r, s.x, s.b)
+	}
+	s.rep.Steps = append(s.rep.Steps, st)
+	if s.opt.Step != nil {
+		s.opt.Step(st)
+	}
+	if s.opt.Iterate != nil {
+		s.opt.Iterate(st, s.x)
+	}
+	if eta < s.bestEta {
+		s.bestEta, s.best = eta, append(s.best[:0], s.x...)
+		s.rep.BestStep = it
+	}
+	return eta, nil
+}
+
+// stop says whether the solve ends at step it (and sets Report.Stop and
+// Converged), and for Auto whether GMRES-IR takes over from here.
+func (s *refinement) stop(it int, eta float64) bool {
+	opt, rep := s.opt, s.rep
+	converged := eta <= opt.Tol
+	switch {
+	case math.IsNaN(eta) || math.IsInf(eta, 0):
+		rep.Stop = "the iterate is not finite"
+	case converged && !opt.AllSteps:
+		rep.Converged, rep.Stop = true, fmt.Sprintf("backward error %.3g ≤ tolerance %.3g", eta, opt.Tol)
+	case opt.Refine == None:
+		rep.Stop = "no refinement asked for"
+	case it == opt.MaxIter:
+		rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
+		if opt.AllSteps && s.bestEta <= opt.Tol {
+			rep.Converged = true
+		}
+	case !s.deadline.IsZero() && time.Now().After(s.deadline):
+		rep.Stop = budgetSpent(opt.TimeBudget)
+	}
+	switched := false
+	if opt.Refine == Auto && !s.useGMRES && it > 0 && rep.Stop == "" {
+		// Classical refinement gains too little here, or at its rate
+		// would not reach the tolerance in the steps left: GMRES-IR from
+		// now.
+		left := float64(opt.MaxIter - it)
+		if !(eta <= s.prev/autoGain) || math.Log(eta/opt.Tol) > left*math.Log(s.prev/eta) {
+			s.useGMRES, switched, rep.GMRESFrom = true, true, it+1
+		}
+	}
+	if eta > s.prev/2 && !switched {
+		s.stalls++
+	} else {
+		s.stalls = 0
+	}
+	if rep.Stop == "" && s.stalls == 2 && !opt.AllSteps {
+		rep.Stop = "stalled: two steps without halving the backward error"
+	}
+	s.prev = eta
+	return rep.Stop != ""
+}
+
+// correction returns d = M⁻¹r (IR) or GMRES's solution of M⁻¹A·d = M⁻¹r,
+// with GMRES's iterations and residual; a nil d with no error when GMRES
+// failed on the numbers (Report.Stop then says how).
+func (s *refinement) correction(ctx context.Context) ([]float64, int, float64, error) {
+	d := append([]float64(nil), s.r...)
+	var err error
+	if s.opt.Precond == DoubleWord {
+		err = solveDW(s.fa, d, make([]float64, len(d)))
+	} else {
+		err = s.fa.Solve(d)
+	}
+	if err != nil || !s.useGMRES {
+		return d, 0, 0, err
+	}
+	d, inner, innerRes, err := gmres(ctx, len(d), s.op, s.fa, d, s.opt, s.deadline)
+	s.rep.GMRES += inner
+	var failed gmresFailure
+	if errors.As(err, &failed) {
+		s.rep.Stop = string(failed)
+		return nil, inner, innerRes, nil
+	}
+	return d, inner, innerRes, err
+}
+
+// componentwiseBackwardError is max_i |r_i| / (|A|·|x| + |b|)_i, 0/0
+// counting as 0.
+func componentwiseBackwardError(d dense, r, x, b []float64) float64 {
+	w := 0.0
+	for i := 0; i < d.n; i++ {
+		den := math.Abs(b[i])
+		for j, v := range d.a[i*d.n : (i+1)*d.n] {
+			den += math.Abs(v) * math.Abs(x[j])
+		}
+		switch {
+		case den > 0:
+			w = math.Max(w, math.Abs(r[i])/den)
+		case r[i] != 0:
+			return math.Inf(1)
+		}
+	}
+	return w
 }
 
 // System factors a in the form and refines: the whole solve on the CPU.
@@ -406,6 +499,22 @@ func (o Options) check() error {
 	}
 	if o.MaxIter < 0 || o.MaxInner < 0 {
 		return fmt.Errorf("solve: MaxIter = %d, MaxInner = %d: want counts ≥ 0 (0 for the default)", o.MaxIter, o.MaxInner)
+	}
+	return nil
+}
+
+// checkPrecond refuses double-word preconditioned products where they
+// cannot be formed: A not held here as a matrix, or factors without a
+// double-word solve.
+func (o Options) checkPrecond(op Operator, fa Factorization) error {
+	if o.Precond != DoubleWord {
+		return nil
+	}
+	if _, ok := op.(dense); !ok {
+		return fmt.Errorf("solve: preconditioned products in %s need A as a matrix here", o.Precond)
+	}
+	if _, ok := fa.(DoubleWordFactorization); !ok {
+		return fmt.Errorf("solve: preconditioned products in %s need factors that solve in double-word arithmetic (%T does not)", o.Precond, fa)
 	}
 	return nil
 }

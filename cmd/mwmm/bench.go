@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/internal/outfile"
 	"github.com/mwmm/mwmm/internal/progress"
@@ -35,6 +36,9 @@ Accuracy:
 Output and device:
   csv       also write the measurements to this CSV file
   device    the index of the GPU (as gpu:I in --engine)
+Several GPUs (the product alone, against GPU 0):
+  gpus      time the product on N GPUs or a PxQ grid (SUMMA over NCCL)
+  panel     the panel width of the SUMMA steps (default 8192)
 `,
 	flags: func() *flag.FlagSet { return benchFlags(new(benchOptions)) },
 	run:   runBench,
@@ -121,7 +125,8 @@ mwmm bench --sizes 4096 --methods double-fp16,triple-bf16-fabsum --dists normal,
 
 type benchOptions struct {
 	sizes, accuracy, csv, methods, dists string
-	reps, device                         int
+	reps, device, panel                  int
+	gpus                                 string
 }
 
 func benchFlags(o *benchOptions) *flag.FlagSet {
@@ -133,6 +138,8 @@ func benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.StringVar(&o.dists, "dists", "all", "distributions of the accuracy sweep, a `LIST`: indices 0-3 or names, comma-separated")
 	fs.StringVar(&o.csv, "csv", "", "also write the measurements to this CSV `FILE`")
 	fs.IntVar(&o.device, "device", 0, "the `I` of the GPU (as gpu:I in --engine)")
+	fs.StringVar(&o.gpus, "gpus", "", "time the product on `N` GPUs (the squarest grid) or a PxQ grid of them (SUMMA over NCCL) against GPU 0 alone")
+	fs.IntVar(&o.panel, "panel", dist.DefaultPanel, "with --gpus: the panel `WIDTH` of the SUMMA steps")
 	return fs
 }
 
@@ -357,6 +364,9 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	if o.device < 0 {
 		// Refused on every machine; an index past the GPUs is this machine's (1).
 		return usagef("--device %d: want a GPU index ≥ 0", o.device)
+	}
+	if o.gpus != "" {
+		return runBenchGPUs(&o, p.sizes, p.reps, stdout)
 	}
 	if p.lo, p.hi, err = parseRange(o.accuracy); err != nil {
 		return err

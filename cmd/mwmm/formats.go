@@ -137,7 +137,7 @@ rd above) turn a finite overflow into ±max finite in every format.
 
 Also accepted: any IEEE P3109 binary format p3109-kKpP or p3109-kKpP-finite
 (1 <= P < K <= 16), e.g. p3109-k6p3; custom formats
-custom:p=P,emin=E,emax=M[,subnormals=off][,specials=ieee|nan|none|p3109-extended|p3109-finite];
+custom:p=P,emin=E,emax=M[,subnormals=off][,specials=ieee|nan|none|p3109-extended|p3109-finite|unsigned];
 and the suffixes +ftz (no subnormals) and +sat (saturating), e.g. e4m3+sat.
 Names are case-insensitive.
 Aliases:`)

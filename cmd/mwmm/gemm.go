@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/experiment"
+	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/npy"
 	"github.com/mwmm/mwmm/multiword"
@@ -110,6 +111,7 @@ The algorithm:
 Where:
   engine    reference (default), model:UNIT (e.g. model:a100) or gpu
   unit      the same as --engine model:UNIT (v100, a100:accmode=rne, ...)
+  gpus      with --engine gpu: on N GPUs or a PxQ grid (FABsum, fp32 values)
 `,
 	flags: func() *flag.FlagSet { fs, _ := gemmFlags(); return fs },
 	run:   runGemm,
@@ -117,7 +119,7 @@ Where:
 
 type gemmOptions struct {
 	a, b, out, variant, fabsum, engine, size, dist string
-	unit                                           string
+	unit, gpus                                     string
 	block, group                                   int
 	first, all, scale, check, json, variants       bool
 	blockSet, force                                bool
@@ -140,6 +142,7 @@ func gemmFlags() (*flag.FlagSet, *gemmOptions) {
 	fs.BoolVar(&o.all, "all", false, "form all p² products, not only those with i+j ≤ p+1")
 	fs.BoolVar(&o.scale, "scale", false, "narrow-range scaling of rows and columns, and words ×2^(p·i)")
 	fs.StringVar(&o.engine, "engine", "reference", "the `ENGINE`: reference, model:UNIT (e.g. model:a100) or gpu (FABsum plans on its fused kernel)")
+	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: multiply on `N` GPUs (the squarest grid) or a PxQ grid of them (NCCL; FABsum plans, fp32 values)")
 	fs.StringVar(&o.unit, "unit", "", "the same as --engine model:`UNIT` (a unit as 'mwmm mma' names it: v100, a100:accmode=rne, ...)")
 	fs.StringVar(&o.size, "size", "16,1024,16", "`M,K,N` of random A and B when --a and --b are not given")
 	fs.StringVar(&o.dist, "dist", "uniform", "random entries, `DIST`: uniform (0,1], centered (-0.5,0.5], normal, or logu:E (magnitudes log-uniform in [1e-E,1eE], random signs; logu is logu:10)")
@@ -172,6 +175,9 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		}
 		o.engine = "model:" + o.unit
 	}
+	if err := gpusEngine(fs, o); err != nil {
+		return err
+	}
 	eng, err := multiword.Open(o.engine)
 	if err != nil {
 		return usage(err)
@@ -196,6 +202,9 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return fmt.Errorf("A is %d×%d and B is %d×%d: A's columns and B's rows differ", a.Rows, a.Cols, b.Rows, b.Cols)
 	}
 	m, k, n := a.Rows, a.Cols, b.Cols
+	if strings.HasPrefix(o.engine, "gpus:") && roundToFloat32(a.Data)+roundToFloat32(b.Data) > 0 {
+		fmt.Fprintln(stderr, "mwmm gemm: note: --gpus multiplies fp32 values: A and B were rounded to fp32 (--check measures against their product)")
+	}
 	c := make([]float64, m*n)
 	start := time.Now()
 	if err := multiplyRows(eng, plan, m, n, k, a.Data, b.Data, c, stderr); err != nil {
@@ -245,6 +254,34 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	}
 	gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite)
 	return outErr
+}
+
+// roundToFloat32 rounds x to float32 values in place and returns how many
+// changed.
+func roundToFloat32(x []float64) int {
+	changed := 0
+	for i, v := range x {
+		if r := float64(float32(v)); r != v && !math.IsNaN(v) {
+			x[i], changed = r, changed+1
+		}
+	}
+	return changed
+}
+
+// gpusEngine turns --engine gpu --gpus N|PxQ into the engine gpus:N:PxQ.
+func gpusEngine(fs *flag.FlagSet, o *gemmOptions) error {
+	if !flagSet(fs, "gpus") {
+		return nil
+	}
+	if o.engine != "gpu" {
+		return usagef("--gpus goes with --engine gpu, not %s", o.engine)
+	}
+	g, err := dist.ParseGPUs(o.gpus)
+	if err != nil {
+		return usage(err)
+	}
+	o.engine = fmt.Sprintf("gpus:%d:%v", g.Size(), g)
+	return nil
 }
 
 // writeC writes C to path (if any) as float32 when the plan's output fits

@@ -170,6 +170,10 @@ func TestGemmErrors(t *testing.T) {
 		{[]string{"--dist", "cauchy"}, 2, "cauchy"},
 		{[]string{"--variant", "fp16", "--engine", "model:v100:k=0"}, 2, "k"},
 		{[]string{"--variant", "bf16", "--engine", "model:v100"}, 2, "bf16"},
+		{[]string{"--gpus", "2"}, 2, "--gpus goes with --engine gpu"},
+		{[]string{"--engine", "gpu", "--gpus", "0"}, 2, "want at least 1"},
+		{[]string{"--engine", "gpu", "--gpus", "two"}, 2, "PxQ"},
+		{[]string{"--engine", "gpu", "--gpus", "0x2"}, 2, "PxQ"},
 	} {
 		code, _, stderr := mwmm(t, "", append([]string{"gemm"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +20,19 @@ const (
 	manualWidth   = 80  // where the manual wraps flag texts
 	nameColumn    = 24  // where -h starts a flag's text
 	shortExamples = 3
+	shortLines    = 40 // -h fits a screen: fewer examples when the flags need the room
 )
+
+// lineCounter counts the lines written through it.
+type lineCounter struct {
+	w     io.Writer
+	lines int
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.lines += bytes.Count(p, []byte("\n"))
+	return c.w.Write(p)
+}
 
 // A flagGroup is a titled group of flags of a command's brief.
 type flagGroup struct {
@@ -121,7 +134,8 @@ func withDefault(fs *flag.FlagSet, name, text string) string {
 }
 
 // writeShortHelp prints the synopsis of c: what "mwmm CMD -h" shows.
-func writeShortHelp(w io.Writer, c *command) {
+func writeShortHelp(out io.Writer, c *command) {
+	w := &lineCounter{w: out}
 	writeUsage(w, c.usage)
 	fmt.Fprintf(w, "%s.\n", capitalize(c.summary))
 	if c.flags != nil {
@@ -139,7 +153,7 @@ func writeShortHelp(w io.Writer, c *command) {
 	}
 	// The examples' heading points to the manual: one line less.
 	fmt.Fprintf(w, "\nExamples ('mwmm help %s' prints the manual: every flag in full, more examples):\n", c.name)
-	for _, e := range firstExamples(c.examples, shortExamples) {
+	for _, e := range firstExamples(c.examples, max(1, min(shortExamples, shortLines-w.lines))) {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
 }

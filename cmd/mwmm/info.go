@@ -10,6 +10,7 @@ import (
 
 	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/nccl"
 )
 
 var infoCmd = &command{
@@ -73,7 +74,17 @@ type infoJSON struct {
 	Cublas          int          `json:"cublas_version,omitempty"` // 130100
 	Cusolver        string       `json:"cusolver,omitempty"`       // "12.0.4"
 	CusolverError   string       `json:"cusolver_error,omitempty"` // why the solver's libraries are missing
+	NCCL            string       `json:"nccl,omitempty"`           // "2.28.3": work on several GPUs
+	NCCLError       string       `json:"nccl_error,omitempty"`     // why there is no NCCL
 	Devices         []deviceJSON `json:"devices,omitempty"`
+	Peers           []peerJSON   `json:"peers,omitempty"` // each pair of GPUs
+}
+
+// peerJSON says how two GPUs reach each other's memory.
+type peerJSON struct {
+	Pair          [2]int `json:"pair"`
+	Access        bool   `json:"access"`         // direct loads and stores (NVLink or PCIe)
+	NativeAtomics bool   `json:"native_atomics"` // on NVIDIA systems: an NVLink
 }
 
 type deviceJSON struct {
@@ -124,6 +135,17 @@ func runInfo(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	fmt.Fprintf(stdout, "cuBLASLt     %s\n", orNot(fmt.Sprintf("%s (%d)", info.CublasLt, info.CublasLtVersion), info.CublasLtError))
 	fmt.Fprintf(stdout, "cuBLAS       %s\n", orNot(fmt.Sprint(info.Cublas), info.CusolverError))
 	fmt.Fprintf(stdout, "cuSOLVER     %s\n", orNot(info.Cusolver, info.CusolverError))
+	fmt.Fprintf(stdout, "NCCL         %s\n", orNot(info.NCCL, info.NCCLError))
+	for _, p := range info.Peers {
+		link := "no peer access (through the host)"
+		if p.Access {
+			link = "peer access, no native atomics (PCIe)"
+			if p.NativeAtomics {
+				link = "peer access with native atomics (NVLink)"
+			}
+		}
+		fmt.Fprintf(stdout, "GPUs %d–%d     %s\n", p.Pair[0], p.Pair[1], link)
+	}
 	return nil
 }
 
@@ -178,6 +200,20 @@ func gatherInfo() (infoJSON, error) {
 		}
 		if err := d.Close(); err != nil {
 			return info, fmt.Errorf("GPU %d: %w", i, err)
+		}
+	}
+	if v, err := nccl.Version(); err != nil {
+		info.NCCLError = err.Error()
+	} else {
+		info.NCCL = v
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			l, err := gpu.Peer(i, j)
+			if err != nil {
+				return info, err
+			}
+			info.Peers = append(info.Peers, peerJSON{Pair: [2]int{i, j}, Access: l.Access, NativeAtomics: l.NativeAtomics})
 		}
 	}
 	return info, nil

@@ -28,6 +28,7 @@ import (
 
 	"github.com/mwmm/mwmm/experiment/gpufig"
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
@@ -59,6 +60,7 @@ var commands []*command
 // libraries register nothing by being imported.
 func init() {
 	gemm.Register()
+	dist.Register()
 	gpufig.Register()
 	commands = []*command{formatsCmd, roundCmd, helpCmd, mmaCmd, probeCmd, gemmCmd, luCmd, solveCmd, boundCmd, experimentCmd, benchCmd, infoCmd, versionCmd}
 }

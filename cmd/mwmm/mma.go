@@ -330,6 +330,7 @@ type b32Check struct {
 	p, emin        int
 	maxMag         uint32 // bits of the largest finite value
 	nan, inf, neg0 bool
+	unsigned       bool // no sign and no zero (E8M0)
 }
 
 func newB32Check(f format.Format, all bool) b32Check {
@@ -338,6 +339,7 @@ func newB32Check(f format.Format, all bool) b32Check {
 		all: all, p: f.Precision(), emin: f.Emin(),
 		maxMag: math.Float32bits(float32(f.MaxFinite())),
 		nan:    s.HasNaN(), inf: s.HasInf(), neg0: s.HasNegativeZero(),
+		unsigned: s == format.Unsigned,
 	}
 }
 
@@ -349,6 +351,8 @@ func (c *b32Check) ok(x uint32) bool {
 	switch {
 	case mag > 0x7f800000:
 		return c.nan
+	case c.unsigned && (mag != x || mag == 0):
+		return false
 	case mag == 0x7f800000:
 		return c.inf
 	case mag == 0:

@@ -376,3 +376,29 @@ func BenchmarkRoundArray(b *testing.B) {
 		b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds(), "values/s")
 	})
 }
+
+// E8M0, a format of its own: formats prints its parameters; round gives
+// powers of two (ties up), NaN for what has no value, and its codes
+// 2^(c−127) → c, NaN 0xFF, by hand.
+func TestRoundE8M0(t *testing.T) {
+	code, out, stderr := mwmm(t, "", "formats", "e8m0")
+	if code != 0 || !strings.Contains(out, "e8m0  8     1  -127  127") || !strings.Contains(out, "unsigned") {
+		t.Errorf("formats e8m0: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = mwmm(t, "", "round", "--format", "e8m0", "1", "1.5", "1.49", "3", "0", "-2", "1e39")
+	if want := "1\n2\n1\n4\nNaN\nNaN\nNaN\n"; code != 0 || out != want {
+		t.Errorf("round --format e8m0: exit %d, %q, want %q (%s)", code, out, want, stderr)
+	}
+	dir := t.TempDir()
+	xs := []float32{1, 0.5, 3, 0, float32(math.Inf(1)), 0x1p-127, 0x1p127}
+	in := writeFile(t, dir, "x.npy", append(npyBytes("<f4", "(7,)", false, nil), f32le(xs...)...))
+	codes := filepath.Join(dir, "c.npy")
+	if code, _, stderr := mwmm(t, "", "round", "--format", "e8m0", "--in", in, "--out", codes, "--codes"); code != 0 {
+		t.Fatalf("--codes: exit %d: %s", code, stderr)
+	}
+	h, got := readArray(t, codes)
+	want := []float64{127, 126, 129, 0xFF, 0xFF, 0, 254}
+	if h.Dtype != "uint8" || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("--codes: %s %v, want uint8 %v", h.Dtype, got, want)
+	}
+}

@@ -47,7 +47,8 @@ var luCmd = &command{
 	usage:   "mwmm lu [--a A.npy | --size N [--matrix KIND]] [--factor F] [--unit UNIT] [--nb NB] [--out LU.npy] [--json]",
 	help: `
 Lu factors a square matrix, P·A = L̂·Û, with a right-looking blocked LU with
-partial pivoting whose updates run as --factor says, and reports the
+partial pivoting (or, with --pivot none, without: P = I, for matrices that
+need no row interchanges) whose updates run as --factor says, and reports the
 normwise backward error ‖P·A − L̂Û‖∞/‖A‖∞, the componentwise error
 max |P·fl(A) − L̂Û|/(|L̂||Û|) beside its a-priori bound (fl(A): A rounded to
 the storage format), the growth factor max|Û|/max|A| and ‖|L̂||Û|‖∞/‖A‖∞.
@@ -62,7 +63,9 @@ A is a NumPy .npy file (float32 or float64), or a random matrix of order
 mwmm lu --size 256 --factor tc16
 mwmm lu --size 256 --factor tc32 --unit a100 --input bf16
 mwmm lu --size 256 --matrix randsvd:kappa=1e8 --factor double-fp16-fabsum
-mwmm lu --a A.npy --factor fp32 --out LU.npy --perm P.npy`,
+mwmm lu --a A.npy --factor fp32 --out LU.npy --perm P.npy
+# no row interchanges on a diagonally dominant A, the block FMA paper's set-up
+mwmm lu --size 512 --matrix diagdom --pivot none --nb 256 --factor tc32`,
 	brief: `
 Input and output:
   a        the n×n matrix A, a .npy file of float32 or float64
@@ -77,6 +80,7 @@ Factorization:
   unit     block FMA: v100 (default), t4, a100, h100, ieee (mwmm mma list), reference
   input    the unit's input format for tc16 and tc32
   nb       block size: panel width and inner dimension of the updates
+  pivot    partial (default) or none
   engine   model:UNIT (the same as --unit) or reference
   force    run work estimated at over an hour or beyond the free memory
 `,
@@ -106,6 +110,11 @@ backward error a hundredfold, and by GMRES-IR from the first step that
 does not (the report says from which); none returns the LU solution.
 Residuals are in fp64, or in double-word arithmetic with --residual dd,
 which brings the forward error down to order 2^-53 while κ(A)·2^-53 < 1.
+The condition above is Carson and Higham's, whose analysis computes
+GMRES's preconditioned products Û⁻¹L̂⁻¹A·v in u² = 2^-106: --precond dd
+computes them (and each step's Û⁻¹L̂⁻¹r) in double-word arithmetic so; in
+fp64, the default, the condition is about κ(A)³·u_f²·2^-53 < 1 (mwmm bound
+--lu prints both limits).
 
 It prints the backward error after each step with the GMRES iterations it
 took, and the time of the factorization and of the refinement. A solve that
@@ -121,13 +130,14 @@ matrix of order --size drawn as --matrix says, and b has entries uniform in
 ` + matrixKindsHelp(),
 	examples: `
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor tc32
-mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12
 mwmm solve --engine gpu --size 8192 --factor double-fp16-fabsum
+mwmm solve --a A.npy --b b.npy --x x.npy --factor tc16 --tol 1e-12
 # κ·u16 ≫ 1: classical refinement from fp16 factors fails, exit 1
 mwmm solve --size 500 --matrix randsvd:kappa=1e8 --factor fp16 --refine ir
 mwmm solve --size 300 --factor double-fp16-fabsum --unit v100 --json
 mwmm solve --engine gpu --bench 4096,8192 --matrix centered,diagdom \
-    --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv`,
+    --factor tc32-fp16,double-fp16-fabsum,fp32 --csv solve.csv
+mwmm solve --engine gpu --gpus 2 --matrix hpl-mxp --bench 32768,65536`,
 	brief: solveBrief,
 	flags: func() *flag.FlagSet { fs, _ := systemFlags("solve"); return fs },
 	run:   runSolve,
@@ -147,6 +157,7 @@ Factorization:
   unit           block FMA: v100 (default), t4, a100, h100, ieee (mwmm mma list), reference
   input          the unit's input format for tc16 and tc32
   nb             block size: panel width and the updates' inner dimension (default 32)
+  pivot          partial, none, auto (default; gpu: none if A is diagonally dominant)
   engine         model:UNIT (the same as --unit), reference, or gpu (flags below)
   lu-error       also measure the factorization's backward error
   force          run work estimated at over an hour or beyond the free memory
@@ -156,7 +167,7 @@ Refinement:
   max-iter       at most N refinement steps
   max-inner      at most N GMRES iterations a step (default min(n, 300))
   gmres-tol      GMRES's relative residual on the preconditioned system
-  residual       fp64 (default), or dd (double-word): x accurate to order 2^-53
+  residual,precond  fp64 (default) or dd (double-word): residuals; GMRES's M⁻¹Av
 GPU only (--engine gpu):
   bench          time each --factor and cuSOLVER's solvers at these sizes
   csv            with --bench: also write the table to this .csv file
@@ -164,8 +175,8 @@ GPU only (--engine gpu):
   replot         redraw --plot's figures from a --csv table (no GPU needed)
   profile        with --bench: split each LU's time into its phases
   panel          how pivoted panels are factored: auto (default), sgetrf or recursive
-  pivot          auto (default; none on a diagonally dominant A), partial, none, butterfly
   lookahead-sms  the SMs the trailing update leaves to the next panel (default 32)
+  gpus           on N GPUs or a PxQ grid: generated A, no pivoting
 `
 
 func matrixKindsHelp() string {
@@ -183,9 +194,12 @@ func matrixKindsHelp() string {
 
 type systemOptions struct {
 	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
+	precond                                                           string
 	engine, bench, csv, panel, pivot, plot, replot                    string
 	size, nb, maxIter, maxInner, lookahead                            int
+	gpus                                                              string
 	tol, gmresTol                                                     float64
+	cpuPivot                                                          lu.Pivoting // --pivot on this machine
 	seed                                                              uint64
 	json, luError, profile, tolSet, force                             bool
 }
@@ -204,17 +218,20 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.BoolVar(&o.force, "force", false, "run sizes estimated to take over an hour or more memory than is available")
 	if name == "lu" {
 		fs.IntVar(&o.nb, "nb", lu.DefaultNB, "block size `NB`: panel width and inner dimension of the updates")
+		fs.StringVar(&o.pivot, "pivot", "partial", "how the LU pivots, `HOW`: partial (each column's largest entry) or none (the diagonal entry: for matrices that need no row interchanges, such as diagonally dominant and symmetric positive definite ones)")
 		fs.StringVar(&o.engine, "engine", "", "`ENGINE`: model:UNIT (the same as --unit UNIT) or reference (a multiword form's products in float64, --unit reference)")
 		fs.StringVar(&o.out, "out", "", "write L\\U (L below the diagonal, unit diagonal implied) to this `.npy` file")
 		fs.StringVar(&o.perm, "perm", "", "write the row permutation (row i of P·A is row perm[i] of A, 0-based) to this `.npy` file")
 		return fs, o
 	}
 	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, 1536 for a multiword form that pivots from n = 32768, 2048 for ozaki-int8xS)", lu.DefaultNB))
+	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: solve on `N` GPUs of this machine (the squarest grid) or a PxQ grid of them (NCCL; a generated diagdom or hpl-mxp A, LU without pivoting)")
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
 	fs.StringVar(&o.refine, "refine", "auto", "refinement `METHOD`: auto (classical while a step gains 100×, then GMRES-IR), gmres (GMRES-IR), ir (classical) or none")
 	fs.StringVar(&o.residual, "residual", "fp64", "precision `P` of the residuals: fp64 or dd (double-word)")
+	fs.StringVar(&o.precond, "precond", "fp64", "precision `P` of GMRES's preconditioned products Û⁻¹L̂⁻¹A·v and of each step's Û⁻¹L̂⁻¹r: fp64, or dd (double-word, standing in for the u² of Carson and Higham's analysis; on this machine only)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop at this normwise backward `ERROR` (default √n·2^-53)")
 	fs.IntVar(&o.maxIter, "max-iter", 20, "at most `N` refinement steps")
 	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
@@ -227,7 +244,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.IntVar(&o.lookahead, "lookahead-sms", 0, "with --engine gpu: the `SMS` (multiprocessors) the trailing update leaves to the next panel, factored meanwhile (default 32; -1: no look-ahead)")
 	fs.StringVar(&o.panel, "panel", "auto", "with --engine gpu: how the blocked LU factors its pivoted panels, `KIND`: sgetrf (cuSOLVER's getrf), recursive (ours: leaves of 32 columns whose rows the grid holds in registers, one exchange between the blocks a column), or auto (recursive from n = 16384, where it is faster, for the forms that factor in fp32; cuSOLVER's otherwise, and for the Ozaki forms' fp64 panels, where ours is slower); with --bench, sgetrf,recursive times each form both ways")
 	fs.BoolVar(&o.profile, "profile", false, "with --bench: split each blocked LU's time into panels, interchanges, triangular solves and updates (waits for the GPU after each)")
-	fs.StringVar(&o.pivot, "pivot", "auto", "with --engine gpu: `HOW` the LU pivots: partial, none, butterfly (none after a random butterfly transform), or auto (none when A is strictly diagonally dominant by rows or by columns, where elimination without pivoting is stable; else butterfly for fp64, falling back to partial, and partial for the other forms); with --bench a comma-separated list, each --factor once per kind")
+	fs.StringVar(&o.pivot, "pivot", "auto", "`HOW` the LU pivots: partial, none, or auto (partial here); with --engine gpu also butterfly (none after a random butterfly transform), and auto is none when A is strictly diagonally dominant by rows or by columns, where elimination without pivoting is stable, else butterfly for fp64, falling back to partial, and partial for the other forms; with --bench a comma-separated list, each --factor once per kind")
 	return fs, o
 }
 
@@ -265,6 +282,9 @@ func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []f
 	if o.nb < 1 {
 		return 0, nil, nil, "", form, usagef("--nb %d: the block size must be at least 1", o.nb)
 	}
+	if o.cpuPivot, err = cpuPivoting(o.pivot); err != nil {
+		return 0, nil, nil, "", form, err
+	}
 	in, err := readSystem(fs, o, withB)
 	if err != nil {
 		return 0, nil, nil, "", form, err
@@ -276,6 +296,19 @@ func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []f
 		in.a = in.spec.Generate(o.seed, "A", in.n)
 	}
 	return in.n, in.a, in.b, in.what, form, nil
+}
+
+// cpuPivoting reads --pivot for a factorization here: partial, none, or
+// auto (partial; the GPU's auto also looks at A).
+func cpuPivoting(s string) (lu.Pivoting, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		return lu.PartialPivoting, nil
+	}
+	p, err := lu.ParsePivoting(s)
+	if err != nil {
+		return 0, usagef("--pivot %q: partial or none here (butterfly is the GPU's: --engine gpu)", s)
+	}
+	return p, nil
 }
 
 // systemInput is A and b as the flags give them: A read from --a, or the
@@ -385,7 +418,7 @@ func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.
 	const ticks = 1000
 	bar := progress.New(stderr, ticks, "lu "+form.Name)
 	shown := 0.0
-	opt := lu.Options{NB: o.nb, Progress: func(done, total float64) {
+	opt := lu.Options{NB: o.nb, Pivot: o.cpuPivot, Progress: func(done, total float64) {
 		t := done / total * ticks
 		bar.Add(int64(t) - int64(shown))
 		shown = float64(int64(t))
@@ -446,6 +479,7 @@ type luSummary struct {
 	NB      int        `json:"nb"`
 	Storage string     `json:"storage"`
 	Seconds float64    `json:"seconds"`
+	Pivot   string     `json:"pivoting"`
 	Swaps   int        `json:"row_swaps"`
 	Errors  *lu.Errors `json:"errors,omitempty"`
 	Bound   float64    `json:"bound"`
@@ -487,7 +521,7 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		return err
 	}
 	sum := luSummary{Factor: form.Name, Update: form.Update, Matrix: what, N: n, NB: fa.NB, Storage: form.Storage.Name(),
-		Seconds: fa.Duration.Seconds(), Underflows: fa.Underflows}
+		Seconds: fa.Duration.Seconds(), Underflows: fa.Underflows, Pivot: fa.Pivot.String()}
 	for i, p := range fa.Piv {
 		if p != i {
 			sum.Swaps++
@@ -516,7 +550,8 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "factor\t%s: %s\n", form.Name, form.Update)
 	fmt.Fprintf(w, "matrix\t%s\n", what)
-	fmt.Fprintf(w, "storage\t%s, block size %d, %d row swaps\n", sum.Storage, sum.NB, sum.Swaps)
+	fmt.Fprintf(w, "storage\t%s, block size %d\n", sum.Storage, sum.NB)
+	fmt.Fprintf(w, "pivoting\t%s, %d row swaps\n", sum.Pivot, sum.Swaps)
 	fmt.Fprintf(w, "time\t%.3g s\n", sum.Seconds)
 	if e := sum.Errors; e != nil {
 		fmt.Fprintf(w, "backward error\t%.3g\t‖P·A − L̂Û‖∞/‖A‖∞\n", e.Normwise)
@@ -580,6 +615,13 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return usage(err)
 	}
+	precond, err := solve.ParseResidual(o.precond)
+	if err != nil {
+		return usagef("--precond: %v", err)
+	}
+	if precond == solve.DoubleWord && o.engine == "gpu" {
+		return usagef("--precond dd runs on this machine only (A as a matrix here), not with --engine gpu")
+	}
 	if o.replot != "" {
 		return replotSolve(fs, o, stdout)
 	}
@@ -592,7 +634,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.bench != "" || o.csv != "" || o.plot != "" {
 		return usagef("--bench, --csv and --plot time the GPU solver: add --engine gpu")
 	}
-	for _, name := range []string{"lookahead-sms", "panel", "pivot", "profile"} {
+	for _, name := range []string{"lookahead-sms", "panel", "profile", "gpus"} {
 		if flagSet(fs, name) {
 			return usagef("--%s sets the GPU's blocked LU: add --engine gpu", name)
 		}
@@ -607,7 +649,7 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	ctx, stop := signalContext()
 	defer stop()
 	luOpt, finish := factorOptions(o, form, n, stderr)
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
+	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res, Precond: precond}
 	if o.maxIter == 0 {
 		sopt.Refine = solve.None // no steps; Options would read 0 as its default
 	}

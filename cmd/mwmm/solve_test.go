@@ -81,6 +81,7 @@ func TestSolveBadInput(t *testing.T) {
 	binf := saveNpy(t, dir, "binf.npy", 2, 1, []float64{1, math.Inf(1)})
 	empty := saveNpy(t, dir, "E.npy", 0, 0, nil)
 	sing := saveNpy(t, dir, "S.npy", 2, 2, []float64{1, 2, 2, 4})
+	swap := saveNpy(t, dir, "W.npy", 2, 2, []float64{0, 1, 1, 0})
 	cases := []struct {
 		args []string
 		code int
@@ -105,6 +106,11 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"lu", "--a", rect}, 1, "square"},
 		{[]string{"lu", "--size", "4", "--nb", "0"}, 2, "block size"},
 		{[]string{"lu", "--size", "4", "--matrix", "uniform", "--factor", "fp16", "extra"}, 2, "unexpected"},
+		{[]string{"lu", "--size", "4", "--pivot", "rook"}, 2, "partial or none"},
+		{[]string{"solve", "--size", "4", "--precond", "qd"}, 2, "--precond"},
+		{[]string{"solve", "--engine", "gpu", "--precond", "dd"}, 2, "this machine only"},
+		// [[0 1] [1 0]]-like: the first pivot is zero without interchanges.
+		{[]string{"lu", "--a", swap, "--pivot", "none"}, 1, "zero pivot in column 1"},
 	}
 	for _, c := range cases {
 		code, _, errOut := mwmm(t, "", c.args...)
@@ -150,6 +156,31 @@ func TestLUCommand(t *testing.T) {
 	}
 	if len(seen) != 50 {
 		t.Errorf("permutation has %d distinct entries", len(seen))
+	}
+}
+
+// --pivot none factors without interchanges; partial pivoting swaps rows
+// of the same centered matrix.
+func TestLUPivotNone(t *testing.T) {
+	swaps := func(args ...string) (int, string) {
+		code, out, errOut := mwmm(t, "", append([]string{"lu", "--size", "40", "--nb", "16", "--factor", "fp32", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var s struct {
+			Pivot string `json:"pivoting"`
+			Swaps int    `json:"row_swaps"`
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.Swaps, s.Pivot
+	}
+	if n, p := swaps("--matrix", "diagdom", "--pivot", "none"); n != 0 || p != "none" {
+		t.Errorf("--pivot none: %d swaps, pivoting %q", n, p)
+	}
+	if n, p := swaps("--matrix", "centered"); n == 0 || p != "partial" {
+		t.Errorf("default: %d swaps, pivoting %q", n, p)
 	}
 }
 

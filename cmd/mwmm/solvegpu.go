@@ -135,6 +135,18 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	}
 	// The command line is checked before the GPU is looked for: a bad one
 	// fails alike on every machine (exit 2).
+	if set["gpus"] {
+		gs, err := parseGPUsSolve(o, set, sopt)
+		if err != nil {
+			return err
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		if o.bench == "" {
+			return gs.solveOnce(ctx, fs, o, stdout, stderr)
+		}
+		return gs.run(ctx, true, stdout)
+	}
 	if o.bench != "" {
 		if err := refineFlags(o, set); err != nil {
 			return err
@@ -427,13 +439,9 @@ type benchKind struct {
 
 // benchSystems reads --bench's sizes and --matrix's kinds.
 func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
-	var sizes []int
-	for _, s := range strings.Split(o.bench, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return nil, nil, usagef("--bench %q: sizes are positive integers, comma-separated", o.bench)
-		}
-		sizes = append(sizes, n)
+	sizes, err := parseSizes(o.bench)
+	if err != nil {
+		return nil, nil, err
 	}
 	var kinds []benchKind
 	for _, name := range splitSpecs(o.matrix) {
@@ -444,6 +452,19 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 		kinds = append(kinds, benchKind{name, spec})
 	}
 	return sizes, kinds, nil
+}
+
+// parseSizes reads --bench's sizes.
+func parseSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, usagef("--bench %q: sizes are positive integers, comma-separated", list)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
 
 // solveBench prints the table to stdout and writes --csv (which may be

@@ -43,11 +43,20 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--panel", "recursive,sgetrf"}, "both with --bench"},
 		{[]string{"solve", "--panel", "sgetrf"}, "--panel sets the GPU"},
 		{[]string{"solve", "--lookahead-sms", "8"}, "--lookahead-sms sets the GPU"},
-		{[]string{"solve", "--pivot", "none"}, "--pivot sets the GPU"},
+		{[]string{"solve", "--pivot", "butterfly"}, "butterfly is the GPU's"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "rook"}, "auto, partial, none, butterfly"},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,rook", "--bench", "64"}, `"rook"`},
 		{[]string{"solve", "--engine", "gpu", "--pivot", "partial,butterfly"}, "several with --bench"},
 		{[]string{"solve", "--profile"}, "--profile sets the GPU"},
+		{[]string{"solve", "--gpus", "2"}, "--gpus sets the GPU"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "0"}, "at least 1"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2x"}, "PxQ"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--matrix", "randsvd"}, "hpl-mxp"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--factor", "tc32"}, "fused"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--bench", "64,x"}, "sizes"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--b", "b.npy"}, "--b needs --a"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--a", "A.npy", "--bench", "64"}, "--a is solved once"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--size", "0"}, "at least 1"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

@@ -390,6 +390,55 @@ CUresult cuEventDestroy_v2(void *e) {
     return SUCCESS;
 }
 
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
+    NEED_CTX;
+    if (!e || !stream_ok(s) || flags != 0) return INVALID_HANDLE;
+    return SUCCESS;
+}
+
+CUresult cuStreamQuery(void *s) {
+    NEED_CTX;
+    return stream_ok(s) ? SUCCESS : INVALID_HANDLE;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
+    if (!stream_ok(s)) return INVALID_HANDLE;
+    return cuMemcpyDtoD_v2(dst, src, n);
+}
+
+// CUDA_MEMCPY2D, device to device fields only.
+typedef struct {
+    size_t srcX, srcY;
+    int srcType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstX, dstY;
+    int dstType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t width, height;
+} memcpy2d;
+
+CUresult cuMemcpy2DAsync_v2(const memcpy2d *p, void *s) {
+    NEED_CTX;
+    if (!stream_ok(s) || p->srcType != 2 || p->dstType != 2 || p->width > p->srcPitch || p->width > p->dstPitch) return INVALID_VALUE;
+    for (size_t r = 0; r < p->height; r++) {
+        CUdeviceptr d = p->dstDevice + r * p->dstPitch, src = p->srcDevice + r * p->srcPitch;
+        if (!fake_cuda_valid(d, p->width) || !fake_cuda_valid(src, p->width)) return INVALID_VALUE;
+        memmove((void *)d, (void *)src, p->width);
+    }
+    return SUCCESS;
+}
+
+CUresult cuDeviceCanAccessPeer(int *can, int dev, int peer) {
+    *can = 0;
+    return SUCCESS;
+}
+
 #endif // FAKE_DRIVER
 
 #ifdef FAKE_BUILTINS

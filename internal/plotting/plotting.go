@@ -85,6 +85,18 @@ type Figure struct {
 	XLabel, YLabel string
 	LogX, LogY     bool
 	Panels         []Panel
+	// Columns, when positive, lays the panels out in rows of at most
+	// that many, left to right and top to bottom; 0 puts them in one row.
+	Columns int
+}
+
+// grid is the figure's rows and columns of panels.
+func (fig Figure) grid() (rows, cols int) {
+	cols = len(fig.Panels)
+	if fig.Columns > 0 && fig.Columns < cols {
+		cols = fig.Columns
+	}
+	return (len(fig.Panels) + cols - 1) / cols, cols
 }
 
 const (
@@ -596,11 +608,12 @@ func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 	if len(entries) > 0 {
 		legW, legH = legendSize(leg, entries)
 	}
-	w := panelWidth * vg.Length(len(fig.Panels))
+	rows, cols := fig.grid()
+	w := panelWidth * vg.Length(cols)
 	if legW > 0 {
 		w += legW + 2*pad
 	}
-	h := panelHeight
+	h := panelHeight * vg.Length(rows)
 	c := newCanvas(ext, w, h)
 	dc := draw.New(c)
 	dc.SetColor(color.White)
@@ -635,24 +648,28 @@ func render(fig Figure, ext string) (out []byte, lay *Layout, err error) {
 		dc.Max.X -= legW + 2*pad
 	}
 
-	tiles := draw.Tiles{Rows: 1, Cols: len(fig.Panels), PadX: 2 * pad, PadTop: pad, PadLeft: pad, PadRight: 2 * pad}
-	plots := make([]*plot.Plot, len(fig.Panels))
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: 2 * pad, PadY: 2 * pad, PadTop: pad, PadLeft: pad, PadRight: 2 * pad}
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+	}
 	for i := range fig.Panels {
 		// Panel titles wrap to their tile, so that neighbours' titles
 		// neither run into each other nor off the canvas.
-		plots[i], err = newPanel(fig, l, i, tiles.At(dc, i, 0).Size().X-2*pad)
+		grid[i/cols][i%cols], err = newPanel(fig, l, i, tiles.At(dc, i%cols, i/cols).Size().X-2*pad)
 		if err != nil {
 			return nil, nil, err
 		}
 	}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
-	for i, p := range plots {
-		drawPanel(p, canvases[0][i], lay)
+	canvases := plot.Align(grid, tiles, dc)
+	for i := range fig.Panels {
+		drawPanel(grid[i/cols][i%cols], canvases[i/cols][i%cols], lay)
 		data := draw.Canvas{Rectangle: lay.Data[i]}
-		if fig.XLabel != "" {
+		// One X label a column, under the bottom row; one Y label a row.
+		if fig.XLabel != "" && i+cols >= len(fig.Panels) {
 			dc.FillText(xLabel, vg.Point{X: data.Center().X, Y: xLabelY}, fig.XLabel)
 		}
-		if i == 0 && yText != "" {
+		if i%cols == 0 && yText != "" {
 			dc.FillText(yLabel, vg.Point{X: yLabelX, Y: data.Center().Y}, yText)
 		}
 	}

@@ -582,3 +582,31 @@ func TestPowText(t *testing.T) {
 		}
 	}
 }
+
+// Columns lays five panels out in rows of two: three rows, the panels of a
+// column one above the other, the canvas two panels wide and three high.
+func TestColumns(t *testing.T) {
+	n := sizes()
+	var ps []Panel
+	for i := range 5 {
+		ps = append(ps, Panel{Title: "panel " + strconv.Itoa(i), Series: []Series{{Name: "a", X: n, Y: errorsFrom(n, 1e-8, 1e-3)}}})
+	}
+	fig := Figure{XLabel: "n", YLabel: "error", LogX: true, LogY: true, Panels: ps, Columns: 2}
+	lay, err := Inspect(fig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := lay.Problems(); len(p) > 0 {
+		t.Errorf("problems: %q", p)
+	}
+	if lay.Height != 3*panelHeight || lay.Width < 2*panelWidth || lay.Width >= 3*panelWidth {
+		t.Errorf("canvas %v × %v, want 2 panels wide and 3 high", lay.Width, lay.Height)
+	}
+	d := lay.Data
+	if d[0].Min.X != d[2].Min.X || d[2].Min.X != d[4].Min.X || !(d[0].Min.X < d[1].Min.X) {
+		t.Errorf("columns not aligned: %v", d)
+	}
+	if !(d[4].Max.Y < d[2].Min.Y && d[2].Max.Y < d[0].Min.Y) || d[0].Min.Y != d[1].Min.Y {
+		t.Errorf("rows not stacked top to bottom: %v", d)
+	}
+}

@@ -77,6 +77,13 @@ var drv struct {
 	cuEventSynchronize        func(e uintptr) result
 	cuEventElapsedTime        func(ms *float32, start, end uintptr) result
 	cuEventDestroy            func(e uintptr) result
+	cuStreamWaitEvent         func(s, e uintptr, flags uint32) result
+	cuStreamQuery             func(s uintptr) result
+	cuMemcpyDtoDAsync         func(dst, src uintptr, n uintptr, s uintptr) result
+	cuMemcpy2DAsync           func(p *Memcpy2D, s uintptr) result
+	cuDeviceCanAccessPeer     func(can *int32, dev, peer int32) result
+	cuCtxEnablePeerAccess     func(peer uintptr, flags uint32) result
+	cuDeviceGetP2PAttribute   func(v *int32, attr int32, src, dst int32) result
 	// CUDA 12.0 and newer; nil before.
 	cuTensorMapEncodeTiled func(tm unsafe.Pointer, dtype, rank uint32, addr uintptr, dims, strides, box, elemStrides unsafe.Pointer,
 		interleave, swizzle, l2, oobFill uint32) result
@@ -141,6 +148,13 @@ func loadDriver() error {
 		// name, with the same signature.
 		fn(&d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
 		fn(&d.cuEventDestroy, "cuEventDestroy_v2"),
+		fn(&d.cuStreamWaitEvent, "cuStreamWaitEvent"),
+		fn(&d.cuStreamQuery, "cuStreamQuery"),
+		fn(&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+		fn(&d.cuMemcpy2DAsync, "cuMemcpy2DAsync_v2"),
+		fn(&d.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
+		optional(&d.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess"),
+		optional(&d.cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute"),
 		optional(&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
 	})
 	if err != nil {
@@ -423,3 +437,92 @@ func EventElapsedTime(start, end uintptr) (float32, error) {
 
 // EventDestroy destroys e.
 func EventDestroy(e uintptr) error { return check("cuEventDestroy_v2", drv.cuEventDestroy(e)) }
+
+// StreamWaitEvent makes later work on s wait for e.
+func StreamWaitEvent(s, e uintptr) error {
+	return check("cuStreamWaitEvent", drv.cuStreamWaitEvent(s, e, 0))
+}
+
+// errorNotReady is CUDA_ERROR_NOT_READY: work still queued.
+const errorNotReady = 600
+
+// StreamDone reports whether the work queued on s has finished.
+func StreamDone(s uintptr) (bool, error) {
+	r := drv.cuStreamQuery(s)
+	if r == errorNotReady {
+		return false, nil
+	}
+	return r == 0, check("cuStreamQuery", r)
+}
+
+// MemcpyDtoDAsync queues a copy of n bytes between device buffers on s.
+func MemcpyDtoDAsync(dst, src, n, s uintptr) error {
+	return check("cuMemcpyDtoDAsync_v2", drv.cuMemcpyDtoDAsync(dst, src, n, s))
+}
+
+// Memcpy2D is CUDA_MEMCPY2D for device-to-device copies of a pitched
+// block: Height rows of WidthBytes, rows Pitch bytes apart.
+type Memcpy2D struct {
+	SrcXInBytes, SrcY uintptr
+	SrcMemoryType     uint32
+	_                 uint32
+	SrcHost           uintptr
+	SrcDevice         uintptr
+	SrcArray          uintptr
+	SrcPitch          uintptr
+	DstXInBytes, DstY uintptr
+	DstMemoryType     uint32
+	_                 uint32
+	DstHost           uintptr
+	DstDevice         uintptr
+	DstArray          uintptr
+	DstPitch          uintptr
+	WidthInBytes      uintptr
+	Height            uintptr
+}
+
+const memoryTypeDevice = 2 // CU_MEMORYTYPE_DEVICE
+
+// Memcpy2DDtoDAsync copies height rows of width bytes from src (rows
+// spitch bytes apart) to dst (dpitch apart), queued on s.
+func Memcpy2DDtoDAsync(dst, dpitch, src, spitch, width, height, s uintptr) error {
+	p := Memcpy2D{SrcMemoryType: memoryTypeDevice, SrcDevice: src, SrcPitch: spitch,
+		DstMemoryType: memoryTypeDevice, DstDevice: dst, DstPitch: dpitch, WidthInBytes: width, Height: height}
+	return check("cuMemcpy2DAsync_v2", drv.cuMemcpy2DAsync(&p, s))
+}
+
+// CanAccessPeer reports whether device dev can read and write peer's memory.
+func CanAccessPeer(dev, peer int) (bool, error) {
+	var c int32
+	err := check("cuDeviceCanAccessPeer", drv.cuDeviceCanAccessPeer(&c, int32(dev), int32(peer)))
+	return c != 0, err
+}
+
+// p2pNativeAtomics is CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: on
+// NVIDIA systems a sign of an NVLink between the two GPUs.
+const p2pNativeAtomics = 3
+
+// PeerNativeAtomics reports whether atomics from src to dst run natively.
+func PeerNativeAtomics(src, dst int) (bool, error) {
+	if drv.cuDeviceGetP2PAttribute == nil {
+		return false, nil
+	}
+	var v int32
+	err := check("cuDeviceGetP2PAttribute", drv.cuDeviceGetP2PAttribute(&v, p2pNativeAtomics, int32(src), int32(dst)))
+	return v != 0, err
+}
+
+// errorPeerAccessAlreadyEnabled is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED.
+const errorPeerAccessAlreadyEnabled = 704
+
+// CtxEnablePeerAccess lets the current context reach peer's memory; done
+// before is not an error.
+func CtxEnablePeerAccess(peer uintptr) error {
+	if drv.cuCtxEnablePeerAccess == nil {
+		return errors.New("cuCtxEnablePeerAccess: not in this driver")
+	}
+	if r := drv.cuCtxEnablePeerAccess(peer, 0); r != errorPeerAccessAlreadyEnabled {
+		return check("cuCtxEnablePeerAccess", r)
+	}
+	return nil
+}

@@ -55,3 +55,12 @@ func Function(tb testing.TB, d *gpu.Device, src gpu.Source, name string) *gpu.Fu
 	}
 	return f
 }
+
+// RequireGPUs skips the test on a machine with fewer than n GPUs.
+func RequireGPUs(tb testing.TB, n int) {
+	tb.Helper()
+	Require(tb)
+	if c, err := gpu.Count(); err != nil || c < n {
+		tb.Skipf("the test needs %d GPUs; the machine has %d (%v)", n, c, err)
+	}
+}

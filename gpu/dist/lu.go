@@ -1,0 +1,459 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/gpu/nccl"
+	"github.com/mwmm/mwmm/multiword"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// Scratch slots of the factorization (Rank.scratch); 0–3 are Multiply's
+// panels, 8–11 the System's vectors.
+const (
+	slotWork = 4  // getrf's workspace
+	slotInfo = 5  // getrf's info
+	slotDiag = 6  // the factored diagonal block, w×w
+	slotL    = 12 // the block column of L below the diagonal (and 14: two steps in flight)
+	slotU    = 13 // the block row of U right of it (and 15)
+)
+
+// LookaheadSMs is how many multiprocessors the bulk of each trailing
+// update leaves to the next step's panel work (diagonal block, triangular
+// solves, broadcasts), which runs beside it.
+const LookaheadSMs = 32
+
+// Factor makes fp32 LU factors of the system's A without pivoting, on
+// the team: A rounded to fp32, then for each block column the diagonal
+// owner factors its block (cuSOLVER sgetrf), grid row and column receive
+// it, L₂₁ and U₁₂ are solved for (cuBLAS strsm) and broadcast along grid
+// rows and columns, and every rank subtracts L₂₁·U₁₂ from its trailing
+// blocks with the plan's fused kernel. The factors overwrite W, an fp32
+// matrix of A's layout.
+//
+// Each rank works on two streams: the panel work of step k+1 (on the
+// transfer stream) starts as soon as step k's update has reached block
+// column and row k+1, and runs beside the rest of step k's update, which
+// leaves it LookaheadSMs multiprocessors. Two sets of panel buffers keep
+// two steps in flight.
+func Factor(ctx context.Context, s *System, plan multiword.Plan) (*Matrix, error) {
+	if err := gemm.FusedSupports(&plan); err != nil {
+		return nil, err
+	}
+	a := s.A
+	w, err := NewMatrix(a.Team, a.Layout)
+	if err != nil {
+		return nil, err
+	}
+	err = a.Team.Each(func(r *Rank) error {
+		if err := r.launch("f64_to_f32", a.localElems(r), a.part(r), w.part(r), int64(a.localElems(r))); err != nil {
+			return err
+		}
+		next, _, err := r.events(6) // block column and row k+1 are up to date
+		if err != nil {
+			return err
+		}
+		if err := next.Record(r.compute); err != nil {
+			return err
+		}
+		for k := 0; k*a.RowBlock < a.Rows; k++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			st := &luStep{plan: plan, w: w, r: r, k: k, next: next}
+			if err := errors.Join(st.panelWork(), st.update()); err != nil {
+				return fmt.Errorf("block column %d: %w", k, err)
+			}
+		}
+		return r.wait(a.Team.Timeout)
+	})
+	if err != nil {
+		w.Free()
+		return nil, err
+	}
+	return w, nil
+}
+
+// luStep is block column k of the factorization on rank r.
+type luStep struct {
+	plan           multiword.Plan
+	w              *Matrix
+	r              *Rank
+	k              int
+	next           *gpu.Event // recorded when block column and row k+1 are updated
+	panelL, panelU *gpu.Buffer
+}
+
+// events returns the step's pair: its panels arrived (on the transfer
+// stream), and its update done with them (on the compute stream).
+func (s *luStep) events() (arrived, used *gpu.Event, err error) { return s.r.events(4 + s.k%2) }
+
+// geometry returns the step's width, the grid row and column of the
+// diagonal block, and where the trailing blocks start in r's part.
+func (s *luStep) geometry() (width, pk, qk, rowT, colT int) {
+	l, nb := s.w.Layout, s.w.RowBlock
+	width = min(nb, l.Rows-s.k*nb)
+	pk, qk = s.k%l.Grid.P, s.k%l.Grid.Q
+	end := min((s.k+1)*nb, l.Rows)
+	return width, pk, qk, localCount(end, nb, s.r.P, l.Grid.P), localCount(end, nb, s.r.Q, l.Grid.Q)
+}
+
+// at returns r's part of W from local element (i, j) on.
+func (s *luStep) at(i, j int) *gpu.Buffer {
+	return s.w.part(s.r).View(4 * (i + j*s.w.localRows(s.r)))
+}
+
+// panelWork queues on the transfer stream, once block column and row k
+// are up to date: the diagonal block's factors, their broadcasts, L₂₁ and
+// U₁₂, and their broadcasts.
+func (s *luStep) panelWork() error {
+	r, w := s.r, s.w
+	st := r.transfers
+	width, pk, qk, rowT, colT := s.geometry()
+	rows, cols := w.localRows(r), w.localCols(r)
+	rowK, colK := s.k/w.Grid.P*w.RowBlock, s.k/w.Grid.Q*w.ColBlock // the diagonal block's place, where r holds it
+	mT, nT := rows-rowT, cols-colT
+	arrived, used, err := s.events()
+	if err != nil {
+		return err
+	}
+	if err := st.Wait(s.next); err != nil {
+		return err
+	}
+	if s.k >= 2 { // the panels' buffers were step k−2's
+		if err := st.Wait(used); err != nil {
+			return err
+		}
+	}
+	diag, err := r.scratch(slotDiag, 4*width*width)
+	if err != nil {
+		return err
+	}
+	if r.P == pk && r.Q == qk {
+		if err := s.factorDiag(rowK, colK, width, diag); err != nil {
+			return err
+		}
+	}
+	if r.P == pk {
+		if err := r.Row.Broadcast(diag, width*width, nccl.Float32, qk, st); err != nil {
+			return err
+		}
+	}
+	if r.Q == qk {
+		if err := r.Col.Broadcast(diag, width*width, nccl.Float32, pk, st); err != nil {
+			return err
+		}
+	}
+	s.panelL, err = s.panel(slotL+2*(s.k%2), r.Q == qk, mT, width, s.at(rowT, colK), rows, func() error {
+		return s.trsm(cuda.SideRight, cuda.FillUpper, cuda.DiagNonUnit, mT, width, diag, s.at(rowT, colK))
+	})
+	if err != nil {
+		return err
+	}
+	s.panelU, err = s.panel(slotU+2*(s.k%2), r.P == pk, width, nT, s.at(rowK, colT), rows, func() error {
+		return s.trsm(cuda.SideLeft, cuda.FillLower, cuda.DiagUnit, width, nT, diag, s.at(rowK, colT))
+	})
+	if err != nil {
+		return err
+	}
+	return errors.Join(r.Row.Broadcast(s.panelL, mT*width, nccl.Float32, qk, st),
+		r.Col.Broadcast(s.panelU, width*nT, nccl.Float32, pk, st), arrived.Record(st))
+}
+
+// update queues on the compute stream, once the panels have arrived, the
+// trailing update: first block column k+1 and block row k+1 (then the
+// next step's panel work may start), then the rest, beside that work.
+func (s *luStep) update() error {
+	r, w := s.r, s.w
+	width, _, _, rowT, colT := s.geometry()
+	rows, cols := w.localRows(r), w.localCols(r)
+	arrived, used, err := s.events()
+	if err != nil {
+		return err
+	}
+	if err := r.compute.Wait(arrived); err != nil {
+		return err
+	}
+	nb := w.RowBlock
+	rowN, colN := 0, 0 // block row and column k+1's extent here
+	if k1 := s.k + 1; k1*nb < w.Rows {
+		if r.P == k1%w.Grid.P {
+			rowN = min(nb, w.Rows-k1*nb)
+		}
+		if r.Q == k1%w.Grid.Q {
+			colN = min(nb, w.Rows-k1*nb)
+		}
+	}
+	all := r.Engine.Device().Multiprocessors()
+	err = errors.Join(
+		s.updateRegion(rowT, rows, colT, colT+colN, width, all),
+		s.updateRegion(rowT, rowT+rowN, colT+colN, cols, width, all),
+		s.next.Record(r.compute),
+		s.updateRegion(rowT+rowN, rows, colT+colN, cols, width, max(all-LookaheadSMs, all/2)))
+	if err != nil {
+		return err
+	}
+	return used.Record(r.compute)
+}
+
+// updateRegion subtracts L₂₁·U₁₂'s part for local rows [i0, i1) and
+// columns [j0, j1) of the trailing matrix (which starts at the panels'
+// first row and column).
+func (s *luStep) updateRegion(i0, i1, j0, j1, width, sms int) error {
+	if i1 <= i0 || j1 <= j0 {
+		return nil
+	}
+	_, _, _, rowT, colT := s.geometry()
+	mT := s.w.localRows(s.r) - rowT
+	return s.r.Engine.Fused(s.plan, gemm.FusedArgs{M: i1 - i0, N: j1 - j0, K: width,
+		A: s.panelL.View(4 * (i0 - rowT)), LayoutA: gemm.ColMajor, LdA: mT,
+		B: s.panelU.View(4 * (j0 - colT) * width), LayoutB: gemm.ColMajor, LdB: width,
+		C: s.at(i0, j0), LayoutC: gemm.ColMajor, LdC: s.w.localRows(s.r), Stream: s.r.compute, Update: true, SMs: sms})
+}
+
+// panel returns scratch slot's rows×cols buffer; on the panel's owners
+// it first solves for the panel in place (solveFor) and copies it there
+// from src (leading dimension ld).
+func (s *luStep) panel(slot int, owner bool, rows, cols int, src *gpu.Buffer, ld int, solveFor func() error) (*gpu.Buffer, error) {
+	buf, err := s.r.scratch(slot, 4*max(1, rows*cols))
+	if err != nil || !owner || rows == 0 || cols == 0 {
+		return buf, err
+	}
+	if err := solveFor(); err != nil {
+		return nil, err
+	}
+	return buf, s.r.Engine.Device().CopyRect(buf, rows, src, ld, rows, cols, 4, s.r.transfers)
+}
+
+// factorDiag factors the width×width diagonal block at local (i, j)
+// without pivoting and copies it to diag.
+func (s *luStep) factorDiag(i, j, width int, diag *gpu.Buffer) error {
+	r := s.r
+	d := r.Engine.Device()
+	la, err := d.Linalg()
+	if err != nil {
+		return err
+	}
+	ld := s.w.localRows(r)
+	block := s.at(i, j)
+	var lwork int
+	err = d.Do(func() error {
+		if err := la.SolverOn(d, r.transfers); err != nil {
+			return err
+		}
+		lwork, err = cuda.GetrfBufferSize(la.Solver, false, width, width, block.Ptr(), ld)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	work, err := r.scratch(slotWork, 4*max(1, lwork))
+	if err != nil {
+		return err
+	}
+	info, err := r.scratch(slotInfo, 4)
+	if err != nil {
+		return err
+	}
+	err = d.Do(func() error {
+		return cuda.Getrf(la.Solver, false, width, width, block.Ptr(), ld, work.Ptr(), 0, info.Ptr())
+	})
+	if err != nil {
+		return err
+	}
+	return d.CopyRect(diag, width, block, ld, width, width, 4, r.transfers)
+}
+
+// trsm solves in place of b (m×n, leading dimension W's) with the
+// diagonal block's triangle: B·U₁₁⁻¹ (side right) or L₁₁⁻¹·B.
+func (s *luStep) trsm(side, fill, unit, m, n int, diag, b *gpu.Buffer) error {
+	r := s.r
+	d := r.Engine.Device()
+	la, err := d.Linalg()
+	if err != nil {
+		return err
+	}
+	lda := m // the triangle is m×m on the left, n×n on the right
+	if side == cuda.SideRight {
+		lda = n
+	}
+	return d.Do(func() error {
+		if err := la.BlasOn(d, r.transfers); err != nil {
+			return err
+		}
+		return cuda.Strsm(la.Blas, side, fill, cuda.OpN, unit, m, n, 1, diag.Ptr(), lda, b.Ptr(), s.w.localRows(r))
+	})
+}
+
+// Factors are fp32 LU factors gathered on the team's first GPU: the
+// preconditioner of refinement (solve.Factorization).
+type Factors struct {
+	n  int
+	r  *Rank
+	lu *gpu.Buffer // n×n column-major, unit L below the diagonal, U on and above
+	x  *gpu.Buffer // a vector in fp32
+}
+
+// Gather copies W's factors into one n×n fp32 matrix on rank 0.
+func Gather(w *Matrix) (*Factors, error) {
+	t := w.Team
+	if !t.Whole() {
+		return nil, errors.New("dist: Gather needs every rank of its team in this process")
+	}
+	root := t.Ranks[0]
+	n := w.Rows
+	f := &Factors{n: n, r: root}
+	var err error
+	if f.lu, err = root.Engine.Device().Alloc(4 * max(1, n*n)); err != nil {
+		return nil, fmt.Errorf("dist: the factors of order %d (%.1f GB) on one GPU: %w", n, 4*float64(n)*float64(n)/1e9, err)
+	}
+	if f.x, err = root.Engine.Device().Alloc(4 * max(1, n)); err != nil {
+		f.Free()
+		return nil, err
+	}
+	err = t.Each(func(r *Rank) error {
+		if r != root {
+			if err := r.World.Send(w.part(r), w.localElems(r), nccl.Float32, 0, r.compute); err != nil {
+				return err
+			}
+			return r.wait(t.Timeout)
+		}
+		return f.receive(w)
+	})
+	if err != nil {
+		f.Free()
+		return nil, err
+	}
+	return f, nil
+}
+
+// receive unpacks each rank's part into place, on rank 0.
+func (f *Factors) receive(w *Matrix) error {
+	r := f.r
+	for src := 0; src < w.Grid.Size(); src++ {
+		p, q := w.Grid.Coords(src)
+		rows, cols := w.LocalRows(p), w.LocalCols(q)
+		part := w.part(r)
+		if src != 0 {
+			var err error
+			if part, err = r.scratch(slotL, 4*max(1, rows*cols)); err != nil {
+				return err
+			}
+			if err := r.World.Recv(part, rows*cols, nccl.Float32, src, r.compute); err != nil {
+				return err
+			}
+		}
+		err := r.launch("unpack_f32", rows*cols, part, int32(rows), int32(cols), int32(w.RowBlock), int32(w.ColBlock),
+			int32(p), int32(w.Grid.P), int32(q), int32(w.Grid.Q), f.lu, int64(f.n))
+		if err != nil {
+			return err
+		}
+	}
+	return r.wait(w.Team.Timeout)
+}
+
+// Free frees the factors.
+func (f *Factors) Free() { gpu.FreeAll(f.lu, f.x) }
+
+// Solve sets x = Û⁻¹L̂⁻¹x: x scaled into fp32's range, two triangular
+// solves (cuBLAS strsv) on rank 0, scaled back.
+func (f *Factors) Solve(x []float64) error {
+	if len(x) != f.n {
+		return fmt.Errorf("dist: Solve of order %d with %d values", f.n, len(x))
+	}
+	scale := 0.0
+	for _, v := range x {
+		scale = max(scale, math.Abs(v))
+	}
+	if scale == 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
+		return nil
+	}
+	v := make([]float32, f.n)
+	for i := range x {
+		v[i] = float32(x[i] / scale)
+	}
+	d := f.r.Engine.Device()
+	la, err := d.Linalg()
+	if err != nil {
+		return err
+	}
+	if err := d.Upload(f.x, v); err != nil {
+		return err
+	}
+	err = d.Do(func() error {
+		if err := la.BlasOn(d, nil); err != nil {
+			return err
+		}
+		return errors.Join(cuda.Strsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, f.n, f.lu.Ptr(), f.n, f.x.Ptr()),
+			cuda.Strsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, f.n, f.lu.Ptr(), f.n, f.x.Ptr()))
+	})
+	if err != nil {
+		return err
+	}
+	if err := d.Download(v, f.x); err != nil {
+		return err
+	}
+	for i := range x {
+		x[i] = float64(v[i]) * scale
+	}
+	return nil
+}
+
+// A SolveReport times a solve on several GPUs and holds refinement's
+// report.
+type SolveReport struct {
+	GPUs   int
+	Grid   Grid
+	NB     int
+	Factor time.Duration // the distributed LU
+	Gather time.Duration // the factors to one GPU
+	Total  time.Duration // factor, gather and refinement
+	Refine solve.Report
+}
+
+// LUTFLOPs is the LU's rate, 2/3·n³ over its time, in TFLOP/s.
+func (r SolveReport) LUTFLOPs() float64 {
+	n := float64(r.Refine.N)
+	return 2 * n * n * n / 3 / r.Factor.Seconds() / 1e12
+}
+
+// Solve solves A·x = b: Factor with the plan (nil: double-fp16-fabsum),
+// Gather, and refinement with opt (GMRES-IR by default) in fp64.
+func Solve(ctx context.Context, s *System, b []float64, plan *multiword.Plan, opt solve.Options) ([]float64, SolveReport, error) {
+	rep := SolveReport{GPUs: s.A.Grid.Size(), Grid: s.A.Grid, NB: s.A.RowBlock}
+	if plan == nil {
+		p, err := multiword.Lookup("double-fp16-fabsum")
+		if err != nil {
+			return nil, rep, err
+		}
+		plan = &p
+	}
+	if len(b) != s.N() || !finite(b) {
+		return nil, rep, fmt.Errorf("dist: b has %d entries (want %d) or a NaN or Inf", len(b), s.N())
+	}
+	start := time.Now()
+	w, err := Factor(ctx, s, *plan)
+	if err != nil {
+		return nil, rep, err
+	}
+	rep.Factor = time.Since(start)
+	f, err := Gather(w)
+	w.Free()
+	if err != nil {
+		return nil, rep, err
+	}
+	defer f.Free()
+	rep.Gather = time.Since(start) - rep.Factor
+	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt)
+	rep.Refine = rr
+	rep.Refine.Factor = plan.Name + " (no pivoting, " + rep.Grid.String() + " GPUs)"
+	rep.Total = time.Since(start)
+	return x, rep, err
+}

@@ -1,0 +1,208 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/gpu/nccl"
+)
+
+// JoinTimeout bounds how long ranks wait for each other to form the
+// team's communicators.
+var JoinTimeout = 2 * time.Minute
+
+// A Team is the ranks of a grid that this process drives (all of them, or
+// one when each GPU has its process), with their communicators.
+type Team struct {
+	Grid  Grid
+	Ranks []*Rank // this process's ranks, in rank order
+	// Timeout bounds each wait for a rank's transfers (a peer that died
+	// must not hang the rest).
+	Timeout time.Duration
+	// TransferSMs is how many multiprocessors the products leave to
+	// NCCL's transfers: NCCL_MAX_CTAS where set, else DefaultTransferSMs.
+	TransferSMs int
+}
+
+// A Rank is one GPU of a team.
+type Rank struct {
+	Rank, P, Q int
+	Engine     *gemm.Engine
+	World      *nccl.Comm // every rank
+	Row, Col   *nccl.Comm // the ranks of its grid row (ranked by column), of its grid column (by row)
+	compute    *gpu.Stream
+	transfers  *gpu.Stream
+	buffers    []*gpu.Buffer   // scratch kept between calls (panels), by slot
+	marks      [][2]*gpu.Event // pairs of events kept between calls
+}
+
+// DefaultTransferSMs is how many multiprocessors the products leave to
+// NCCL's transfers (NCCL's thread blocks are capped to as many through
+// NCCL_MAX_CTAS, unless set): the fused kernel's persistent grid fills
+// every multiprocessor it is given, and a broadcast queued beside it would
+// otherwise wait for the product to end. On two H200s at n = 32768 (panels
+// of 8192) 2, 4 and 8 gave 1.79×, 1.90× and 1.83× one GPU's speed.
+const DefaultTransferSMs = 4
+
+// limitTransferCTAs caps NCCL's thread blocks before NCCL reads its
+// environment (at the first communicator) and returns the cap.
+func limitTransferCTAs() int {
+	if n, err := strconv.Atoi(os.Getenv("NCCL_MAX_CTAS")); err == nil && n > 0 {
+		return n
+	}
+	os.Setenv("NCCL_MAX_CTAS", strconv.Itoa(DefaultTransferSMs))
+	return DefaultTransferSMs
+}
+
+// scratch returns the rank's scratch buffer slot, of at least bytes.
+func (r *Rank) scratch(slot, bytes int) (*gpu.Buffer, error) {
+	for len(r.buffers) <= slot {
+		r.buffers = append(r.buffers, nil)
+	}
+	if b := r.buffers[slot]; b != nil && b.Bytes() >= bytes {
+		return b, nil
+	}
+	r.buffers[slot].Free()
+	b, err := r.Engine.Device().Alloc(bytes)
+	r.buffers[slot] = b
+	return b, err
+}
+
+// events returns the rank's pair of events slot.
+func (r *Rank) events(slot int) (a, b *gpu.Event, err error) {
+	for len(r.marks) <= slot {
+		var m [2]*gpu.Event
+		d := r.Engine.Device()
+		if m[0], err = d.NewEvent(); err == nil {
+			m[1], err = d.NewEvent()
+		}
+		if err != nil {
+			m[0].Close()
+			return nil, nil, err
+		}
+		r.marks = append(r.marks, m)
+	}
+	return r.marks[slot][0], r.marks[slot][1], nil
+}
+
+// NewTeam forms a team of the GPUs of engines, in this process, on grid
+// (engines[r] is rank r).
+func NewTeam(engines []*gemm.Engine, g Grid) (*Team, error) {
+	if g.Size() != len(engines) {
+		return nil, fmt.Errorf("dist: a %v grid needs %d GPUs, not %d", g, g.Size(), len(engines))
+	}
+	devs := make([]*gpu.Device, len(engines))
+	for i, e := range engines {
+		devs[i] = e.Device()
+	}
+	sms := limitTransferCTAs()
+	world, err := nccl.JoinAll(devs, JoinTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return form(g, engines, world, sms)
+}
+
+// JoinTeam forms the team of a job of one process per GPU: this process
+// is rank env.Rank of g.Size(), on engine's GPU.
+func JoinTeam(ctx context.Context, e *gemm.Engine, env nccl.Env, g Grid) (*Team, error) {
+	if g.Size() != env.Size {
+		return nil, fmt.Errorf("dist: a %v grid needs %d ranks; the job has %d (%s)", g, g.Size(), env.Size, env.Launcher)
+	}
+	ctx, cancel := context.WithTimeout(ctx, JoinTimeout)
+	defer cancel()
+	sms := limitTransferCTAs()
+	world, err := nccl.JoinEnv(ctx, e.Device(), env)
+	if err != nil {
+		return nil, err
+	}
+	return form(g, []*gemm.Engine{e}, []*nccl.Comm{world}, sms)
+}
+
+// form splits the world into row and column communicators and makes each
+// rank's streams.
+func form(g Grid, engines []*gemm.Engine, world []*nccl.Comm, transferSMs int) (*Team, error) {
+	t := &Team{Grid: g, Timeout: 10 * time.Minute, TransferSMs: transferSMs}
+	for i, w := range world {
+		p, q := g.Coords(w.Rank())
+		t.Ranks = append(t.Ranks, &Rank{Rank: w.Rank(), P: p, Q: q, Engine: engines[i], World: w})
+	}
+	rowOf := func(r int) int { p, _ := g.Coords(r); return p }
+	colOf := func(r int) int { _, q := g.Coords(r); return q }
+	rows, err := nccl.SplitAll(world, rowOf, colOf, JoinTimeout)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	cols, err := nccl.SplitAll(world, colOf, rowOf, JoinTimeout)
+	if err != nil {
+		nccl.Abort(rows...)
+		t.Close()
+		return nil, err
+	}
+	for i, r := range t.Ranks {
+		r.Row, r.Col = rows[i], cols[i]
+	}
+	err = t.Each(func(r *Rank) error {
+		var err error
+		d := r.Engine.Device()
+		if r.compute, err = d.NewStream(); err == nil {
+			r.transfers, err = d.NewStream()
+		}
+		return err
+	})
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Whole reports whether this process drives every rank.
+func (t *Team) Whole() bool { return len(t.Ranks) == t.Grid.Size() }
+
+// Each runs f for every rank of this process, concurrently, and joins
+// their errors.
+func (t *Team) Each(f func(r *Rank) error) error {
+	errs := make([]error, len(t.Ranks))
+	var wg sync.WaitGroup
+	for i, r := range t.Ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(r); err != nil {
+				errs[i] = fmt.Errorf("rank %d: %w", r.Rank, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close frees the communicators and streams.
+func (t *Team) Close() error {
+	var errs []error
+	for _, r := range t.Ranks {
+		for _, c := range []*nccl.Comm{r.Row, r.Col, r.World} {
+			errs = append(errs, c.Close())
+		}
+		errs = append(errs, r.compute.Close(), r.transfers.Close(), gpu.FreeAll(r.buffers...))
+		for _, m := range r.marks {
+			errs = append(errs, m[0].Close(), m[1].Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wait waits for the rank's streams, through its world communicator's
+// watch for failed peers.
+func (r *Rank) wait(timeout time.Duration) error {
+	return errors.Join(r.World.Wait(r.transfers, timeout), r.World.Wait(r.compute, timeout))
+}
