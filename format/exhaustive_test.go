@@ -246,6 +246,9 @@ func TestNeighboursExhaustive(t *testing.T) {
 					t.Errorf(format, args...)
 				}
 			}
+			// Every input and its expected result per mode, for RoundSlice.
+			sliceXs := make([][]float64, numFixedModes)
+			sliceWant := make([][]float64, numFixedModes)
 			for i := 0; i+1 < len(g); i++ {
 				a, b := g[i], g[i+1]
 				q := b - a
@@ -278,6 +281,7 @@ func TestNeighboursExhaustive(t *testing.T) {
 							if got := f.Round(x, m); !bitSame(got, want) {
 								fail("%v.Round(%v, %v) = %v, want %v (neighbours %v, %v)", f.Name(), x, m, got, want, a, b)
 							}
+							sliceXs[m], sliceWant[m] = append(sliceXs[m], x), append(sliceWant[m], want)
 						}
 						for _, m := range exhaustiveStochasticModes {
 							hi = exhaustiveFinal(f, b, neg, m)
@@ -294,6 +298,9 @@ func TestNeighboursExhaustive(t *testing.T) {
 						}
 					}
 				}
+			}
+			for _, m := range allDeterministicModes {
+				fails += checkRoundSlice(t, f, m, sliceXs[m], sliceWant[m])
 			}
 			if fails > 4 {
 				t.Errorf("%v: %d failures in all", f.Name(), fails)

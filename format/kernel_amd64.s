@@ -51,6 +51,7 @@
 #define S_EXPMASK 800
 #define S_PSHIFT  832
 #define S_MAXBITS 864
+#define S_EMINEXP 896
 
 // Locals: the 4 results of each group at 0(SP) and 32(SP); for the tail,
 // x at 64(SP) and the lane mask at 96(SP); the caller's MXCSR at 128(SP)
@@ -227,6 +228,43 @@ skip:
 	VPCMPGTQ  S_MAXBITS(R12), X, OUT; \
 	VPOR      T, X, X
 
+// FP4MAX is FP4 for formats with subnormals (eminExp set): there C below
+// 2^Emin is FP4's at Emin, so C = max(x's exponent bits, Emin's) +
+// pShift, with no blend (VPMAXUD: the bits sit in the high dword, the low
+// one is 0 in both).
+#define FP4MAX(X, C, T, OUT) \
+	VPAND     S_EXPMASK(R12), X, C; \
+	VPMAXUD   S_EMINEXP(R12), C, C; \
+	VPADDQ    S_PSHIFT(R12), C, C; \
+	VPANDN    X, Y15, T; \
+	VPOR      T, C, C; \
+	VADDPD    C, X, X; \
+	VSUBPD    C, X, X; \
+	VPAND     Y15, X, X; \
+	VPCMPGTQ  S_MAXBITS(R12), X, OUT; \
+	VPOR      T, X, X
+
+// FPLOOP is a loop of 8 values per iteration by FP4 (CSUB: the C below
+// 2^Emin) or FP4MAX; it ends at done.
+#define FPLOOP(ROUNDA, ROUNDB, loop, slow, app, next, done) \
+loop: \
+	CMPQ    R9, R13; \
+	JGE     done; \
+	VMOVDQU (SI)(R9*8), Y0; \
+	VMOVDQU 32(SI)(R9*8), Y1; \
+	ROUNDA; \
+	ROUNDB; \
+	VPOR    Y4, Y5, Y6; \
+	VPTEST  Y6, Y6; \
+	JNZ     slow; \
+	VMOVDQU Y0, (DI)(R9*8); \
+	VMOVDQU Y1, 32(DI)(R9*8); \
+next: \
+	ADDQ    $8, R9; \
+	JMP     loop; \
+slow: \
+	SLOW8RNE(app, next)
+
 // SLOW8RNE is SLOW8 after FP4 or SUB4F: x back in the lanes still out,
 // the stores, the positions appended; all in registers.
 #define SLOW8RNE(app, next) \
@@ -292,16 +330,16 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $144-56
 	MOVQ slow+40(FP), R8
 
 	MOVQ         $0x7fffffffffffffff, AX
-	MOVQ         AX, X0
+	VMOVQ        AX, X0
 	VPBROADCASTQ X0, Y15
 	VPBROADCASTQ P_TIEEVEN(DX), Y14
 	MOVQ         P_BASE(DX), AX
 	MOVQ         AX, BX
 	ADDQ         P_DIRPOS(DX), AX
 	ADDQ         P_DIRNEG(DX), BX
-	MOVQ         AX, X0
+	VMOVQ        AX, X0
 	VPBROADCASTQ X0, Y13
-	MOVQ         BX, X0
+	VMOVQ        BX, X0
 	VPBROADCASTQ X0, Y12
 	MOVQ         AX, R11             // R11 != 0 iff the sign matters
 	XORQ         BX, R11
@@ -310,13 +348,13 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $144-56
 	MOVQ         AX, BX
 	SUBQ         P_MINNORMAL(DX), AX
 	XORQ         P_SPAN(DX), BX
-	MOVQ         AX, X0
+	VMOVQ        AX, X0
 	VPBROADCASTQ X0, Y10
-	MOVQ         BX, X0
+	VMOVQ        BX, X0
 	VPBROADCASTQ X0, Y9
 	MOVQ         P_SHIFT(DX), AX
 	ANDQ         $63, AX
-	MOVQ         AX, X8
+	VMOVQ        AX, X8
 
 	XORQ R9, R9   // i: index of the first value of the current group
 	XORQ R10, R10 // n: count of slow positions
@@ -328,7 +366,7 @@ TEXT ·roundAddAndMaskAVX2(SB), NOSPLIT, $144-56
 	TESTQ R11, R11
 	JNZ  dirloop
 	CMPQ S_RNEC(R12), $0
-	JNE  rneloop
+	JNE  rnesetup
 	CMPQ S_FLTC(R12), $0
 	JNE  fltloop
 	CMPQ S_ALWAYS(R12), $0
@@ -353,58 +391,30 @@ nearnext:
 nearslow:
 	SLOW8(nearsub0, nearsub1, nearappend, nearnext)
 
-rneloop:
-	CMPQ R9, R13
-	JGE  tail
-	VMOVDQU (SI)(R9*8), Y0
-	VMOVDQU 32(SI)(R9*8), Y1
-	FP4(Y0, Y2, Y6, Y4, S_RNEC)
-	FP4(Y1, Y3, Y7, Y5, S_RNEC)
-	VPOR    Y4, Y5, Y6
-	VPTEST  Y6, Y6
-	JNZ     rneslow
-	VMOVDQU Y0, (DI)(R9*8)
-	VMOVDQU Y1, 32(DI)(R9*8)
-rnenext:
-	ADDQ    $8, R9
-	JMP     rneloop
-
-rneslow:
-	SLOW8RNE(rneappend, rnenext)
+rnesetup:
+	CMPQ S_EMINEXP(R12), $0
+	JNE  rnemaxloop
+	FPLOOP(FP4(Y0, Y2, Y6, Y4, S_RNEC), FP4(Y1, Y3, Y7, Y5, S_RNEC), rneloop, rneslow, rneappend, rnenext, tail)
+	FPLOOP(FP4MAX(Y0, Y2, Y6, Y4), FP4MAX(Y1, Y3, Y7, Y5), rnemaxloop, rnemaxslow, rnemaxappend, rnemaxnext, tail)
 
 	// mxloop: TowardZero, Up, Down by FP4 on every group, under the MXCSR
 	// rounding control of the mode; mxdone restores the caller's.
 	// (Assembly functions are no async preemption points, and a signal
 	// handler starts from the default MXCSR, so no other code sees it.)
 mxsetup:
-	STMXCSR 128(SP)
+	VSTMXCSR 128(SP)
 	MOVL    128(SP), AX
 	ANDL    $~0x6000, AX
 	ORL     S_MXRC(R12), AX
 	MOVL    AX, 132(SP)
-	LDMXCSR 132(SP)
-
-mxloop:
-	CMPQ R9, R13
-	JGE  mxdone
-	VMOVDQU (SI)(R9*8), Y0
-	VMOVDQU 32(SI)(R9*8), Y1
-	FP4(Y0, Y2, Y6, Y4, S_FLTC)
-	FP4(Y1, Y3, Y7, Y5, S_FLTC)
-	VPOR    Y4, Y5, Y6
-	VPTEST  Y6, Y6
-	JNZ     mxslow
-	VMOVDQU Y0, (DI)(R9*8)
-	VMOVDQU Y1, 32(DI)(R9*8)
-mxnext:
-	ADDQ    $8, R9
-	JMP     mxloop
-
-mxslow:
-	SLOW8RNE(mxappend, mxnext)
+	VLDMXCSR 132(SP)
+	CMPQ    S_EMINEXP(R12), $0
+	JNE     mxmaxloop
+	FPLOOP(FP4(Y0, Y2, Y6, Y4, S_FLTC), FP4(Y1, Y3, Y7, Y5, S_FLTC), mxloop, mxslow, mxappend, mxnext, mxdone)
+	FPLOOP(FP4MAX(Y0, Y2, Y6, Y4), FP4MAX(Y1, Y3, Y7, Y5), mxmaxloop, mxmaxslow, mxmaxappend, mxmaxnext, mxdone)
 
 mxdone: // the caller's MXCSR back before the tail (its SUB4 needs nearest)
-	LDMXCSR 128(SP)
+	VLDMXCSR 128(SP)
 	JMP     tail
 
 	// fltloop: the modes but NearestEven in formats with -0, SUB4F on

@@ -4,14 +4,23 @@ package format
 
 // roundAddAndMask is the portable fast loop; an architecture may replace it
 // with a vector kernel of the same contract (kernel_amd64.go).
-func roundAddAndMask[T float32 | float64](dst, src []T, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
-	return roundAddAndMaskGo(dst, src, p, sp, slow)
+func roundAddAndMask(dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+	return roundAddAndMaskPortable(dst, src, p, sp, slow)
 }
 
-// useAVX2 and roundAddAndMaskAVX2 exist on amd64 only; these stand-ins let
+// roundStochastic is the portable stochastic loop (kernel_amd64.go).
+func roundStochastic(dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
+	return roundStochasticPortable(dst, src, p, state, slow)
+}
+
+// useAVX2 and the AVX2 kernels exist on amd64 only; these stand-ins let
 // the tests build everywhere (they skip the kernel when useAVX2 is false).
-var useAVX2 = false
+var useAVX2, haveAVX2 = false, false
 
 func roundAddAndMaskAVX2(dst, src *float64, n int, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+	panic("format: no AVX2 kernel on this architecture")
+}
+
+func roundStochasticAVX2(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int {
 	panic("format: no AVX2 kernel on this architecture")
 }

@@ -2,7 +2,12 @@ package format
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -38,10 +43,73 @@ func TestAddAndMaskParamsLayout(t *testing.T) {
 		unsafe.Offsetof(sp.upPos), unsafe.Offsetof(sp.upNeg), unsafe.Offsetof(sp.dnPos), unsafe.Offsetof(sp.dnNeg),
 		unsafe.Offsetof(sp.tieUp), unsafe.Offsetof(sp.tieDn), unsafe.Offsetof(sp.mxRC),
 		unsafe.Offsetof(sp.expMask), unsafe.Offsetof(sp.pShift), unsafe.Offsetof(sp.maxBits),
+		unsafe.Offsetof(sp.eminExp),
 	} {
-		if off != uintptr(32*i) { // S_LIMIT … S_MAXBITS
+		if off != uintptr(32*i) { // S_LIMIT … S_EMINEXP
 			t.Errorf("subParams field %d at %d, the assembly kernel expects %d", i, off, 32*i)
 		}
+	}
+}
+
+// roundAddAndMaskGo is the reference for the fast loops (the AVX2 kernel,
+// roundAddAndMaskPortable), which must match it bit for bit: it applies p
+// to len(src) ≤ block values, and sp to those below 2^Emin that p cannot
+// round; it notes in slow the positions that need roundSlow (overflow,
+// Inf, NaN, and what sp does not cover), leaves x itself in dst there, and
+// returns their count. dst may be src.
+func roundAddAndMaskGo(dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+	dst = dst[:len(src)]
+	n := 0
+	for i, x := range src {
+		b := math.Float64bits(x)
+		a := b &^ signBit
+		r := p.round(a, b)
+		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
+		keepX := -out
+		dst[i] = math.Float64frombits((r|(b^a))&^keepX | b&keepX)
+		slow[n&(block-1)] = uint8(i)
+		n += int(out)
+	}
+	k := 0
+	for _, j := range slow[:n] {
+		b := math.Float64bits(dst[j])
+		if int64(b&^signBit) < int64(sp.limit[0]) { // signed, as the kernel's VPCMPGTQ
+			dst[j] = math.Float64frombits(sp.round(b))
+			continue
+		}
+		slow[k] = j
+		k++
+	}
+	return k
+}
+
+// testKernels lists the loops RoundSlice can take on this machine:
+// "portable", and "avx2" where the CPU has it. The slice tests run under
+// each, in the same process, so both are held to the oracles.
+func testKernels() []string {
+	ks := []string{"portable"}
+	if haveAVX2 {
+		ks = append(ks, "avx2")
+	}
+	return ks
+}
+
+// useKernel switches RoundSlice to kernel k; the returned func restores
+// the previous choice.
+func useKernel(k string) (restore func()) {
+	saved := useAVX2
+	useAVX2 = k == "avx2"
+	return func() { useAVX2 = saved }
+}
+
+func TestKernelName(t *testing.T) {
+	t.Logf("Kernel() = %q", Kernel()) // the comparison script records it
+	for _, k := range testKernels() {
+		restore := useKernel(k)
+		if got := Kernel(); got != k {
+			t.Errorf("with the %s loops, Kernel() = %q", k, got)
+		}
+		restore()
 	}
 }
 
@@ -254,39 +322,42 @@ func TestRoundAddAndMaskAVX2RandomParams(t *testing.T) {
 }
 
 // TestRoundAddAndMaskDispatch checks roundAddAndMask, whichever loop it
-// picks, against roundAddAndMaskGo for float64 and float32.
+// picks, and the portable loop against roundAddAndMaskGo, out of place and
+// in place.
 func TestRoundAddAndMaskDispatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, f := range []Format{Binary16, BFloat16, E4M3, E2M1.WithSubnormals(false)} {
+	loops := map[string]func([]float64, []float64, *addAndMaskParams, *subParams, *[block]uint8) int{
+		"dispatch": roundAddAndMask, "portable": roundAddAndMaskPortable,
+	}
+	for _, f := range kernelFormats() {
 		xs := kernelInputs(f, rng, 4*block)
-		xs32 := make([]float32, len(xs))
-		for i, x := range xs {
-			xs32[i] = float32(x)
-		}
 		for _, m := range kernelAddAndMaskModes(t) {
 			p, sp := f.addAndMaskParams(m), f.subParams(m)
 			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 255, block} {
-				var s1, s2 [block]uint8
-				d1, d2 := make([]float64, n), make([]float64, n)
-				k1, k2 := roundAddAndMask(d1, xs[:n], &p, &sp, &s1), roundAddAndMaskGo(d2, xs[:n], &p, &sp, &s2)
-				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
-					t.Errorf("%v %v n=%d: float64 slow lists differ", f.Name(), m, n)
-				}
-				for i := range n {
-					if math.Float64bits(d1[i]) != math.Float64bits(d2[i]) {
-						t.Errorf("%v %v n=%d: float64 dst[%d] %v, Go loop %v", f.Name(), m, n, i, d1[i], d2[i])
-						break
-					}
-				}
-				e1, e2 := make([]float32, n), make([]float32, n)
-				k1, k2 = roundAddAndMask(e1, xs32[:n], &p, &sp, &s1), roundAddAndMaskGo(e2, xs32[:n], &p, &sp, &s2)
-				if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
-					t.Errorf("%v %v n=%d: float32 slow lists differ", f.Name(), m, n)
-				}
-				for i := range n {
-					if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
-						t.Errorf("%v %v n=%d: float32 dst[%d] %v, Go loop %v", f.Name(), m, n, i, e1[i], e2[i])
-						break
+				off := rng.IntN(len(xs) - n + 1)
+				src := xs[off : off+n]
+				var s2 [block]uint8
+				want := make([]float64, n)
+				k2 := roundAddAndMaskGo(want, src, &p, &sp, &s2)
+				for name, loop := range loops {
+					for _, inPlace := range []bool{false, true} {
+						var s1 [block]uint8
+						d1 := make([]float64, n)
+						in := src
+						if inPlace {
+							copy(d1, src)
+							in = d1
+						}
+						k1 := loop(d1, in, &p, &sp, &s1)
+						if k1 != k2 || string(s1[:k1]) != string(s2[:k2]) {
+							t.Errorf("%v %v %s n=%d in-place=%v: slow list %v, Go loop %v", f.Name(), m, name, n, inPlace, s1[:k1], s2[:k2])
+						}
+						for i := range n {
+							if math.Float64bits(d1[i]) != math.Float64bits(want[i]) {
+								t.Errorf("%v %v %s n=%d in-place=%v: dst[%d] %v, Go loop %v", f.Name(), m, name, n, inPlace, i, d1[i], want[i])
+								break
+							}
+						}
 					}
 				}
 			}
@@ -340,7 +411,8 @@ func TestRoundSliceKernelMatchesRound(t *testing.T) {
 }
 
 // BenchmarkRoundAddAndMask times the fast loop alone over one block of
-// values in [-2, 2] (few slow positions), the AVX2 kernel against the Go loop.
+// values in [-2, 2] (few slow positions): the reference Go loop, the
+// portable loop and the AVX2 kernel.
 func BenchmarkRoundAddAndMask(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]float64, block)
@@ -351,9 +423,15 @@ func BenchmarkRoundAddAndMask(b *testing.B) {
 	for _, m := range []Mode{NearestEven, Up} {
 		p, sp := Binary16.addAndMaskParams(m), Binary16.subParams(m)
 		var slow [block]uint8
-		b.Run(m.String()+"/go", func(b *testing.B) {
+		b.Run(m.String()+"/reference", func(b *testing.B) {
 			for b.Loop() {
 				roundAddAndMaskGo(dst, src, &p, &sp, &slow)
+			}
+			b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
+		})
+		b.Run(m.String()+"/portable", func(b *testing.B) {
+			for b.Loop() {
+				roundAddAndMaskPortable(dst, src, &p, &sp, &slow)
 			}
 			b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
 		})
@@ -364,6 +442,167 @@ func BenchmarkRoundAddAndMask(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N)*block/b.Elapsed().Seconds(), "values/s")
 			})
+		}
+	}
+}
+
+// TestKernelVEXOnly: every instruction of the AVX2 kernels that names an
+// X or Y register is VEX-encoded (mnemonic V...). On Intel cores since
+// Skylake a legacy-SSE write to an XMM register while upper YMM halves are
+// dirty costs a microcode assist of hundreds of cycles: five such MOVQs
+// per 256 values made the kernel ~10x slower there than on AMD (issue 46).
+// MXCSR loads and stores take their VEX forms too.
+func TestKernelVEXOnly(t *testing.T) {
+	files, _ := filepath.Glob("*_amd64.s")
+	if len(files) < 2 {
+		t.Fatalf("assembly files %v, want kernel_amd64.s and stochastic_amd64.s", files)
+	}
+	for _, file := range files {
+		checkVEXOnly(t, file)
+	}
+}
+
+// checkVEXOnly reports each legacy-SSE instruction of an assembly file.
+func checkVEXOnly(t *testing.T, file string) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insn := regexp.MustCompile(`^\s*(?:\w+:)?\s*([A-Z][A-Z0-9]*)\s+(.*)$`)
+	vecReg := regexp.MustCompile(`\b[XY]\d+\b`)
+	for n, line := range strings.Split(string(src), "\n") {
+		code, _, _ := strings.Cut(line, "//")
+		for _, stmt := range strings.Split(strings.TrimSuffix(strings.TrimSpace(code), `\`), ";") {
+			m := insn.FindStringSubmatch(stmt)
+			if m == nil || strings.HasPrefix(m[1], "V") {
+				continue
+			}
+			if vecReg.MatchString(m[2]) || strings.Contains(m[1], "MXCSR") {
+				t.Errorf("%s:%d: legacy SSE %q; use its VEX form", file, n+1, strings.TrimSpace(stmt))
+			}
+		}
+	}
+}
+
+// TestSRParamsLayout pins the layout of srParams that stochastic_amd64.s
+// addresses by offset (R_LANES … R_KSHIFT).
+func TestSRParamsLayout(t *testing.T) {
+	var p srParams
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"lanes", unsafe.Offsetof(p.lanes), 0}, {"step", unsafe.Offsetof(p.step), 32},
+		{"xor", unsafe.Offsetof(p.xor), 64}, {"lo32", unsafe.Offsetof(p.lo32), 96},
+		{"keep", unsafe.Offsetof(p.keep), 128}, {"incMask", unsafe.Offsetof(p.incMask), 160},
+		{"halfMask", unsafe.Offsetof(p.halfMask), 192}, {"uBias", unsafe.Offsetof(p.uBias), 224},
+		{"spanX", unsafe.Offsetof(p.spanX), 256}, {"abs", unsafe.Offsetof(p.abs), 288},
+		{"one", unsafe.Offsetof(p.one), 320}, {"k", unsafe.Offsetof(p.k), 352},
+		{"c64", unsafe.Offsetof(p.c64), 384}, {"limit", unsafe.Offsetof(p.limit), 416},
+		{"nBits", unsafe.Offsetof(p.nBits), 448}, {"magic", unsafe.Offsetof(p.magic), 480},
+		{"quantum", unsafe.Offsetof(p.quantum), 512}, {"noNegZero", unsafe.Offsetof(p.noNegZero), 544},
+		{"rshift", unsafe.Offsetof(p.rshift), 576}, {"lshift", unsafe.Offsetof(p.lshift), 584},
+		{"half", unsafe.Offsetof(p.half), 592}, {"subLoop", unsafe.Offsetof(p.subLoop), 600},
+		{"kshift", unsafe.Offsetof(p.kshift), 624},
+	} {
+		if c.got != c.want {
+			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// kernelStochasticModes are the stochastic modes the kernel tests cover.
+func kernelStochasticModes(t *testing.T) []Mode {
+	return []Mode{Stochastic, StochasticHalf, mustStochasticBits(t, 1), mustStochasticBits(t, 8),
+		mustStochasticBits(t, 13), mustStochasticBits(t, 52), mustStochasticBits(t, 64)}
+}
+
+// TestRoundStochasticAVX2 compares the AVX2 stochastic kernel with the
+// portable loop bit for bit (dst and the slow list), for every length
+// 0..block, out of place and in place, from random stream states, and
+// checks that it writes nothing past dst[n-1].
+func TestRoundStochasticAVX2(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	const guard = 8
+	const sentinel = 0x5a5a5a5a5a5a5a5a
+	fs := append(kernelFormats(), Binary64)
+	for _, f := range fs {
+		xs := kernelInputs(f, rng, 4096)
+		for _, m := range kernelStochasticModes(t) {
+			p := f.srParams(m)
+			for n := 0; n <= block; n++ {
+				off := rng.IntN(len(xs) - n + 1)
+				src := xs[off : off+n]
+				state := rng.Uint64()
+				var slowGo, slowAsm [block]uint8
+				want := make([]float64, n)
+				k := roundStochasticPortable(want, src, &p, state, &slowGo)
+				buf := make([]float64, n+guard)
+				for i := range buf {
+					buf[i] = math.Float64frombits(sentinel)
+				}
+				dst, in := buf[:n], src
+				if n%2 == 1 { // in place
+					copy(dst, src)
+					in = dst
+				}
+				var got int
+				if n > 0 {
+					got = roundStochasticAVX2(&dst[0], &in[0], n, &p, state, &slowAsm)
+				} else {
+					got = roundStochasticAVX2(nil, nil, 0, &p, state, &slowAsm)
+				}
+				for i := range n {
+					if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%v %v n=%d: x=%x: dst %x, portable %x", f.Name(), m, n,
+							math.Float64bits(src[i]), math.Float64bits(dst[i]), math.Float64bits(want[i]))
+					}
+				}
+				for i := n; i < len(buf); i++ {
+					if math.Float64bits(buf[i]) != sentinel {
+						t.Fatalf("%v %v n=%d: wrote dst[%d]", f.Name(), m, n, i)
+					}
+				}
+				if got != k || string(slowGo[:k]) != string(slowAsm[:min(got, block)]) {
+					t.Fatalf("%v %v n=%d: slow list %v, portable %v", f.Name(), m, n, slowAsm[:min(got, block)], slowGo[:k])
+				}
+			}
+		}
+	}
+}
+
+// TestWyrandVector holds the kernel's vector wyrand to wyrandAt: in a
+// format with p = 1, Stochastic adds r's top 52 bits to 1+η, so each
+// result depends on its own word; both loops must give roundStochastic's
+// result with wyrandAt(state, i), from many states.
+func TestWyrandVector(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2")
+	}
+	f, err := Parse("custom:p=1,emin=-10,emax=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	src := make([]float64, block)
+	for i := range src {
+		src[i] = 1 + rng.Float64()
+	}
+	p := f.srParams(Stochastic)
+	want, got := make([]float64, block), make([]float64, block)
+	for range 2000 {
+		state := rng.Uint64()
+		var s1, s2 [block]uint8
+		roundStochasticPortable(want, src, &p, state, &s1)
+		roundStochasticAVX2(&got[0], &src[0], block, &p, state, &s2)
+		for i := range got {
+			exact := f.roundStochastic(src[i], Stochastic, wyrandAt(state, uint64(i)))
+			if got[i] != exact || want[i] != exact {
+				t.Fatalf("state %#x word %d: kernel %v, portable %v, roundStochastic with wyrandAt %v", state, i, got[i], want[i], exact)
+			}
 		}
 	}
 }

@@ -415,8 +415,10 @@ func TestRoundOracle(t *testing.T) {
 		xs := oracleInputs(f, rng, n)
 		fails := 0
 		for _, m := range allDeterministicModes {
-			for _, x := range xs {
+			wants := make([]float64, len(xs))
+			for i, x := range xs {
 				want := oracleRound(f, x, m)
+				wants[i] = want
 				got := f.Round(x, m)
 				if !bitSame(got, want) {
 					if fails++; fails <= 5 {
@@ -429,11 +431,42 @@ func TestRoundOracle(t *testing.T) {
 					}
 				}
 			}
+			fails += checkRoundSlice(t, f, m, xs, wants)
 		}
 		if fails > 5 {
 			t.Errorf("%v: %d mismatches in all", f.Name(), fails)
 		}
 	}
+}
+
+// checkRoundSlice rounds xs by RoundSlice under each kernel (testKernels),
+// out of place and in place, and compares with want bit for bit (any NaN
+// for NaN); it reports the number of mismatches, the first few as errors.
+func checkRoundSlice(t *testing.T, f Format, m Mode, xs, want []float64) int {
+	t.Helper()
+	fails := 0
+	got := make([]float64, len(xs))
+	for _, k := range testKernels() {
+		restore := useKernel(k)
+		for _, inPlace := range []bool{false, true} {
+			in := xs
+			if inPlace {
+				copy(got, xs)
+				in = got
+			}
+			f.RoundSlice(got, in, m, nil)
+			for i, x := range xs {
+				if !bitSame(got[i], want[i]) {
+					if fails++; fails <= 3 {
+						t.Errorf("%v.RoundSlice %v kernel %s in-place=%v: x=%v [%#x] gave %v, want %v",
+							f.Name(), m, k, inPlace, x, math.Float64bits(x), got[i], want[i])
+					}
+				}
+			}
+		}
+		restore()
+	}
+	return fails
 }
 
 func TestMaxFiniteOracle(t *testing.T) {

@@ -3,7 +3,6 @@ package format
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
 	"sync"
 )
@@ -19,6 +18,16 @@ const chunk = 1 << 14
 // gives the same result on any machine. rnd may be nil for deterministic modes.
 func (f *Format) RoundSlice(dst, src []float64, m Mode, rnd Source) {
 	roundChunks(f, dst, src, m, rnd)
+}
+
+// Kernel names the loops RoundSlice and RoundSlice32 run on this machine:
+// "avx2" (assembly, amd64 CPUs with AVX2) or "portable" (pure Go, every
+// architecture). Both give the same results, bit for bit.
+func Kernel() string {
+	if useAVX2 {
+		return "avx2"
+	}
+	return "portable"
 }
 
 // RoundSlice32 is RoundSlice for float32 values.
@@ -76,147 +85,90 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	wg.Wait()
 }
 
-// roundRange is the serial loop over one chunk: a fast loop over runs of
-// block values for the add-and-mask and stochastic modes, then roundSlow for
-// the positions it could not do; Round value by value for ToOdd.
+// roundRange is the serial loop over one chunk, a block at a time; float32
+// values go through a float64 buffer (exact both ways), so both types take
+// the same loops and give the same results.
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
-	switch {
-	case f.specials == Unsigned:
-		for i, x := range src {
-			dst[i] = T(f.roundUnsigned(float64(x), m, wyrandAt(seed, uint64(i))))
-		}
-	case m.addAndMask():
-		p := f.addAndMaskParams(m)
-		sp := f.subParams(m)
+	var rr blockRounder
+	rr.init(f, m)
+	state := seed
+	if s64, ok := any(src).([]float64); ok {
+		d64 := any(dst).([]float64)
 		for lo := 0; lo < len(src); lo += block {
 			hi := min(lo+block, len(src))
-			var slow [block]uint8
-			n := roundAddAndMask(dst[lo:hi], src[lo:hi], &p, &sp, &slow)
-			// The kernels leave x itself at the positions they list, so
-			// this reads the input even when dst is src.
-			for _, j := range slow[:n] {
-				dst[lo+int(j)] = T(f.roundSlow(float64(dst[lo+int(j)]), m, 0))
-			}
-		}
-	case m.IsStochastic():
-		p := f.stochasticParams(m)
-		ss, sub := f.stochasticSubParams(m)
-		state := seed
-		for lo := 0; lo < len(src); lo += block {
-			hi := min(lo+block, len(src))
-			var slow [block]uint8
-			n := roundStochasticRun(dst[lo:hi], src[lo:hi], &p, state, &slow)
-			// The kernel leaves x at the positions it lists: mostly values
-			// below 2^Emin, done here inline (roundSub's stochastic step),
-			// the rest by the general path.
-			for _, j := range slow[:n] {
-				r := wyrandAt(state, uint64(j))
-				x := float64(dst[lo+int(j)])
-				if v, ok := ss.round(math.Float64bits(x), r); ok && sub {
-					dst[lo+int(j)] = T(math.Float64frombits(v))
-				} else {
-					dst[lo+int(j)] = T(f.roundStochastic(x, m, r))
-				}
-			}
+			rr.round(d64[lo:hi], s64[lo:hi], state)
 			state += uint64(hi-lo) * wyrandIncrement
 		}
-	default:
+		return
+	}
+	var buf [block]float64
+	for lo := 0; lo < len(src); lo += block {
+		hi := min(lo+block, len(src))
+		b := buf[:hi-lo]
+		for i, x := range src[lo:hi] {
+			b[i] = float64(x)
+		}
+		rr.round(b, b, state)
+		for i, x := range b {
+			dst[lo+i] = T(x)
+		}
+		state += uint64(hi-lo) * wyrandIncrement
+	}
+}
+
+// blockRounder holds one mode's parameters for the block loops, and the
+// loops' list of positions (its old entries are never read: no clearing).
+type blockRounder struct {
+	f    *Format
+	m    Mode
+	p    addAndMaskParams
+	sp   subParams
+	srp  srParams
+	ss   stochasticSubParams
+	sub  bool // ss applies
+	slow [block]uint8
+}
+
+// init sets rr up in place (the struct is large: no copies per chunk).
+func (rr *blockRounder) init(f *Format, m Mode) {
+	rr.f, rr.m = f, m
+	switch {
+	case m.addAndMask():
+		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
+	case m.IsStochastic():
+		rr.srp = f.srParams(m)
+		rr.ss, rr.sub = f.stochasticSubParams(m)
+	}
+}
+
+// round rounds ≤ block values (dst may be src): the fast loop of the mode
+// family, then the positions it could not do; the i-th value of a
+// stochastic mode uses wyrandAt(state, i).
+func (rr *blockRounder) round(dst, src []float64, state uint64) {
+	f, m, slow := rr.f, rr.m, &rr.slow
+	dst = dst[:len(src)]
+	switch {
+	case f.specials == Unsigned: // exponents only, no zero: value by value
 		for i, x := range src {
-			dst[i] = T(f.Round(float64(x), m))
+			dst[i] = f.roundUnsigned(x, m, wyrandAt(state, uint64(i)))
+		}
+	case m.addAndMask():
+		n := roundAddAndMask(dst, src, &rr.p, &rr.sp, slow)
+		// The loops leave x itself at the positions they list, so this
+		// reads the input even when dst is src.
+		for _, j := range slow[:n] {
+			dst[j] = f.roundSlow(dst[j], m, 0)
+		}
+	case m.IsStochastic():
+		n := roundStochastic(dst, src, &rr.srp, state, slow)
+		rr.finishStochastic(dst, slow[:n], state)
+	default: // ToOdd
+		n := roundToOdd(dst, src, f, slow)
+		for _, j := range slow[:n] {
+			dst[j] = f.Round(dst[j], m)
 		}
 	}
-}
-
-// The stochastic streams use Wang Yi's wyrand, a counter-based generator
-// (output i is a mix of seed + (i+1)·increment) that passes BigCrush and
-// PractRand: the slow path can recompute the word the fast loop used.
-const (
-	wyrandIncrement = 0xa0761d6478bd642f
-	wyrandXor       = 0xe7037ed1a0b428db
-)
-
-func wyrandMix(s uint64) uint64 {
-	hi, lo := bits.Mul64(s, s^wyrandXor)
-	return hi ^ lo
-}
-
-// wyrandAt is the i-th word (from 0) of the stream that starts at state.
-func wyrandAt(state, i uint64) uint64 { return wyrandMix(state + (i+1)*wyrandIncrement) }
-
-// roundStochasticRun is the fast loop of a stochastic mode over ≤ block
-// values, with the i-th value using wyrandAt(state, i); like
-// roundAddAndMaskGo it notes the positions it could not round, and leaves x
-// there in dst.
-func roundStochasticRun[T float32 | float64](dst, src []T, p *stochasticParams, state uint64, slow *[block]uint8) int {
-	dst = dst[:len(src)]
-	n := 0
-	for i, x := range src {
-		state += wyrandIncrement
-		r := wyrandMix(state)
-		b := math.Float64bits(float64(x))
-		a := b &^ signBit
-		res := (a + (r>>(p.rshift&63))*p.mul) & p.keep
-		// a must be normal (a subnormal a would round at float64's finer
-		// spacing, with the wrong probability) and below MaxFinite (so that
-		// the result cannot overflow).
-		_, in := bits.Sub64(a-p.minNormal, p.span, 0) // borrow iff in range
-		// Out of range, dst keeps x: the caller rounds it from there.
-		keepX := in - 1
-		dst[i] = T(math.Float64frombits((res|(b^a))&^keepX | b&keepX))
-		slow[n&(block-1)] = uint8(i)
-		n += int(in ^ 1)
-	}
-	return n
-}
-
-// stochasticSubParams describes roundSub's stochastic step for the slice
-// loop: with E1 = max(|x|'s exponent field, 1), mant = |x|'s bits -
-// (E1-1)<<52 and s = k - E1 (kept where 1 ≤ s ≤ 63), the result is
-// (mant + inc) >> s times quantum, inc = ⌊r/2^(64-j)⌋·2^(s-j) with
-// j = min(n, s) (StochasticHalf: 2^s - 1 when r's top bit is set).
-type stochasticSubParams struct {
-	limit, k, n uint64
-	half        bool
-	quantum     float64
-	noNegZero   uint64 // all ones where -0 is no value of the format
-}
-
-// stochasticSubParams reports whether the step applies to f (not where the
-// quantum is float64's own, fp64).
-func (f *Format) stochasticSubParams(m Mode) (stochasticSubParams, bool) {
-	qe := f.subQuantumExp()
-	if qe <= -1074 {
-		return stochasticSubParams{}, false
-	}
-	ss := stochasticSubParams{limit: f.minNormal, k: uint64(qe + 1075), n: uint64(m.randomBits()),
-		half: m == StochasticHalf, quantum: math.Ldexp(1, qe)}
-	if !f.specials.HasNegativeZero() {
-		ss.noNegZero = ^uint64(0)
-	}
-	return ss, true
-}
-
-// round is the step for x's bits b and the random word r: the result's
-// bits, and whether x was in its range (|x| < 2^Emin, 1 ≤ s ≤ 63).
-func (ss *stochasticSubParams) round(b, r uint64) (uint64, bool) {
-	a := b &^ signBit
-	e1 := max(a>>52, 1)
-	s := ss.k - e1 // wraps for large a
-	if a >= ss.limit || s-1 >= 63 {
-		return 0, false
-	}
-	mant := a - (e1-1)<<52
-	var inc uint64
-	if ss.half {
-		inc = (1<<s - 1) & -(r >> 63)
-	} else {
-		j := min(ss.n, s)
-		inc = r >> (64 - j) << (s - j)
-	}
-	q := (mant + inc) >> s
-	sign := (b & signBit) &^ (ss.noNegZero & -b2u(q == 0))
-	return math.Float64bits(float64(int64(q))*ss.quantum) | sign, true
 }
 
 // block is the length of the runs over which the fast loops note the
@@ -269,37 +221,6 @@ func (f *Format) addAndMaskParams(m Mode) addAndMaskParams {
 	return p
 }
 
-// roundAddAndMaskGo applies p to len(src) ≤ block values, and sp to those
-// below 2^Emin that p cannot round; it notes in slow the positions that need
-// roundSlow (overflow, Inf, NaN, and what sp does not cover), leaves x
-// itself in dst there, and returns their count. dst may be src. No branch
-// and no call in the main loop.
-func roundAddAndMaskGo[T float32 | float64](dst, src []T, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
-	dst = dst[:len(src)]
-	n := 0
-	for i, x := range src {
-		b := math.Float64bits(float64(x))
-		a := b &^ signBit
-		r := p.round(a, b)
-		_, out := bits.Sub64(p.span, r-p.minNormal, 0)
-		keepX := -out
-		dst[i] = T(math.Float64frombits((r|(b^a))&^keepX | b&keepX))
-		slow[n&(block-1)] = uint8(i)
-		n += int(out)
-	}
-	k := 0
-	for _, j := range slow[:n] {
-		b := math.Float64bits(float64(dst[j]))
-		if int64(b&^signBit) < int64(sp.limit[0]) { // signed, as the kernel's VPCMPGTQ
-			dst[j] = T(math.Float64frombits(sp.round(b)))
-			continue
-		}
-		slow[k] = j
-		k++
-	}
-	return k
-}
-
 // subParams describes the fixed-point rounding below 2^Emin (roundSub) for
 // the kernels, each field repeated in 4 lanes so that the AVX2 kernel reads
 // it as a memory operand. With a = |x|'s bits, E = a>>52, E1 = max(E, 1),
@@ -343,6 +264,11 @@ type subParams struct {
 	// (53-p)<<52 are 2^(e+53-p), the add that rounds x in binade e;
 	// maxBits is MaxFinite's bits, above which a lane goes to roundSlow.
 	expMask, pShift, maxBits [4]uint64
+
+	// eminExp, set where the format has subnormals, is 2^Emin's bits: FP4's
+	// C below 2^Emin is then its C at Emin, max(exponent bits, eminExp)
+	// + pShift (FP4MAX).
+	eminExp [4]uint64
 }
 
 // subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
@@ -374,6 +300,9 @@ func (f *Format) subParams(m Mode) subParams {
 	set(&sp.maxBits, f.maxBits)
 	if f.emin >= subAlwaysEmin {
 		sp.always[0] = 1
+		if f.subnormals && f.specials.HasNegativeZero() {
+			set(&sp.eminExp, f.minNormal)
+		}
 		if m != NearestEven && f.specials.HasNegativeZero() {
 			set(&sp.fltC, math.Float64bits(math.Ldexp(1, qe+52)))
 			set(&sp.halfQ, math.Float64bits(math.Ldexp(1, qe-1)))

@@ -160,10 +160,20 @@ func TestDeterministicFastMatchesSlow(t *testing.T) {
 	}
 }
 
-// TestRoundSliceMatchesScalar checks the slice loops against the scalar
-// functions: deterministic modes element by element; stochastic modes
-// against roundStochastic with the documented per-chunk streams.
+// TestRoundSliceMatchesScalar checks the slice loops, under each kernel,
+// against the scalar functions: deterministic modes element by element;
+// stochastic modes against roundStochastic with the documented per-chunk
+// streams.
 func TestRoundSliceMatchesScalar(t *testing.T) {
+	for _, k := range testKernels() {
+		t.Run(k, func(t *testing.T) {
+			defer useKernel(k)()
+			testRoundSliceMatchesScalar(t)
+		})
+	}
+}
+
+func testRoundSliceMatchesScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, f := range []Format{Binary16, BFloat16, E4M3, E2M1, P3109K8P3, Binary64, Binary16.WithSubnormals(false), E2M3, E3M2.WithSubnormals(false), P3109K8P5, P3109K8P4Finite, mustP3109(8, 6, false)} {
 		src := make([]float64, 3*chunk+77)

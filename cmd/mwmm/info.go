@@ -4,17 +4,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"strings"
 
+	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/nccl"
 )
 
 var infoCmd = &command{
 	name:    "info",
-	summary: "show the GPUs mwmm can use, and the CUDA driver and libraries it found",
+	summary: "show the CPU's rounding kernel, the GPUs, and the CUDA driver and libraries found",
 	usage:   "mwmm info [--json]",
 	help: `
-Info lists the NVIDIA GPUs that mwmm can use: for each, its index, name,
+Info first prints the CPU (its model where the system names it, the
+architecture, the number of threads) and the loops that round values to
+the simulated formats on it: "avx2" (the assembly kernel, amd64 with AVX2)
+or "portable" (pure Go; GODEBUG=cpu.avx2=off selects it on amd64). Then it
+lists the NVIDIA GPUs that mwmm can use: for each, its index, name,
 compute capability, number of multiprocessors, total and free memory, and
 the architecture its kernels are compiled for (sm_90a on Hopper: the
 a-variant has the wgmma instructions). Then the versions of the CUDA
@@ -26,12 +34,13 @@ mwmm links no CUDA library: it looks for libcuda.so.1, libnvrtc.so.13,
 libcublasLt.so.13, libcublas.so.13 and libcusolver.so.12 when it runs, on
 the dynamic loader's path and in the usual CUDA folders ($CUDA_PATH/lib64,
 /usr/local/cuda/lib64, ...). It needs a driver for CUDA 13.0 or newer.
-Without a usable GPU, info prints one line, "no GPU: " and the reason, and
-exits with status 0: that is information, not a failure. A missing NVRTC,
+Without a usable GPU, info prints the CPU line and one more, "no GPU: "
+and the reason, and exits with status 0: that is information, not a
+failure. A missing NVRTC,
 cuBLASLt, cuBLAS or cuSOLVER is reported in its version line.
 
---json prints the same as a JSON object, {"gpu": false, "reason": ...}
-without a GPU.`,
+--json prints the same as a JSON object, {"cpu": ..., "rounding_kernel":
+..., "gpu": false, "reason": ...} without a GPU.`,
 	examples: `
 mwmm info
 mwmm info --json`,
@@ -51,6 +60,8 @@ func infoFlags() (*flag.FlagSet, *bool) {
 
 // infoJSON is the output of 'mwmm info --json'.
 type infoJSON struct {
+	CPU             string       `json:"cpu"`             // "AMD EPYC (amd64, 2 threads)"
+	RoundingKernel  string       `json:"rounding_kernel"` // format.Kernel(): "avx2" or "portable"
 	GPU             bool         `json:"gpu"`
 	Reason          string       `json:"reason,omitempty"`         // why there is no GPU
 	Driver          string       `json:"driver,omitempty"`         // the CUDA version the driver supports, "13.0"
@@ -102,6 +113,7 @@ func runInfo(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if *asJSON {
 		return writeJSON(stdout, info)
 	}
+	fmt.Fprintf(stdout, "CPU          %s, rounding kernel %s\n", info.CPU, info.RoundingKernel)
 	if !info.GPU {
 		fmt.Fprintf(stdout, "no GPU: %s\n", info.Reason)
 		return nil
@@ -140,11 +152,13 @@ func runInfo(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 // gatherInfo opens each GPU in turn. No GPU is not an error; a GPU that
 // the driver lists but that fails to open is.
 func gatherInfo() (infoJSON, error) {
+	info := infoJSON{CPU: cpuName(), RoundingKernel: format.Kernel()}
 	n, err := gpu.Count()
 	if err != nil {
-		return infoJSON{Reason: err.Error()}, nil
+		info.Reason = err.Error()
+		return info, nil
 	}
-	info := infoJSON{GPU: true}
+	info.GPU = true
 	for i := range n {
 		d, err := gpu.OpenIndex(i)
 		if err != nil {
@@ -203,6 +217,22 @@ func gatherInfo() (infoJSON, error) {
 		}
 	}
 	return info, nil
+}
+
+// cpuName is the CPU's model as /proc/cpuinfo names it (where it does),
+// with the architecture and the number of threads Go may use.
+func cpuName() string {
+	arch := fmt.Sprintf("%s, %d threads", runtime.GOARCH, runtime.NumCPU())
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return arch
+	}
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return fmt.Sprintf("%s (%s)", strings.TrimSpace(v), arch)
+		}
+	}
+	return arch
 }
 
 func infoBytes(n uint64) string {

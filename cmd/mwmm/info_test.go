@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
 )
 
@@ -30,11 +31,14 @@ func TestInfoNoGPU(t *testing.T) {
 		t.Skipf("this machine has a GPU; mwmm info said:\n%s", out)
 	}
 	ls := lines(out)
-	if len(ls) != 1 || !strings.HasPrefix(ls[0], "no GPU: ") {
-		t.Fatalf("mwmm info: %q, want one line starting with \"no GPU: \"", out)
+	if len(ls) != 2 || !strings.HasPrefix(ls[1], "no GPU: ") {
+		t.Fatalf("mwmm info: %q, want the CPU line and one starting with \"no GPU: \"", out)
 	}
-	if want := gpu.Available().Error(); ls[0] != "no GPU: "+want {
-		t.Errorf("mwmm info: %q, want the reason %q", ls[0], want)
+	if want := "rounding kernel " + format.Kernel(); !strings.HasPrefix(ls[0], "CPU ") || !strings.HasSuffix(ls[0], want) {
+		t.Errorf("mwmm info: first line %q, want \"CPU ...\" ending in %q", ls[0], want)
+	}
+	if want := gpu.Available().Error(); ls[1] != "no GPU: "+want {
+		t.Errorf("mwmm info: %q, want the reason %q", ls[1], want)
 	}
 
 	code, out, errs = mwmmInfo(t, "--json")
@@ -47,6 +51,9 @@ func TestInfoNoGPU(t *testing.T) {
 	}
 	if got.GPU || got.Reason == "" || len(got.Devices) != 0 {
 		t.Errorf("mwmm info --json: %+v, want no GPU and a reason", got)
+	}
+	if got.CPU == "" || got.RoundingKernel != format.Kernel() {
+		t.Errorf("mwmm info --json: cpu %q, rounding_kernel %q; want a CPU and %q", got.CPU, got.RoundingKernel, format.Kernel())
 	}
 }
 
