@@ -288,6 +288,12 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), final.Form.Name)
 	}
 	sum := solveSummary{Matrix: what, Update: gpuUpdateName(final.Form, final.NB), Pivoting: final.Pivoting.String(), Report: final.Refine, Escalated: tried}
+	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
+}
+
+// writeSolveOutputs writes --x (when the solve converged) and the report,
+// as JSON with --json, and returns the solve's error, then --x's.
+func writeSolveOutputs(ctx context.Context, o *systemOptions, sum solveSummary, x []float64, serr error, stdout, stderr io.Writer) error {
 	var xerr error // reported after the report
 	if serr == nil && o.x != "" {
 		if xerr = writeArray(ctx, o.x, stdout, "float64", []int{len(x)}, x); xerr == nil {
@@ -295,6 +301,7 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 		}
 	}
 	stdout = reportTo(stdout, stderr, output{"x", o.x})
+	var err error
 	if o.json {
 		err = writeJSON(stdout, sum)
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -101,19 +100,7 @@ func (s *gpusSolve) solveOnce(ctx context.Context, fs *flag.FlagSet, o *systemOp
 	sum := solveSummary{Matrix: what, Report: rep.Refine,
 		Update:   fmt.Sprintf("blocked LU over a %v grid of GPUs, nb %d, updates on the fused kernel (%s), factors gathered to GPU 0", s.grid, s.nb, s.plan.Name),
 		Pivoting: "none: several GPUs factor without pivoting"}
-	var xerr error
-	if serr == nil && o.x != "" {
-		if xerr = writeArray(ctx, o.x, stdout, "float64", []int{n}, x); xerr == nil {
-			sum.X = o.x
-		}
-	}
-	stdout = reportTo(stdout, stderr, output{"x", o.x})
-	if o.json {
-		err = writeJSON(stdout, sum)
-	} else {
-		err = writeSolveReport(stdout, sum)
-	}
-	return errors.Join(err, serr, xerr)
+	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
 }
 
 // input reads --a and --b, or describes the generated A; b is random
