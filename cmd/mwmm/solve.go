@@ -176,7 +176,7 @@ GPU only (--engine gpu):
   profile        with --bench: split each LU's time into its phases
   panel          how pivoted panels are factored: auto (default), sgetrf or recursive
   lookahead-sms  the SMs the trailing update leaves to the next panel (default 32)
-  gpus           on N GPUs or a PxQ grid: generated A, no pivoting
+  gpus           on N GPUs or a PxQ grid (pivoting on 1xQ grids only)
 `
 
 func matrixKindsHelp() string {
@@ -225,7 +225,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 		return fs, o
 	}
 	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, 1536 for a multiword form that pivots from n = 32768, 2048 for ozaki-int8xS)", lu.DefaultNB))
-	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: solve on `N` GPUs of this machine (the squarest grid) or a PxQ grid of them (NCCL; a generated diagdom or hpl-mxp A, LU without pivoting)")
+	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: solve on `N` GPUs of this machine (the squarest grid) or a PxQ grid of them (NCCL; --pivot auto is partial on 1xQ grids except for the dominant kinds, none elsewhere)")
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")

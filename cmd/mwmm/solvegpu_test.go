@@ -57,6 +57,8 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--b", "b.npy"}, "--b needs --a"},
 		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--a", "A.npy", "--bench", "64"}, "--a is solved once"},
 		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--size", "0"}, "at least 1"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2x1", "--pivot", "partial"}, "1xQ grid"},
+		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--pivot", "butterfly"}, "auto, none or partial"},
 	} {
 		code, _, errOut := mwmm(t, "", c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

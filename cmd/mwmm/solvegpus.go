@@ -26,6 +26,7 @@ type gpusSolve struct {
 	seed  uint64
 	kind  string
 	sizes []int
+	pivot string // none, partial, or auto: partial on 1×Q grids unless the kind is dominant
 }
 
 // parseGPUsSolve reads solve's flags for --gpus: a generated A (a kind
@@ -60,6 +61,15 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 	if set["size"] {
 		s.sizes = []int{o.size}
 	}
+	switch s.pivot = o.pivot; s.pivot {
+	case "auto", "none":
+	case "partial":
+		if g.P != 1 {
+			return nil, usagef("--pivot partial on several GPUs needs a 1xQ grid (whole columns on each GPU), not %v", g)
+		}
+	default:
+		return nil, usagef("--pivot %s: several GPUs take auto, none or partial", o.pivot)
+	}
 	if o.bench != "" {
 		if s.sizes, err = parseSizes(o.bench); err != nil {
 			return nil, err
@@ -93,13 +103,13 @@ func (s *gpusSolve) solveOnce(ctx context.Context, fs *flag.FlagSet, o *systemOp
 		return err
 	}
 	defer sys.Free()
-	x, rep, serr := dist.Solve(ctx, sys, b, &s.plan, s.sopt)
+	x, rep, serr := dist.Solve(ctx, sys, b, s.options(a != nil))
 	if len(rep.Refine.Steps) == 0 {
 		return serr
 	}
 	sum := solveSummary{Matrix: what, Report: rep.Refine,
 		Update:   fmt.Sprintf("blocked LU over a %v grid of GPUs, nb %d, updates on the fused kernel (%s), factors gathered to GPU 0", s.grid, s.nb, s.plan.Name),
-		Pivoting: "none: several GPUs factor without pivoting"}
+		Pivoting: pivotingName(s.options(a != nil).Pivot)}
 	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
 }
 
@@ -118,6 +128,16 @@ func (s *gpusSolve) input(fs *flag.FlagSet, o *systemOptions) (n int, what strin
 		return 0, "", nil, nil, usagef("--size %d: the order must be at least 1", n)
 	}
 	return n, fmt.Sprintf("%s, %d×%d (seed %d)", s.kind, n, n, s.seed), nil, experiment.RandomVector(s.seed, "b", n), nil
+}
+
+// options are dist.Solve's: --pivot auto pivots on 1×Q grids, except for
+// the dominant kinds, which need no pivoting.
+func (s *gpusSolve) options(fromFile bool) dist.SolveOptions {
+	pivot := s.pivot == "partial"
+	if s.pivot == "auto" {
+		pivot = s.grid.P == 1 && (fromFile || s.kind == "centered" || s.kind == "uniform")
+	}
+	return dist.SolveOptions{Plan: &s.plan, Pivot: pivot, Refine: s.sopt}
 }
 
 // rhs is the right-hand side of every --gpus solve: centered, from the seed.
@@ -158,7 +178,7 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 		}
 	}
 	w := stdout
-	fmt.Fprintf(w, "%s, %s, LU without pivoting in blocks of %d, refined in fp64\n", s.kind, s.plan.Name, s.nb)
+	fmt.Fprintf(w, "%s, %s, LU in blocks of %d (pivoting: %s), refined in fp64\n", s.kind, s.plan.Name, s.nb, pivotingName(s.options(false).Pivot))
 	fmt.Fprintf(w, gpusRow, "n", "solver", "GPUs", "LU (s)", "LU TFLOP/s", "gather (s)", "total (s)", "steps", "backward error")
 	for _, n := range s.sizes {
 		if err := s.solveOn(ctx, team, n, w); err != nil {
@@ -200,7 +220,7 @@ func (s *gpusSolve) solveOn(ctx context.Context, t *dist.Team, n int, w io.Write
 		return err
 	}
 	defer sys.Free()
-	_, rep, err := dist.Solve(ctx, sys, s.rhs(n), &s.plan, s.sopt)
+	_, rep, err := dist.Solve(ctx, sys, s.rhs(n), s.options(false))
 	if err != nil {
 		return fmt.Errorf("n = %d on %v GPUs: %w", n, t.Grid, err)
 	}
@@ -248,6 +268,13 @@ func (s *gpusSolve) mgRow(w io.Writer, cols *dist.Team, n int) error {
 	fmt.Fprintf(w, gpusRow, n, "cuSOLVERMg getrf+getrs, fp64", cols.Grid, f3(t.Getrf.Seconds()), fmt.Sprintf("%.0f", lu), "",
 		f3(t.Total.Seconds()), "", fmt.Sprintf("%.2g", t.BackwardError))
 	return nil
+}
+
+func pivotingName(partial bool) string {
+	if partial {
+		return "partial, on a 1xQ grid"
+	}
+	return "none"
 }
 
 func f3(x float64) string { return fmt.Sprintf("%.3f", x) }

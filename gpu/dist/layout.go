@@ -20,6 +20,21 @@
 // of their own), and each rank adds the product of what it received to
 // its blocks of C with the fused kernel. With one step (a panel as wide as k) every
 // element is computed as on one GPU, bit for bit.
+//
+// # The solve
+//
+// A System is the fp64 A of Ax = b over a team (drawn there, or spread from
+// the host), the operator refinement multiplies by. Solve factors it in
+// fp32 on the tensor cores, without pivoting on any grid (Factor, with one
+// step of look-ahead) or with partial pivoting on 1×Q grids (FactorPivoted,
+// where every GPU holds whole columns), gathers the factors to the first
+// GPU and refines in fp64 (package solve's GMRES-IR):
+//
+//	sys, _ := dist.GenerateSystem(team, 65536, 1024, "hpl-mxp", 1)
+//	x, rep, err := dist.Solve(ctx, sys, b, dist.SolveOptions{})
+//
+// BenchCusolverMg runs cuSOLVERMg's getrf+getrs on the same GPUs, the
+// baseline.
 package dist
 
 import (

@@ -295,10 +295,11 @@ func (s *luStep) trsm(side, fill, unit, m, n int, diag, b *gpu.Buffer) error {
 // Factors are fp32 LU factors gathered on the team's first GPU: the
 // preconditioner of refinement (solve.Factorization).
 type Factors struct {
-	n  int
-	r  *Rank
-	lu *gpu.Buffer // n×n column-major, unit L below the diagonal, U on and above
-	x  *gpu.Buffer // a vector in fp32
+	n    int
+	r    *Rank
+	lu   *gpu.Buffer // n×n column-major, unit L below the diagonal, U on and above
+	x    *gpu.Buffer // a vector in fp32
+	perm []int       // the rows' order, P (nil: none): row i of P·A is row perm[i] of A
 }
 
 // Gather copies W's factors into one n×n fp32 matrix on rank 0.
@@ -362,8 +363,8 @@ func (f *Factors) receive(w *Matrix) error {
 // Free frees the factors.
 func (f *Factors) Free() { gpu.FreeAll(f.lu, f.x) }
 
-// Solve sets x = Û⁻¹L̂⁻¹x: x scaled into fp32's range, two triangular
-// solves (cuBLAS strsv) on rank 0, scaled back.
+// Solve sets x = Û⁻¹L̂⁻¹P·x: x permuted and scaled into fp32's range, two
+// triangular solves (cuBLAS strsv) on rank 0, scaled back.
 func (f *Factors) Solve(x []float64) error {
 	if len(x) != f.n {
 		return fmt.Errorf("dist: Solve of order %d with %d values", f.n, len(x))
@@ -377,7 +378,11 @@ func (f *Factors) Solve(x []float64) error {
 	}
 	v := make([]float32, f.n)
 	for i := range x {
-		v[i] = float32(x[i] / scale)
+		j := i
+		if f.perm != nil {
+			j = f.perm[i]
+		}
+		v[i] = float32(x[j] / scale)
 	}
 	d := f.r.Engine.Device()
 	la, err := d.Linalg()
@@ -424,10 +429,18 @@ func (r SolveReport) LUTFLOPs() float64 {
 	return 2 * n * n * n / 3 / r.Factor.Seconds() / 1e12
 }
 
-// Solve solves A·x = b: Factor with the plan (nil: double-fp16-fabsum),
-// Gather, and refinement with opt (GMRES-IR by default) in fp64.
-func Solve(ctx context.Context, s *System, b []float64, plan *multiword.Plan, opt solve.Options) ([]float64, SolveReport, error) {
+// SolveOptions choose Solve's factorization and refinement.
+type SolveOptions struct {
+	Plan   *multiword.Plan // the updates' plan; nil: double-fp16-fabsum
+	Pivot  bool            // partial pivoting (FactorPivoted, 1×Q grids); false: none (Factor)
+	Refine solve.Options   // GMRES-IR by default
+}
+
+// Solve solves A·x = b: Factor (or FactorPivoted), Gather, and refinement
+// in fp64.
+func Solve(ctx context.Context, s *System, b []float64, opt SolveOptions) ([]float64, SolveReport, error) {
 	rep := SolveReport{GPUs: s.A.Grid.Size(), Grid: s.A.Grid, NB: s.A.RowBlock}
+	plan := opt.Plan
 	if plan == nil {
 		p, err := multiword.Lookup("double-fp16-fabsum")
 		if err != nil {
@@ -439,7 +452,14 @@ func Solve(ctx context.Context, s *System, b []float64, plan *multiword.Plan, op
 		return nil, rep, fmt.Errorf("dist: b has %d entries (want %d) or a NaN or Inf", len(b), s.N())
 	}
 	start := time.Now()
-	w, err := Factor(ctx, s, *plan)
+	var w *Matrix
+	var perm []int
+	var err error
+	if opt.Pivot {
+		w, perm, err = FactorPivoted(ctx, s, *plan)
+	} else {
+		w, err = Factor(ctx, s, *plan)
+	}
 	if err != nil {
 		return nil, rep, err
 	}
@@ -450,10 +470,15 @@ func Solve(ctx context.Context, s *System, b []float64, plan *multiword.Plan, op
 		return nil, rep, err
 	}
 	defer f.Free()
+	f.perm = perm
 	rep.Gather = time.Since(start) - rep.Factor
-	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt)
+	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt.Refine)
 	rep.Refine = rr
-	rep.Refine.Factor = plan.Name + " (no pivoting, " + rep.Grid.String() + " GPUs)"
+	pivoting := "no pivoting"
+	if opt.Pivot {
+		pivoting = "partial pivoting"
+	}
+	rep.Refine.Factor = plan.Name + " (" + pivoting + ", " + rep.Grid.String() + " GPUs)"
 	rep.Refine.FactorSeconds, rep.Refine.NB = (rep.Factor + rep.Gather).Seconds(), rep.NB
 	rep.Total = time.Since(start)
 	return x, rep, err

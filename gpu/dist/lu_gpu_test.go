@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"testing"
-
-	"github.com/mwmm/mwmm/solve"
 )
 
 // The LU without pivoting on several GPUs, refined by GMRES-IR, solves
@@ -26,7 +24,7 @@ func TestSolveDominant(t *testing.T) {
 			for i := range b {
 				b[i] = float64(i%7) - 3
 			}
-			x, rep, err := Solve(context.Background(), s, b, nil, solve.Options{})
+			x, rep, err := Solve(context.Background(), s, b, SolveOptions{})
 			if err != nil || !rep.Refine.Converged {
 				t.Fatalf("%v grid, %s: %v (%+v)", g, kind, err, rep.Refine.Steps)
 			}
@@ -128,7 +126,7 @@ func TestSolveFromHost(t *testing.T) {
 	defer s.Free()
 	b := make([]float64, n)
 	b[0] = 1
-	x, rep, err := Solve(context.Background(), s, b, nil, solve.Options{})
+	x, rep, err := Solve(context.Background(), s, b, SolveOptions{})
 	if err != nil || !rep.Refine.Converged {
 		t.Fatalf("%v, %+v", err, rep.Refine.Steps)
 	}
@@ -143,5 +141,41 @@ func TestSolveFromHost(t *testing.T) {
 	}
 	if _, err := NewSystem(tm, 64, a[:n*n-1]); err == nil {
 		t.Error("a matrix of n²−1 values was taken")
+	}
+}
+
+// Partial pivoting on a 1×2 grid solves random systems, which need it,
+// with an order that is not a multiple of the block size; and a 2×1 grid
+// is refused.
+func TestSolvePivoted(t *testing.T) {
+	tm := team(t, Grid{1, 2})
+	const n, nb = 1000, 128
+	for _, kind := range []string{"centered", "uniform"} {
+		s, err := GenerateSystem(tm, n, nb, kind, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = math.Cos(float64(3 * i))
+		}
+		x, rep, err := Solve(context.Background(), s, b, SolveOptions{Pivot: true})
+		if err != nil || !rep.Refine.Converged || len(x) != n {
+			t.Fatalf("%s: %v (%+v)", kind, err, rep.Refine.Steps)
+		}
+		s.Free()
+	}
+	tm.Close()
+	if !gpusAtLeast(2) {
+		return
+	}
+	tall := team(t, Grid{2, 1})
+	s, err := GenerateSystem(tall, 256, 64, "centered", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	if _, _, err := Solve(context.Background(), s, make([]float64, 256), SolveOptions{Pivot: true}); err == nil {
+		t.Error("partial pivoting on a 2×1 grid was accepted")
 	}
 }

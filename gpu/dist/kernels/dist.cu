@@ -98,3 +98,21 @@ extern "C" __global__ void unpack_f32(const float* a, int rows, int cols, int mb
         g[i + j * ldg] = a[k];
     }
 }
+
+// apply_swaps applies a panel's row interchanges (ipiv, 1-based from row
+// r0, in order) to every column of a column-major part but [skip0, skip1),
+// the panel's own, which getrf swapped: one thread per column.
+extern "C" __global__ void apply_swaps(float* a, long long ld, int ncols, int skip0, int skip1, const int* ipiv, int w, int r0) {
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < ncols; c += gridDim.x * blockDim.x) {
+        if (c >= skip0 && c < skip1) continue;
+        float* col = a + (long long)c * ld;
+        for (int i = 0; i < w; i++) {
+            int p = r0 + ipiv[i] - 1, q = r0 + i;
+            if (p != q) {
+                float t = col[q];
+                col[q] = col[p];
+                col[p] = t;
+            }
+        }
+    }
+}
