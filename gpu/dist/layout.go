@@ -1,13 +1,14 @@
-// Package dist spreads matrices over several GPUs and multiplies them
-// there: a Team of ranks (one per GPU, in one process or one process
-// each) on a P×Q Grid, matrices laid out 2-D block-cyclically (as HPL and
-// ScaLAPACK do), and Multiply, the SUMMA product on the fused FABsum
-// kernels of package gpu/gemm with the panels broadcast by NCCL.
+// Package dist spreads matrices over several GPUs, multiplies them and
+// solves with them there: a Team of ranks (one per GPU, in one process or
+// one process each) on a P×Q Grid, matrices laid out 2-D block-cyclically
+// (as HPL and ScaLAPACK do), Multiply, the SUMMA product on the fused
+// FABsum kernels of package gpu/gemm with the panels broadcast by NCCL,
+// and Solve, LU on the tensor cores refined in fp64.
 //
 // # The layout
 //
-// A Layout cuts an m×n matrix into RowBlock×ColBlock blocks; block (I, J) lives
-// on the rank at grid row I mod P and grid column J mod Q. Each rank keeps
+// A Layout cuts an m×n matrix into RowBlock×ColBlock blocks; block (I, J)
+// lives on the rank at grid row I mod P and grid column J mod Q. Each rank keeps
 // its blocks as one column-major matrix of LocalRows(p)×LocalCols(q)
 // elements, so that a block column of the global matrix is a contiguous
 // slab of the local one.
@@ -15,11 +16,12 @@
 // # The product
 //
 // Multiply computes C = A·B in steps of one block column of A and one
-// block row of B (A's ColBlock, B's RowBlock: the panel width): the owners broadcast them along grid rows and columns
-// (the next step's transfers run beside this step's product, on a stream
-// of their own), and each rank adds the product of what it received to
-// its blocks of C with the fused kernel. With one step (a panel as wide as k) every
-// element is computed as on one GPU, bit for bit.
+// block row of B (A's ColBlock, B's RowBlock: the panel width): the owners
+// broadcast them along grid rows and columns (the next step's transfers
+// run beside this step's product, on a stream of their own), and each rank
+// adds the product of what it received to its blocks of C with the fused
+// kernel. With one step (a panel as wide as k) every element is computed as
+// on one GPU, bit for bit.
 //
 // # The solve
 //
