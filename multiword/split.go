@@ -27,26 +27,39 @@ func Split(x []float64, low format.Format, p int, mode format.Mode, shift int, r
 		words[i] = make([]float64, len(x))
 	}
 	for e, v := range x {
-		r := v
-		for i := 0; i < p; i++ {
-			if r == 0 {
-				break
-			}
-			scaled := math.Ldexp(r, shift*i)
-			var w float64
-			if mode.IsStochastic() {
-				w = low.RoundRand(scaled, mode, rnd)
-			} else {
-				w = low.Round(scaled, mode)
-			}
-			words[i][e] = w
-			if math.IsInf(w, 0) || math.IsNaN(w) {
-				break
-			}
-			r -= math.Ldexp(w, -shift*i)
-		}
+		splitOne(v, low, p, mode, shift, rnd, words, e)
 	}
 	return words
+}
+
+// Residual returns what Split's p words of x miss, x − Σ_i 2^(−t·i) w_i,
+// in a deterministic mode: 0 when a word overflows (the overflow, not the
+// residual, is then the error).
+func Residual(x float64, low format.Format, p int, mode format.Mode, shift int) float64 {
+	return splitOne(x, low, p, mode, shift, nil, nil, 0)
+}
+
+// splitOne splits x into p words, storing word i in words[i][e] when words
+// is given, and returns the residual (0 after an overflow).
+func splitOne(x float64, low format.Format, p int, mode format.Mode, shift int, rnd format.Source, words [][]float64, e int) float64 {
+	r := x
+	for i := 0; i < p && r != 0; i++ {
+		scaled := math.Ldexp(r, shift*i)
+		var w float64
+		if mode.IsStochastic() {
+			w = low.RoundRand(scaled, mode, rnd)
+		} else {
+			w = low.Round(scaled, mode)
+		}
+		if words != nil {
+			words[i][e] = w
+		}
+		if math.IsInf(w, 0) || math.IsNaN(w) {
+			return 0
+		}
+		r -= math.Ldexp(w, -shift*i)
+	}
+	return r
 }
 
 // newSource returns the generator of a plan's stochastic splitting.

@@ -166,3 +166,31 @@ func TestScales(t *testing.T) {
 		}
 	}
 }
+
+// Residual is exactly x minus the words Split makes (math/big adds them),
+// within the split's bound u^p·|x| in nearest modes while no word is
+// subnormal, and 0 when a word overflows.
+func TestResidual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, mode := range []format.Mode{format.NearestEven, format.TowardZero} {
+		for trial := 0; trial < 2000; trial++ {
+			x := math.Copysign((1+rng.Float64())*math.Ldexp(1, rng.IntN(20)-10), rng.Float64()-0.5) // words stay normal
+			words := multiword.Split([]float64{x}, format.Binary16, 2, mode, 11, nil)
+			sum := new(big.Float).SetPrec(2000).SetFloat64(x)
+			for i, w := range words {
+				sum.Sub(sum, new(big.Float).SetPrec(2000).SetFloat64(math.Ldexp(w[0], -11*i)))
+			}
+			want, _ := sum.Float64()
+			got := multiword.Residual(x, format.Binary16, 2, mode, 11)
+			if got != want {
+				t.Fatalf("%v: Residual(%g) = %g, x − Σ words = %g", mode, x, got, want)
+			}
+			if u := math.Ldexp(1, -11); mode == format.NearestEven && math.Abs(got) > u*u*math.Abs(x) {
+				t.Fatalf("Residual(%g) = %g above u²|x|", x, got)
+			}
+		}
+	}
+	if r := multiword.Residual(1e10, format.Binary16, 2, format.NearestEven, 11); r != 0 {
+		t.Errorf("a word that overflows: Residual = %g, want 0", r)
+	}
+}

@@ -113,19 +113,8 @@ func splitLoss(p *multiword.Plan, x []float64, rows, cols int, byRows bool, k in
 			if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			// The split of multiword.Split, without its allocations: the
-			// residual r is what the words miss.
-			y, r := math.Abs(v*s), math.Abs(v*s)
-			for j := 0; j < p.Words && r != 0; j++ {
-				w := p.Low.Round(math.Ldexp(r, p.WordShift*j), mode)
-				if math.IsInf(w, 0) || math.IsNaN(w) {
-					r = 0 // overflow: warned about separately
-					break
-				}
-				r -= math.Ldexp(w, -p.WordShift*j)
-			}
-			mag += y
-			miss += math.Abs(r)
+			mag += math.Abs(v * s)
+			miss += math.Abs(multiword.Residual(v*s, p.Low, p.Words, mode, p.WordShift))
 		}
 		if miss > tol*mag {
 			lost++
