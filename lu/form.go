@@ -157,7 +157,8 @@ func Multiword(p multiword.Plan, e multiword.Engine) Form {
 
 // ParseForm returns the form a name says: tc16 and tc32 (the unit's block
 // FMA with fp16 or fp32 output; input is its input format, fp16
-// if empty), fp16, bf16, fp32 and fp64 (plain arithmetic), or a multiword
+// if empty; tc32-bf16 names the input as the GPU's forms do, in place of
+// input), fp16, bf16, fp32 and fp64 (plain arithmetic), or a multiword
 // variant (mwmm gemm --variants) whose products run on engine model:UNIT,
 // or on the fast float64 reference engine when unit is "reference". unit
 // is otherwise a preset or spec as mwmm mma takes it; empty means v100.
@@ -169,6 +170,9 @@ func ParseForm(name, unit, input string) (Form, error) {
 		input = "fp16"
 	}
 	key := strings.ToLower(strings.TrimSpace(name))
+	if base, in, ok := strings.Cut(key, "-"); ok && (base == "tc16" || base == "tc32") && in != "" {
+		key, input = base, in
+	}
 	switch key {
 	case "tc16", "tc32":
 		out := "fp16"

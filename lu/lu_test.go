@@ -264,6 +264,15 @@ func TestBadInput(t *testing.T) {
 	if _, err := lu.ParseForm("tc32", "nosuch", ""); err == nil {
 		t.Error("unknown unit accepted")
 	}
+	// tc32-bf16 is tc32 with bf16 inputs, the GPU's spelling.
+	joined, err1 := lu.ParseForm("tc32-bf16", "a100", "fp16")
+	apart, err2 := lu.ParseForm("tc32", "a100", "bf16")
+	if err1 != nil || err2 != nil || joined.Update != apart.Update || joined.Storage != apart.Storage {
+		t.Errorf("tc32-bf16 = %q (%v), tc32 with bf16 input = %q (%v)", joined.Update, err1, apart.Update, err2)
+	}
+	if _, err := lu.ParseForm("tc32-fp99", "a100", ""); err == nil {
+		t.Error("tc32 with an unknown input format accepted")
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := lu.Factor(cctx, fp32, 2, []float64{1, 2, 3, 4}, lu.Options{}); !errors.Is(err, context.Canceled) {

@@ -272,6 +272,9 @@ func cpuEngine(fs *flag.FlagSet, o *systemOptions) error {
 
 // loadSystem reads or generates A (and b when withB) and parses the form.
 func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []float64, what string, form lu.Form, err error) {
+	if _, in, ok := strings.Cut(o.factor, "-"); ok && flagSet(fs, "input") && strings.HasPrefix(o.factor, "tc") && !strings.EqualFold(in, o.input) {
+		return 0, nil, nil, "", form, usagef("--factor %s names its input format; --input %s says another", o.factor, o.input)
+	}
 	form, err = lu.ParseForm(o.factor, o.unit, o.input)
 	if err != nil {
 		if strings.HasPrefix(o.factor, "ozaki-") {

@@ -97,6 +97,8 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"solve", "--b", b2}, 2, "--a"},
 		{[]string{"solve", "--a", sq, "--b", b2, "--size", "4"}, 2, "ignored"},
 		{[]string{"solve", "--factor", "tc99"}, 2, "unknown factorization"},
+		{[]string{"solve", "--factor", "tc32-bf16", "--input", "fp16"}, 2, "names its input format"},
+		{[]string{"solve", "--factor", "tc32-fp99"}, 2, "fp99"},
 		{[]string{"solve", "--factor", "ozaki-int8x5"}, 2, "ozaki-int8x5 is a GPU factorization: --engine gpu"},
 		{[]string{"solve", "--unit", "nosuch"}, 2, "nosuch"},
 		{[]string{"solve", "--refine", "cg"}, 2, "refinement"},
