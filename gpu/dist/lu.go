@@ -171,9 +171,8 @@ func (s *luStep) panelWork() error {
 // trailing update: first block column k+1 and block row k+1 (then the
 // next step's panel work may start), then the rest, beside that work.
 func (s *luStep) update() error {
-	r, w := s.r, s.w
-	width, _, _, rowT, colT := s.geometry()
-	rows, cols := w.localRows(r), w.localCols(r)
+	r := s.r
+	width, _, _, _, _ := s.geometry()
 	arrived, used, err := s.events()
 	if err != nil {
 		return err
@@ -181,6 +180,36 @@ func (s *luStep) update() error {
 	if err := r.compute.Wait(arrived); err != nil {
 		return err
 	}
+	all := r.Engine.Device().Multiprocessors()
+	for _, g := range s.regions() {
+		sms := all
+		if !g.first {
+			if err := s.next.Record(r.compute); err != nil {
+				return err
+			}
+			sms = max(all-LookaheadSMs, all/2)
+		}
+		if err := s.updateRegion(g.i0, g.i1, g.j0, g.j1, width, sms); err != nil {
+			return err
+		}
+	}
+	return used.Record(r.compute)
+}
+
+// A region is local rows [i0, i1) and columns [j0, j1) of one update;
+// first marks those that hold block column or row k+1, updated before
+// the next step's panel work may start.
+type region struct {
+	i0, i1, j0, j1 int
+	first          bool
+}
+
+// regions cuts the step's trailing blocks on r into block column k+1's
+// part, block row k+1's (right of it) and the rest: disjoint, covering.
+func (s *luStep) regions() [3]region {
+	r, w := s.r, s.w
+	_, _, _, rowT, colT := s.geometry()
+	rows, cols := w.localRows(r), w.localCols(r)
 	nb := w.RowBlock
 	rowN, colN := 0, 0 // block row and column k+1's extent here
 	if k1 := s.k + 1; k1*nb < w.Rows {
@@ -191,16 +220,11 @@ func (s *luStep) update() error {
 			colN = min(nb, w.Rows-k1*nb)
 		}
 	}
-	all := r.Engine.Device().Multiprocessors()
-	err = errors.Join(
-		s.updateRegion(rowT, rows, colT, colT+colN, width, all),
-		s.updateRegion(rowT, rowT+rowN, colT+colN, cols, width, all),
-		s.next.Record(r.compute),
-		s.updateRegion(rowT+rowN, rows, colT+colN, cols, width, max(all-LookaheadSMs, all/2)))
-	if err != nil {
-		return err
+	return [3]region{
+		{rowT, rows, colT, colT + colN, true},
+		{rowT, rowT + rowN, colT + colN, cols, true},
+		{rowT + rowN, rows, colT + colN, cols, false},
 	}
-	return used.Record(r.compute)
 }
 
 // updateRegion subtracts L₂₁·U₁₂'s part for local rows [i0, i1) and
