@@ -2,7 +2,6 @@ package dist
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -106,7 +105,7 @@ func (e *Engine) Multiply(p multiword.Plan, m, n, k int, a, b, c []float64) erro
 	if err := gemm.FusedSupports(&p); err != nil {
 		return fmt.Errorf("%w (several GPUs run the fused kernels' plans only)", err)
 	}
-	if !binary32(a) || !binary32(b) {
+	if !gemm.Binary32Values(a) || !gemm.Binary32Values(b) {
 		return fmt.Errorf("dist: plan %q on several GPUs takes fp32 values; A or B has wider ones", p.Name)
 	}
 	la, lb, lc := e.layouts(m, n, k)
@@ -150,12 +149,3 @@ func (e *Engine) layouts(m, n, k int) (a, b, c Layout) {
 }
 
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
-
-func binary32(x []float64) bool {
-	for _, v := range x {
-		if float64(float32(v)) != v && !math.IsNaN(v) {
-			return false
-		}
-	}
-	return true
-}

@@ -260,19 +260,38 @@ func (s *luStep) panel(slot int, owner bool, rows, cols int, src *gpu.Buffer, ld
 // without pivoting and copies it to diag.
 func (s *luStep) factorDiag(i, j, width int, diag *gpu.Buffer) error {
 	r := s.r
+	ld := s.w.localRows(r)
+	if err := r.getrf(r.transfers, s.at(i, j), ld, width, width, nil); err != nil {
+		return err
+	}
+	return r.Engine.Device().CopyRect(diag, width, s.at(i, j), ld, width, width, 4, r.transfers)
+}
+
+// trsm solves in place of b (m×n, leading dimension W's) with the
+// diagonal block's triangle: B·U₁₁⁻¹ (side right) or L₁₁⁻¹·B.
+func (s *luStep) trsm(side, fill, unit, m, n int, diag, b *gpu.Buffer) error {
+	lda := m // the triangle is m×m on the left, n×n on the right
+	if side == cuda.SideRight {
+		lda = n
+	}
+	return s.r.trsm(s.r.transfers, side, fill, unit, m, n, diag, lda, b, s.w.localRows(s.r))
+}
+
+// getrf factors the m×n column-major block at a (leading dimension ld)
+// with cuSOLVER's sgetrf on st: with partial pivoting into pivots (int32),
+// or without when pivots is nil.
+func (r *Rank) getrf(st *gpu.Stream, a *gpu.Buffer, ld, m, n int, pivots *gpu.Buffer) error {
 	d := r.Engine.Device()
 	la, err := d.Linalg()
 	if err != nil {
 		return err
 	}
-	ld := s.w.localRows(r)
-	block := s.at(i, j)
 	var lwork int
 	err = d.Do(func() error {
-		if err := la.SolverOn(d, r.transfers); err != nil {
+		if err := la.SolverOn(d, st); err != nil {
 			return err
 		}
-		lwork, err = cuda.GetrfBufferSize(la.Solver, false, width, width, block.Ptr(), ld)
+		lwork, err = cuda.GetrfBufferSize(la.Solver, false, m, n, a.Ptr(), ld)
 		return err
 	})
 	if err != nil {
@@ -286,33 +305,28 @@ func (s *luStep) factorDiag(i, j, width int, diag *gpu.Buffer) error {
 	if err != nil {
 		return err
 	}
-	err = d.Do(func() error {
-		return cuda.Getrf(la.Solver, false, width, width, block.Ptr(), ld, work.Ptr(), 0, info.Ptr())
-	})
-	if err != nil {
-		return err
+	var piv uintptr
+	if pivots != nil {
+		piv = pivots.Ptr()
 	}
-	return d.CopyRect(diag, width, block, ld, width, width, 4, r.transfers)
+	return d.Do(func() error {
+		return cuda.Getrf(la.Solver, false, m, n, a.Ptr(), ld, work.Ptr(), piv, info.Ptr())
+	})
 }
 
-// trsm solves in place of b (m×n, leading dimension W's) with the
-// diagonal block's triangle: B·U₁₁⁻¹ (side right) or L₁₁⁻¹·B.
-func (s *luStep) trsm(side, fill, unit, m, n int, diag, b *gpu.Buffer) error {
-	r := s.r
+// trsm solves triangular systems on st with cuBLAS strsm: b (m×n,
+// leading dimension ldb) ← b·T⁻¹ (side right) or T⁻¹·b, T in a.
+func (r *Rank) trsm(st *gpu.Stream, side, fill, unit, m, n int, a *gpu.Buffer, lda int, b *gpu.Buffer, ldb int) error {
 	d := r.Engine.Device()
 	la, err := d.Linalg()
 	if err != nil {
 		return err
 	}
-	lda := m // the triangle is m×m on the left, n×n on the right
-	if side == cuda.SideRight {
-		lda = n
-	}
 	return d.Do(func() error {
-		if err := la.BlasOn(d, r.transfers); err != nil {
+		if err := la.BlasOn(d, st); err != nil {
 			return err
 		}
-		return cuda.Strsm(la.Blas, side, fill, cuda.OpN, unit, m, n, 1, diag.Ptr(), lda, b.Ptr(), s.w.localRows(r))
+		return cuda.Strsm(la.Blas, side, fill, cuda.OpN, unit, m, n, 1, a.Ptr(), lda, b.Ptr(), ldb)
 	})
 }
 

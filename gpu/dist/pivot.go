@@ -78,7 +78,7 @@ func (s *pivotStep) run(perm []int) error {
 		return err
 	}
 	if r.Q == qk {
-		if err := s.factorPanel(row0, colK, m, width, pivots); err != nil {
+		if err := r.getrf(r.compute, s.at(row0, colK), rows, m, width, pivots); err != nil {
 			return err
 		}
 		if err := r.Engine.Device().CopyRect(panel, m, s.at(row0, colK), rows, m, width, 4, r.compute); err != nil {
@@ -107,41 +107,6 @@ func (s *pivotStep) run(perm []int) error {
 	return nil
 }
 
-// factorPanel runs sgetrf with pivots on the m×width panel at local
-// (row0, colK).
-func (s *pivotStep) factorPanel(row0, colK, m, width int, pivots *gpu.Buffer) error {
-	r := s.r
-	d := r.Engine.Device()
-	la, err := d.Linalg()
-	if err != nil {
-		return err
-	}
-	ld := s.w.localRows(r)
-	block := s.at(row0, colK)
-	var lwork int
-	err = d.Do(func() error {
-		if err := la.SolverOn(d, r.compute); err != nil {
-			return err
-		}
-		lwork, err = cuda.GetrfBufferSize(la.Solver, false, m, width, block.Ptr(), ld)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	work, err := r.scratch(slotWork, 4*max(1, lwork))
-	if err != nil {
-		return err
-	}
-	info, err := r.scratch(slotInfo, 4)
-	if err != nil {
-		return err
-	}
-	return d.Do(func() error {
-		return cuda.Getrf(la.Solver, false, m, width, block.Ptr(), ld, work.Ptr(), pivots.Ptr(), info.Ptr())
-	})
-}
-
 // trailing solves for r's columns of U₁₂ (rows row0…row0+width) and
 // subtracts L₂₁·U₁₂ from the rows below.
 func (s *pivotStep) trailing(panel *gpu.Buffer, row0, colT, m, width int) error {
@@ -151,18 +116,8 @@ func (s *pivotStep) trailing(panel *gpu.Buffer, row0, colT, m, width int) error 
 	if nT == 0 {
 		return nil
 	}
-	d := r.Engine.Device()
-	la, err := d.Linalg()
-	if err != nil {
-		return err
-	}
 	u12 := s.at(row0, colT)
-	err = d.Do(func() error {
-		if err := la.BlasOn(d, r.compute); err != nil {
-			return err
-		}
-		return cuda.Strsm(la.Blas, cuda.SideLeft, cuda.FillLower, cuda.OpN, cuda.DiagUnit, width, nT, 1, panel.Ptr(), m, u12.Ptr(), rows)
-	})
+	err := r.trsm(r.compute, cuda.SideLeft, cuda.FillLower, cuda.DiagUnit, width, nT, panel, m, u12, rows)
 	if err != nil || m == width {
 		return err
 	}

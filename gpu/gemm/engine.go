@@ -155,7 +155,7 @@ func (e *Engine) Multiply(p multiword.Plan, m, n, k int, a, b, c []float64) erro
 	if err := multiword.CheckArgs(&p, m, n, k, a, b, c); err != nil {
 		return err
 	}
-	if e.checkFused(&p) == nil && binary32Values(a) && binary32Values(b) {
+	if e.checkFused(&p) == nil && Binary32Values(a) && Binary32Values(b) {
 		return e.multiplyFused(&p, m, n, k, a, b, c)
 	}
 	if e.fast(&p) && allFinite(a) && allFinite(b) {

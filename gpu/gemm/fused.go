@@ -735,9 +735,9 @@ func (e *Engine) multiplyFused(p *multiword.Plan, m, n, k int, a, b, c []float64
 	return nil
 }
 
-// binary32Values reports whether every element is an fp32 value (NaN
+// Binary32Values reports whether every element is an fp32 value (NaN
 // and ±Inf included), so that the fused kernel sees the data exactly.
-func binary32Values(x []float64) bool {
+func Binary32Values(x []float64) bool {
 	for _, v := range x {
 		if float64(float32(v)) != v && !math.IsNaN(v) {
 			return false
