@@ -20,10 +20,19 @@ type Stream struct {
 }
 
 // NewStream creates a stream.
-func (d *Device) NewStream() (*Stream, error) {
+func (d *Device) NewStream() (*Stream, error) { return d.newStream(0) }
+
+// NewIndependentStream creates a stream that does not wait for the
+// legacy default stream, nor it for this one (CU_STREAM_NON_BLOCKING):
+// a library call that copies or waits on the default stream (cuSOLVER's
+// getrf does) then holds up neither this stream's work nor the others'.
+// Download and Upload do not wait for it either: Sync it first.
+func (d *Device) NewIndependentStream() (*Stream, error) { return d.newStream(cuda.StreamNonBlocking) }
+
+func (d *Device) newStream(flags uint32) (*Stream, error) {
 	s := &Stream{d: d}
 	err := d.Do(func() error {
-		h, err := cuda.StreamCreate(0)
+		h, err := cuda.StreamCreate(flags)
 		if err != nil {
 			return err
 		}

@@ -25,6 +25,12 @@ const gpuSolveHelp = `GPU (--engine gpu): A, its factors, the refinement's produ
 basis stay on the device (classical Gram–Schmidt twice, by cuBLAS dgemv;
 only the Hessenberg coefficients come here, about 1.4 ms an iteration at
 n = 8192 on an H100). --factor is one of
+  fp16-store   HPL-MxP's LU: without pivoting, held in fp16 (A scaled by
+               powers of two into range), diagonal blocks by cuSOLVER's
+               sgetrf, their inverted triangles applied by products, and
+               updates fp16 × fp16 with fp32 accumulation on cuBLASLt;
+               a growth check on every panel (multipliers at most 64,
+               |U| at most 64·max|A|) fails when A needs pivoting
   fp64, fp32   cuSOLVER's getrf in that precision
   tc32         the blocked LU (panels: cuSOLVER's sgetrf or ours, --panel;
                U12: cuBLAS strmm with L11⁻¹)
@@ -42,35 +48,30 @@ n = 8192 on an H100). --factor is one of
                exact in int32 (one cuBLASLt product per level of digits,
                S in all), added in fp64: about 7·S bits, beyond fp32's 24
                from S = 4, for ill-conditioned A
-or auto (the default): the fastest on an H100 for A's size and kind,
-then the next if refinement does not converge or takes longer than the
-factorization did (the report says so):
-below n = 16384 fp64; from 16384 on a diagonally dominant A tc32-fp16,
-double-fp16-fabsum, fp64; otherwise fp64 below 32768 and
-double-fp16-fabsum, then fp64 from 32768. With --bench, auto is timed as
-a solve runs it (its dominance pass included), and its status says which
-form answered. --nb is the panel width (default 1024; 1536 for the
+or auto (the default): fp16-store, then double-fp16-fabsum and fp64
+without pivoting if refinement does not converge or takes longer than the
+factorization did; when the growth check fails, with pivoting: fp64
+below n = 32768 (butterfly, then partial), double-fp16-fabsum, then fp64
+from 32768 (the report says which and why). With --bench, auto is timed
+as a solve runs it, and its status says which form answered. --nb is
+the panel width (default 1024; 1536 for the
 multiword forms when they pivot, from n = 32768, and 2048 for the Ozaki
 forms, where it is faster);
 --panel recursive factors the pivoted panels with our own kernels
 instead of cuSOLVER's getrf; auto (the default) does so from n = 16384
 for the forms that factor in fp32, where it is faster on an H100. L's
-row interchanges are applied once, at the end. --pivot auto (the default) leaves pivoting
-out when A is strictly diagonally dominant by rows or by columns (one
-pass over A on the device finds out; the report says so): elimination is
-then stable without interchanges, and each panel is the LU of its
-diagonal block and a triangular solve for the rows below, instead of
-partial pivoting's search down the whole panel column by column, the
-LU's critical path. --pivot partial always pivots; --pivot none never
-does (refinement, or the factorization's check, reports the failure on
-a matrix that needs pivoting). --pivot butterfly factors M·A·Nᵀ without
-pivoting, M and N random butterflies of depth 2 (two passes over A): at
-the speed of no pivoting, without zero pivots, but with the growth of
-elimination without pivoting on a random matrix (10^3 to 10^5), which
-only fp64 factors absorb; the solves apply M and Nᵀ, and refinement
-runs against A. --pivot auto gives it to the fp64 form on a matrix that
-is not diagonally dominant and pivots partially when it fails (a zero
-pivot, or refinement that does not converge; the report says why).
+row interchanges are applied once, at the end. --pivot auto (the default):
+fp16-store checks the growth on every panel and fails when A needs
+pivoting; the other forms then pivot (fp64 after a butterfly transform,
+falling back to partial when that fails), and after a check that passed
+they do not. A form named alone with auto leaves pivoting out when A is
+strictly diagonally dominant (one pass over A), else pivots as above.
+--pivot partial always pivots; --pivot none never does (refinement, or
+the factorization's check, reports the failure on a matrix that needs
+pivoting). --pivot butterfly factors M·A·Nᵀ without pivoting, M and N
+random butterflies of depth 2: the growth of elimination without
+pivoting on a random matrix (10^3 to 10^5), which only fp64 factors
+absorb; the solves apply M and Nᵀ, and refinement runs against A.
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
 the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
 normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
@@ -285,7 +286,7 @@ func solveOneGPU(fs *flag.FlagSet, o *systemOptions, pol dense.Policy, stdout, s
 	}
 	tried := rep.Escalations()
 	if len(tried) > 0 && serr == nil {
-		fmt.Fprintf(stderr, "mwmm solve: --factor auto: refinement from %s did not converge; %s did\n", strings.Join(tried, ", then "), final.Form.Name)
+		fmt.Fprintf(stderr, "mwmm solve: --factor auto: left %s; %s answered\n", strings.Join(tried, ", then "), final.Form.Name)
 	}
 	sum := solveSummary{Matrix: what, Update: gpuUpdateName(final.Form, final.NB), Pivoting: final.Pivoting.String(), Report: final.Refine, Escalated: tried}
 	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
@@ -341,6 +342,8 @@ func gpuUpdateName(f dense.LUForm, nb int) string {
 		return fmt.Sprintf("blocked LU in fp64, nb %d, updates on the int8 tensor cores (Ozaki scheme, %d digits)", nb, u.Digits)
 	case dense.Fused:
 		return fmt.Sprintf("blocked LU, nb %d, updates on the fused kernel (%s)", nb, u.Plan.Name)
+	case dense.Half:
+		return fmt.Sprintf("blocked LU without pivoting held in fp16, nb %d, updates on cuBLASLt (fp16 words, fp32 accumulation)", nb)
 	}
 	return fmt.Sprintf("blocked LU, nb %d, updates on cuBLASLt (%s words, fp32 accumulation)", nb, f.WordName())
 }

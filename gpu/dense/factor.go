@@ -10,16 +10,21 @@ import (
 )
 
 // Factors are the LU factors of a System on the device, P·A = L·U, held
-// in fp64 (the exact values of lower-precision factors) with their
-// pivots: Solve applies Û⁻¹L̂⁻¹P in fp64, as refinement wants.
+// in fp64 (the exact values of lower-precision factors; fp32 for the Half
+// form's fp16 factors) with their pivots: Solve applies Û⁻¹L̂⁻¹P in the
+// factors' precision, refinement's residuals being fp64.
 type Factors struct {
 	s        *System
 	lu, ipiv *gpu.Buffer
-	bf       *butterfly      // with PivotButterfly: Solve applies M before the factors and Nᵀ after
-	pc       *preconditioner // Solve's device side, made on first use
-	update   Update          // the form's: Form is only a label
-	Form     string
-	NB       int
+	single   bool       // lu holds fp32 values (Half): half the bytes for each solve to read
+	bf       *butterfly // with PivotButterfly: Solve applies M before the factors and Nᵀ after
+	// rows and cols (Half) are the powers of two R and C of the factored
+	// R·A·C: Solve applies R before the factors and C after.
+	rows, cols *gpu.Buffer
+	pc         *preconditioner // Solve's device side, made on first use
+	update     Update          // the form's: Form is only a label
+	Form       string
+	NB         int
 	// Pivoting is how the pivots were picked, and why.
 	Pivoting PivotingDone
 	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
@@ -60,11 +65,12 @@ func (s *System) Factor(f LUForm) (*Factors, error) {
 		return fail(err)
 	}
 	start := time.Now()
-	piv, err := fa.pickPivots(mod, f)
-	if err != nil {
+	var piv uintptr
+	if _, half := f.Update.(Half); half {
+		err = fa.factorHalf(la, f)
+	} else if piv, err = fa.pickPivots(mod, f); err != nil {
 		return fail(err)
-	}
-	if f.Update.Working() == FP64 {
+	} else if f.Update.Working() == FP64 {
 		err = fa.factorFP64(la, mod, f, piv)
 	} else {
 		// The fp32 copy is freed after the check, outside the time: its
@@ -109,12 +115,17 @@ func (s *System) newFactors(f LUForm) (*gpu.Linalg, *gpu.Module, *Factors, error
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	lu, err := d.Alloc(8 * n * n)
+	_, single := f.Update.(Half)
+	size := 8
+	if single {
+		size = 4
+	}
+	lu, err := d.Alloc(size * n * n)
 	if err != nil {
 		ipiv.Free()
 		return nil, nil, nil, err
 	}
-	return la, mod, &Factors{s: s, lu: lu, ipiv: ipiv, update: f.Update, Form: f.Name}, nil
+	return la, mod, &Factors{s: s, lu: lu, ipiv: ipiv, single: single, update: f.Update, Form: f.Name}, nil
 }
 
 // pickPivots sets fa.Pivoting (and fa.bf for PivotButterfly) and returns
@@ -139,11 +150,7 @@ func (fa *Factors) pickPivots(mod *gpu.Module, f LUForm) (uintptr, error) {
 		fa.bf = newButterfly(n, butterflySeed)
 	}
 	if !fa.Pivoting.Pivots() {
-		identity := make([]int32, n)
-		for i := range identity {
-			identity[i] = int32(i + 1)
-		}
-		return 0, d.Upload(fa.ipiv, identity)
+		return 0, d.Upload(fa.ipiv, identityPivots(n))
 	}
 	fa.Pivoting.RecursivePanels = f.Blocked() && f.recursivePanels(n, d.Multiprocessors())
 	return fa.ipiv.Ptr(), nil
@@ -356,7 +363,14 @@ func (fa *Factors) check(mod *gpu.Module) error {
 	if err := d.Memset32(count, 0); err != nil {
 		return err
 	}
-	f, err := mod.Function("diag_check")
+	name := "diag_check"
+	if fa.single {
+		name, mod = "diag_check_f32", nil
+		if mod, err = d.Module(kernel("half")); err != nil {
+			return err
+		}
+	}
+	f, err := mod.Function(name)
 	if err != nil {
 		return err
 	}
@@ -384,7 +398,7 @@ func diagCheckError(c int32) error {
 
 // Free frees the factors.
 func (fa *Factors) Free() error {
-	err := errors.Join(fa.lu.Free(), fa.ipiv.Free())
+	err := errors.Join(fa.lu.Free(), fa.ipiv.Free(), gpu.FreeAll(fa.rows, fa.cols))
 	if fa.pc != nil {
 		err = errors.Join(err, fa.pc.free())
 	}

@@ -119,6 +119,9 @@ const (
 	ReasonRowDominant                       // PivotAuto: A is strictly diagonally dominant by rows
 	ReasonColumnDominant                    // PivotAuto: ... by columns
 	ReasonNotDominant                       // PivotAuto: A is not diagonally dominant
+	ReasonGrowthChecked                     // PivotAuto: no pivoting, the growth checked on every panel (Half)
+	ReasonGrowthPassed                      // PivotAuto in Solve: no pivoting, as an earlier attempt's growth check passed
+	ReasonGrowthFailed                      // PivotAuto in Solve: pivoting, as an earlier attempt's growth check failed
 )
 
 // PivotingDone is how a factorization picked its pivots: Kind is
@@ -153,6 +156,12 @@ func (p PivotingDone) String() string {
 		s = "none: A is strictly diagonally dominant by rows"
 	case ReasonColumnDominant:
 		s = "none: A is strictly diagonally dominant by columns"
+	case ReasonGrowthChecked:
+		s = "none, the growth checked on every panel"
+	case ReasonGrowthPassed:
+		s = "none: the growth check passed"
+	case ReasonGrowthFailed:
+		s += ": the growth check without pivoting failed"
 	}
 	if p.Fallback != "" {
 		s += ", as the butterfly transform failed: " + p.Fallback
@@ -176,12 +185,13 @@ func ParsePivoting(name string) (Pivoting, error) {
 
 // LUForms lists the names ParseLUForm takes besides multiword variants
 // and Ozaki forms with other digit counts.
-var LUForms = []string{"fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32", "ozaki-int8x5"}
+var LUForms = []string{HalfForm, "fp64", "fp32", "tc32-fp16", "tc32-bf16", "tc32-tf32", "ozaki-int8x5"}
 
 // ozakiPrefix begins the Ozaki forms' names: ozaki-int8x5 has 5 digits.
 const ozakiPrefix = "ozaki-int8x"
 
-// ParseLUForm reads a GPU factorization: fp64, fp32, tc32-fp16 (fp16
+// ParseLUForm reads a GPU factorization: fp16-store (Half: fp16 storage,
+// no pivoting), fp64, fp32, tc32-fp16 (fp16
 // tensor cores, fp32 accumulation and storage), tc32-bf16, tc32-tf32,
 // a multiword variant with FABsum (double-fp16-fabsum ...), whose updates
 // run on the fused kernel, or ozaki-int8xS (fp64 storage, updates from S
@@ -196,6 +206,8 @@ func ParseLUForm(name string) (LUForm, error) {
 		return LUForm{Name: name, Update: Ozaki{Digits: s}}, nil
 	}
 	switch name {
+	case HalfForm:
+		return LUForm{Name: name, Update: Half{}}, nil
 	case "fp64":
 		return LUForm{Name: name, Update: Getrf{FP64}}, nil
 	case "fp32":

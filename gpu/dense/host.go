@@ -10,6 +10,7 @@ import (
 // Host copies the factors here as lu.Factors (row-major, 0-based pivots),
 // for checks such as lu.Factors.Errors. Their Storage is the update's
 // working precision: fp64 for cuSOLVER's dgetrf and the Ozaki forms,
+// fp16 for the Half form (whose factors of R·A·C Host scales back to A's),
 // fp32 for the others (A is rounded to fp32 first).
 func (fa *Factors) Host() (*lu.Factors, error) {
 	n, d := fa.s.n, fa.s.e.d
@@ -17,14 +18,44 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 		return nil, errors.New("gpu: Host: these are the factors of the butterfly-transformed matrix M·A·Nᵀ, not of A")
 	}
 	cm := make([]float64, n*n)
-	if err := d.Download(cm, fa.lu); err != nil {
+	if fa.single {
+		cm32 := make([]float32, n*n)
+		if err := d.Download(cm32, fa.lu); err != nil {
+			return nil, err
+		}
+		for i, v := range cm32 {
+			cm[i] = float64(v)
+		}
+	} else if err := d.Download(cm, fa.lu); err != nil {
 		return nil, err
 	}
 	piv := make([]int32, n)
 	if err := d.Download(piv, fa.ipiv); err != nil {
 		return nil, err
 	}
+	if fa.rows != nil {
+		r, c := make([]float64, n), make([]float64, n)
+		if err := errors.Join(d.Download(r, fa.rows), d.Download(c, fa.cols)); err != nil {
+			return nil, err
+		}
+		unscale(cm, r, c)
+	}
 	return fa.hostFactors(cm, piv), nil
+}
+
+// unscale turns the column-major factors L̂, Û of R·A·C (R, C diagonal
+// powers of two) into A's: L = R⁻¹·L̂·R, U = R⁻¹·Û·C⁻¹, exactly.
+func unscale(cm, r, c []float64) {
+	n := len(r)
+	for j := range n {
+		for i := range n {
+			if i > j {
+				cm[i+j*n] *= r[j] / r[i]
+			} else {
+				cm[i+j*n] /= r[i] * c[j]
+			}
+		}
+	}
 }
 
 // hostFactors is Host's lu.Factors from the column-major factors cm and
@@ -35,6 +66,9 @@ func (fa *Factors) hostFactors(cm []float64, piv []int32) *lu.Factors {
 	// By the update, not the name: a caller may relabel the form.
 	if fa.update != nil && fa.update.Working() == FP64 {
 		h.Storage = format.Binary64
+	}
+	if fa.update != nil && fa.update.Working() == FP16 {
+		h.Storage = format.Binary16
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {

@@ -11,9 +11,10 @@ import (
 )
 
 // A preconditioner applies M⁻¹ = Nᵀ·Û⁻¹L̂⁻¹·M·P (M, N the butterflies of
-// PivotButterfly, else the identity) to a vector on the device: the
-// interchanges as one gather, the butterflies' levels, and cuBLAS dtrsv
-// on the fp64 factors. Factors.Solve and GMRES's device basis both use it.
+// PivotButterfly, else the identity; for Half's factors of R·A·C, M = R
+// and Nᵀ = C) to a vector on the device: the interchanges as one gather,
+// the butterflies' levels or the scalings, and cuBLAS dtrsv on the fp64
+// factors. Factors.Solve and GMRES's device basis both use it.
 type preconditioner struct {
 	fa      *Factors
 	perm    *gpu.Buffer // (P·x)[i] = x[perm[i]]
@@ -21,6 +22,10 @@ type preconditioner struct {
 	r, s    [butterflyDepth]*gpu.Buffer // M's and N's diagonals per level
 	permute *gpu.Function
 	level   *gpu.Function
+	scale   *gpu.Function // Half's R and C
+	// Half's fp32 factors: the vector in fp32 for cuBLAS strsv.
+	single         *gpu.Buffer
+	toF32, fromF32 *gpu.Function
 }
 
 // precond makes the factors' preconditioner on first use.
@@ -39,6 +44,24 @@ func (fa *Factors) precond() (*preconditioner, error) {
 	}
 	if pc.level, err = mod.Function("butterfly_vec"); err != nil {
 		return nil, err
+	}
+	if fa.single {
+		if pc.single, err = d.Alloc(4 * n); err != nil {
+			return nil, err
+		}
+		pc.toF32, _ = mod.Function("f64_to_f32")
+		if pc.fromF32, err = mod.Function("f32_to_f64"); err != nil || pc.toF32 == nil {
+			return nil, errors.Join(err, errors.New("gpu: lu.cu's conversions"), pc.single.Free())
+		}
+	}
+	if fa.rows != nil {
+		half, err := d.Module(kernel("half"))
+		if err != nil {
+			return nil, err
+		}
+		if pc.scale, err = half.Function("scale_vec"); err != nil {
+			return nil, err
+		}
 	}
 	ipiv := make([]int32, n)
 	if err := d.Download(ipiv, fa.ipiv); err != nil {
@@ -93,7 +116,7 @@ func bufferOf(d *gpu.Device, x any) (*gpu.Buffer, error) {
 }
 
 func (pc *preconditioner) free() error {
-	bufs := append([]*gpu.Buffer{pc.perm}, pc.pairs[:]...)
+	bufs := append([]*gpu.Buffer{pc.perm, pc.single}, pc.pairs[:]...)
 	bufs = append(append(bufs, pc.r[:]...), pc.s[:]...)
 	return gpu.FreeAll(bufs...)
 }
@@ -121,17 +144,47 @@ func (pc *preconditioner) enqueue(q *gpu.LaunchQueue, la *gpu.Linalg, src, dst *
 			return err
 		}
 	}
+	scale := func(s *gpu.Buffer) error { return q.Launch(pc.scale, grid(n), block, 0, nil, dst, s, int64(n)) }
+	if fa.rows != nil {
+		if err := scale(fa.rows); err != nil {
+			return err
+		}
+	}
+	if err := pc.triangles(q, la, dst); err != nil {
+		return err
+	}
+	if fa.bf != nil {
+		return levels(1, pc.s, 1, 0) // Nᵀ·z: level 2, then level 1
+	}
+	if fa.cols != nil {
+		return scale(fa.cols)
+	}
+	return nil
+}
+
+// triangles queues dst = Û⁻¹L̂⁻¹·dst: cuBLAS dtrsv, or for fp32 factors
+// strsv on dst rounded to fp32.
+func (pc *preconditioner) triangles(q *gpu.LaunchQueue, la *gpu.Linalg, dst *gpu.Buffer) error {
+	fa, n := pc.fa, pc.fa.s.n
+	grid, block := [3]uint32{uint32(min(4096, (n+255)/256)), 1, 1}, [3]uint32{256, 1, 1}
+	x, trsv := dst, cuda.Dtrsv
+	if fa.single {
+		if err := q.Launch(pc.toF32, grid, block, 0, nil, dst, pc.single, int64(n)); err != nil {
+			return err
+		}
+		x, trsv = pc.single, cuda.Strsv
+	}
 	q.Do(func() error {
 		if err := cuda.CublasSetStream(la.Blas, 0); err != nil {
 			return err
 		}
-		if err := cuda.Dtrsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.Ptr(), n, dst.Ptr()); err != nil {
+		if err := trsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.Ptr(), n, x.Ptr()); err != nil {
 			return err
 		}
-		return cuda.Dtrsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.Ptr(), n, dst.Ptr())
+		return trsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.Ptr(), n, x.Ptr())
 	})
-	if fa.bf != nil {
-		return levels(1, pc.s, 1, 0) // Nᵀ·z: level 2, then level 1
+	if fa.single {
+		return q.Launch(pc.fromF32, grid, block, 0, nil, pc.single, dst, int64(n))
 	}
 	return nil
 }

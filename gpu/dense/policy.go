@@ -9,24 +9,20 @@ import (
 	"github.com/mwmm/mwmm/solve"
 )
 
-// AutoForms are the forms Solve tries, in order, for an n×n A when its
-// policy names none: the fastest on an H100 first (docs/perf/solve-h100.md),
-// each next one tried when refinement from the one before does not
-// converge.
-//   - n < 16384: fp64, without pivoting when A is diagonally dominant,
-//     else after the butterfly transform (2.3× getrf+getrs at n = 8192);
-//   - diagonally dominant from 16384: tc32-fp16 (2.7× at 16384, 4.1× at
-//     32768), then double-fp16-fabsum, then fp64;
-//   - otherwise fp64 after the butterfly transform below 32768 (1.8× at
-//     16384), and from 32768 double-fp16-fabsum with partial pivoting
-//     (1.4×), then fp64.
-func AutoForms(n int, dominant bool) []string {
-	switch {
-	case n < 16384:
-		return []string{"fp64"}
-	case dominant:
-		return []string{"tc32-fp16", "double-fp16-fabsum", "fp64"}
-	case n < 32768:
+// AutoForms are the forms Solve tries, in order, when its policy names
+// none: fp16-store (the LU without pivoting in fp16, its growth checked
+// on every panel), then, where refinement from it does not converge (A
+// too ill-conditioned for fp16 factors), double-fp16-fabsum and fp64,
+// both without pivoting as the check passed.
+func AutoForms() []string { return []string{HalfForm, "double-fp16-fabsum", "fp64"} }
+
+// PivotedForms are the forms Solve turns to when fp16-store's growth check
+// says that A needs pivoting: below order 32768 fp64 (after a butterfly
+// transform, then with partial pivoting if that fails; 2.3× getrf+getrs at
+// n = 8192, 1.8× at 16384 on an H100), and from 32768 double-fp16-fabsum
+// with partial pivoting (1.4×), then fp64 (docs/perf/solve-h100.md).
+func PivotedForms(n int) []string {
+	if n < 32768 {
 		return []string{"fp64"}
 	}
 	return []string{"double-fp16-fabsum", "fp64"}
@@ -35,9 +31,9 @@ func AutoForms(n int, dominant bool) []string {
 // A Policy says how Solve factors A and refines x.
 type Policy struct {
 	// Forms are tried in order: the next when a factorization fails or
-	// refinement from it does not converge. Empty: AutoForms for A's
-	// order and diagonal dominance (one pass over A on the device), each
-	// with Tuning's NB, Profile, LookaheadSMs, Panels and Pivoting.
+	// refinement from it does not converge. Empty: AutoForms, each with
+	// Tuning's NB, Profile, LookaheadSMs, Panels and Pivoting, and
+	// PivotedForms in their place when fp16-store's growth check fails.
 	Forms  []LUForm
 	Tuning LUForm
 	// Refine is refinement's options. Every form but the last refines
@@ -128,7 +124,6 @@ func Solve(ctx context.Context, sys *System, b []float64, pol Policy) ([]float64
 // factorSource is what Solve needs of a System: the seam its tests fake.
 type factorSource interface {
 	N() int
-	DiagonallyDominant() (bool, error)
 	factor(LUForm) (factored, error)
 	// operator is A for refinement: the *System itself, which the
 	// factors' NewKrylovBasis recognizes to keep GMRES on the device.
@@ -143,20 +138,32 @@ type factored interface {
 }
 
 func solveWith(ctx context.Context, sys factorSource, b []float64, pol Policy) ([]float64, Report, error) {
-	start := time.Now()
 	var rep Report
-	forms, err := policyForms(sys, pol)
-	rep.Elapsed = time.Since(start)
+	forms, err := policyForms(pol.Forms, AutoForms(), pol.Tuning)
 	if err != nil {
 		return nil, rep, err
 	}
-	for i, f := range forms {
+	growth := growthUnknown
+	for i := 0; i < len(forms); i++ {
 		before := len(rep.Attempts)
-		x, err := tryForm(ctx, sys, b, f, pol, i < len(forms)-1, &rep)
+		f, reason := growth.apply(forms[i])
+		x, err := tryForm(ctx, sys, b, f, reason, pol, i < len(forms)-1, &rep)
 		for _, a := range rep.Attempts[before:] {
 			rep.Elapsed += a.Elapsed
 		}
-		out := rep.Final().Outcome
+		final := rep.Final()
+		switch {
+		case len(pol.Forms) == 0 && errors.Is(final.Err, ErrNeedsPivoting):
+			growth = growthFailed
+			pivoted, perr := policyForms(nil, PivotedForms(sys.N()), pol.Tuning)
+			if perr != nil {
+				return nil, rep, perr
+			}
+			forms = append(forms[:i+1], pivoted...)
+		case final.Pivoting.Reason == ReasonGrowthChecked:
+			growth = growthPassed
+		}
+		out := final.Outcome
 		if i == len(forms)-1 || ctx.Err() != nil || (out != FactorFailed && out != NotConverged) {
 			return x, rep, err
 		}
@@ -164,42 +171,75 @@ func solveWith(ctx context.Context, sys factorSource, b []float64, pol Policy) (
 	return nil, rep, errors.New("gpu: a policy with no forms")
 }
 
-// policyForms is the policy's forms, or AutoForms's for sys.
-func policyForms(sys factorSource, pol Policy) ([]LUForm, error) {
-	if len(pol.Forms) > 0 {
-		return pol.Forms, nil
+// policyForms is forms, or when there are none the named ones with
+// tuning's settings (leaving out fp16-store when the tuning pivots).
+func policyForms(forms []LUForm, names []string, tuning LUForm) ([]LUForm, error) {
+	if len(forms) > 0 {
+		return forms, nil
 	}
-	dominant, err := sys.DiagonallyDominant()
-	if err != nil {
-		return nil, err
-	}
-	var forms []LUForm
-	for _, name := range AutoForms(sys.N(), dominant) {
+	for _, name := range names {
+		if name == HalfForm && (tuning.Pivoting == PivotPartial || tuning.Pivoting == PivotButterfly) {
+			continue
+		}
 		f, err := ParseLUForm(name)
 		if err != nil {
 			return nil, err
 		}
-		t := pol.Tuning
+		t := tuning
 		f.NB, f.Profile, f.LookaheadSMs, f.Panels, f.Pivoting = t.NB, t.Profile, t.LookaheadSMs, t.Panels, t.Pivoting
 		forms = append(forms, f)
 	}
 	return forms, nil
 }
 
-// tryForm factors in the form and refines, appending its attempts to rep.
-// With PivotAuto, a butterfly transform that fails (a zero or non-finite
-// pivot, or refinement that does not converge) is factored again with
-// partial pivoting, in a second attempt that says why. With budgeted,
-// refinement may take as long as the factorization did.
-func tryForm(ctx context.Context, sys factorSource, b []float64, f LUForm, pol Policy, budgeted bool, rep *Report) ([]float64, error) {
+// growthState is what Solve learned from fp16-store's growth check, for
+// the forms after it.
+type growthState int
+
+const (
+	growthUnknown growthState = iota
+	growthPassed
+	growthFailed
+)
+
+// apply sets a PivotAuto form's pivoting from the check, with the reason
+// its attempts report (ReasonAsked: none to add): none where it passed;
+// where it failed, partial, or for fp64 the butterfly transform
+// (tryForm falls back to partial when that fails).
+func (g growthState) apply(f LUForm) (LUForm, PivotReason) {
+	if f.Pivoting != PivotAuto || g == growthUnknown {
+		return f, ReasonAsked
+	}
+	if g == growthPassed {
+		f.Pivoting = PivotNone
+		return f, ReasonGrowthPassed
+	}
+	f.Pivoting = PivotPartial
+	if u, ok := f.Update.(Getrf); ok && u.Precision == FP64 {
+		f.Pivoting = PivotButterfly
+	}
+	return f, ReasonGrowthFailed
+}
+
+// tryForm factors in the form and refines, appending its attempts to rep
+// (with reason, when set, as their pivoting's). A butterfly transform
+// that Solve chose (PivotAuto, or reason set) and that fails (a zero or
+// non-finite pivot, or refinement that does not converge) is factored
+// again with partial pivoting, in a second attempt that says why. With
+// budgeted, refinement may take as long as the factorization did.
+func tryForm(ctx context.Context, sys factorSource, b []float64, f LUForm, reason PivotReason, pol Policy, budgeted bool, rep *Report) ([]float64, error) {
 	fallback := ""
+	chosen := f.Pivoting == PivotAuto || reason != ReasonAsked
 	for {
 		start := time.Now()
 		fa, err := sys.factor(f)
 		if err != nil {
-			rep.Attempts = append(rep.Attempts, Attempt{Form: f, Pivoting: PivotingDone{Kind: f.Pivoting, Fallback: fallback},
-				Outcome: FactorFailed, Err: err, Elapsed: time.Since(start)})
-			if f.Pivoting == PivotAuto && errors.Is(err, ErrButterflyFailed) {
+			a := Attempt{Form: f, Pivoting: PivotingDone{Kind: f.Pivoting, Reason: reason, Fallback: fallback}, Outcome: FactorFailed, Err: err, Elapsed: time.Since(start)}
+			if errors.Is(err, ErrNeedsPivoting) {
+				a.Pivoting = PivotingDone{Kind: PivotNone, Reason: ReasonGrowthChecked}
+			}
+			rep.Attempts = append(rep.Attempts, a)
+			if chosen && errors.Is(err, ErrButterflyFailed) {
 				fallback, f.Pivoting = err.Error(), PivotPartial
 				continue
 			}
@@ -207,11 +247,14 @@ func tryForm(ctx context.Context, sys factorSource, b []float64, f LUForm, pol P
 		}
 		a := fa.attempt()
 		a.Form, a.Pivoting.Fallback = f, fallback
+		if reason != ReasonAsked {
+			a.Pivoting.Reason = reason
+		}
 		x, err := refine(ctx, sys, b, fa, a.Factor, pol, budgeted, &a)
 		a.Elapsed = time.Since(start)
 		fa.Free()
 		rep.Attempts = append(rep.Attempts, a)
-		if a.Outcome == NotConverged && f.Pivoting == PivotAuto && a.Pivoting.Kind == PivotButterfly {
+		if a.Outcome == NotConverged && chosen && a.Pivoting.Kind == PivotButterfly {
 			fallback, f.Pivoting = fmt.Sprintf("refinement %s, backward error %.3g", a.Refine.Stop, a.Refine.BackwardError), PivotPartial
 			continue
 		}

@@ -28,17 +28,16 @@ const (
 	fails                                 // a singular pivot
 	uselessButterfly                      // PivotAuto means the butterfly transform: useless
 	zeroPivot                             // PivotAuto means the butterfly transform: ErrButterflyFailed
+	needsPivoting                         // fp16-store's growth check fails (a GrowthError)
 )
 
 type fakeSystem struct {
-	a            *mat.Dense
-	dominant     bool
-	order        int // N() when set (policyForms's tests), else a's
-	behaviour    map[string]fakeBehaviour
-	took         time.Duration // each factorization's reported time
-	mulErr       error         // MulVec's error, to fail refinement
-	dominanceErr error         // DiagonallyDominant's error
-	factored     []LUForm      // the forms asked for, in order
+	a         *mat.Dense
+	order     int // N() when set, else a's
+	behaviour map[string]fakeBehaviour
+	took      time.Duration // each factorization's reported time
+	mulErr    error         // MulVec's error, to fail refinement
+	factored  []LUForm      // the forms asked for, in order
 }
 
 func newFakeSystem(n int, seed uint64) *fakeSystem {
@@ -70,18 +69,22 @@ func (s *fakeSystem) MulVec(x, y []float64) error {
 
 func (s *fakeSystem) NormInf() float64 { return mat.Norm(s.a, math.Inf(1)) }
 
-func (s *fakeSystem) DiagonallyDominant() (bool, error) { return s.dominant, s.dominanceErr }
-
 func (s *fakeSystem) operator() solve.Operator { return s }
 
 func (s *fakeSystem) factor(f LUForm) (factored, error) {
 	s.factored = append(s.factored, f)
 	done := PivotingDone{Kind: f.Pivoting, Reason: ReasonAsked}
-	if f.Pivoting == PivotAuto {
+	how := s.behaviour[f.Name]
+	_, half := f.Update.(Half)
+	switch {
+	case half && f.Pivoting == PivotAuto && how == needsPivoting:
+		return nil, &GrowthError{Column: 1024, Multiplier: 3e4, Growth: 1}
+	case half && f.Pivoting == PivotAuto:
+		done = PivotingDone{Kind: PivotNone, Reason: ReasonGrowthChecked}
+	case f.Pivoting == PivotAuto:
 		done = PivotingDone{Kind: PivotPartial, Reason: ReasonNotDominant}
 	}
-	how := s.behaviour[f.Name]
-	if f.Pivoting == PivotAuto {
+	if f.Pivoting == PivotAuto || f.Pivoting == PivotButterfly {
 		switch how {
 		case zeroPivot:
 			return nil, fmt.Errorf("gpu: zero pivot: %w", ErrButterflyFailed)
@@ -148,55 +151,54 @@ func rhs(n int) []float64 {
 	return b
 }
 
-func TestAutoForms(t *testing.T) {
+func TestAutoAndPivotedForms(t *testing.T) {
+	if got := AutoForms(); len(got) == 0 || got[0] != HalfForm {
+		t.Errorf("AutoForms() = %q: fp16-store, whose check decides the pivoting, comes first", got)
+	}
 	for _, c := range []struct {
-		n        int
-		dominant bool
-		want     []string
+		n    int
+		want []string
 	}{
-		{1000, false, []string{"fp64"}},
-		{16383, true, []string{"fp64"}},
-		{16384, true, []string{"tc32-fp16", "double-fp16-fabsum", "fp64"}},
-		{16384, false, []string{"fp64"}},
-		{32767, false, []string{"fp64"}},
-		{32768, false, []string{"double-fp16-fabsum", "fp64"}},
-		{65536, true, []string{"tc32-fp16", "double-fp16-fabsum", "fp64"}},
+		{1000, []string{"fp64"}},
+		{32767, []string{"fp64"}},
+		{32768, []string{"double-fp16-fabsum", "fp64"}},
 	} {
-		got := AutoForms(c.n, c.dominant)
-		if !slices.Equal(got, c.want) {
-			t.Errorf("AutoForms(%d, %v) = %q, want %q", c.n, c.dominant, got, c.want)
+		if got := PivotedForms(c.n); !slices.Equal(got, c.want) {
+			t.Errorf("PivotedForms(%d) = %q, want %q", c.n, got, c.want)
 		}
-		for _, name := range got {
-			if _, err := ParseLUForm(name); err != nil {
-				t.Errorf("AutoForms(%d, %v): %v", c.n, c.dominant, err)
-			}
+	}
+	for _, name := range append(AutoForms(), PivotedForms(1<<20)...) {
+		if _, err := ParseLUForm(name); err != nil {
+			t.Error(err)
 		}
 	}
 }
 
-// Without forms, the policy takes AutoForms's for A's order and
-// dominance, each with the tuning's settings.
-func TestPolicyAutoFormsTuned(t *testing.T) {
-	sys := newFakeSystem(4, 1)
-	sys.order, sys.dominant = 32768, true
-	tuning := LUForm{NB: 512, LookaheadSMs: -1, Panels: PanelsRecursive, Pivoting: PivotPartial, Profile: true}
-	fs, err := policyForms(sys, Policy{Tuning: tuning})
+// Without forms, the policy takes the named ones with the tuning's
+// settings; named forms are taken as they are.
+func TestPolicyFormsTuned(t *testing.T) {
+	tuning := LUForm{NB: 512, LookaheadSMs: -1, Panels: PanelsRecursive, Pivoting: PivotNone, Profile: true}
+	fs, err := policyForms(nil, AutoForms(), tuning)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, f := range fs {
 		names = append(names, f.Name)
-		if f.NB != 512 || f.LookaheadSMs != -1 || f.Panels != PanelsRecursive || f.Pivoting != PivotPartial || !f.Profile {
+		if f.NB != 512 || f.LookaheadSMs != -1 || f.Panels != PanelsRecursive || f.Pivoting != PivotNone || !f.Profile {
 			t.Errorf("%s: tuning not applied: %+v", f.Name, f)
 		}
 	}
-	if want := AutoForms(32768, true); !slices.Equal(names, want) {
+	if want := AutoForms(); !slices.Equal(names, want) {
 		t.Errorf("forms %q, want %q", names, want)
 	}
-	// Named forms are taken as they are, with no dominance pass needed.
+	// A tuning that pivots leaves out fp16-store, which cannot.
+	tuning.Pivoting = PivotPartial
+	if fs, _ := policyForms(nil, AutoForms(), tuning); len(fs) != len(AutoForms())-1 || fs[0].Name == HalfForm {
+		t.Errorf("with partial pivoting: %+v", fs)
+	}
 	named := forms(t, PivotNone, "fp32")
-	if fs, _ := policyForms(sys, Policy{Forms: named, Tuning: tuning}); len(fs) != 1 || fs[0].NB != 0 {
+	if fs, _ := policyForms(named, AutoForms(), tuning); len(fs) != 1 || fs[0].NB != 0 {
 		t.Errorf("named forms changed: %+v", fs)
 	}
 }
@@ -326,16 +328,54 @@ func TestSolveCancelled(t *testing.T) {
 	}
 }
 
-// A failure before any factorization (the dominance pass) leaves the
-// report empty; Final and Escalations still answer.
-func TestSolveFailsBeforeFactoring(t *testing.T) {
-	sys := newFakeSystem(20, 9)
-	sys.dominanceErr = errors.New("device lost")
-	x, rep, err := solveWith(context.Background(), sys, rhs(20), Policy{Refine: classical})
-	if err == nil || x != nil || len(rep.Attempts) != 0 || len(sys.factored) != 0 {
-		t.Fatalf("x %v, err %v, %d attempts, %d factorizations", x != nil, err, len(rep.Attempts), len(sys.factored))
+// When fp16-store's growth check fails, Solve turns to PivotedForms: for
+// fp64 the butterfly transform, then partial pivoting where that fails,
+// each attempt saying that the check failed.
+func TestSolveGrowthCheckFails(t *testing.T) {
+	sys := newFakeSystem(40, 9)
+	sys.behaviour[HalfForm] = needsPivoting
+	sys.behaviour["fp64"] = zeroPivot
+	x, rep, err := solveWith(context.Background(), sys, rhs(40), Policy{Refine: classical})
+	if err != nil || x == nil {
+		t.Fatalf("x %v, err %v", x != nil, err)
 	}
-	if rep.Final().Outcome != FactorFailed || len(rep.Escalations()) != 0 {
-		t.Errorf("Final %+v, escalations %q", rep.Final(), rep.Escalations())
+	var names []string
+	for _, f := range sys.factored {
+		names = append(names, fmt.Sprintf("%s/%s", f.Name, Pivotings[f.Pivoting]))
+	}
+	if want := []string{HalfForm + "/auto", "fp64/butterfly", "fp64/partial"}; !slices.Equal(names, want) {
+		t.Fatalf("factored %q, want %q", names, want)
+	}
+	var ge *GrowthError
+	first := rep.Attempts[0]
+	if !errors.As(first.Err, &ge) || first.Outcome != FactorFailed || first.Pivoting.Reason != ReasonGrowthChecked {
+		t.Errorf("first attempt %+v", first)
+	}
+	final := rep.Final()
+	if final.Pivoting.Kind != PivotPartial || !strings.Contains(final.Pivoting.String(), "growth check without pivoting failed") {
+		t.Errorf("final pivoting %q", final.Pivoting)
+	}
+	if esc := rep.Escalations(); len(esc) != 1 || !strings.Contains(esc[0], "needs pivoting") {
+		t.Errorf("escalations %q", esc)
+	}
+}
+
+// When the check passes but fp16 factors do not refine to the tolerance,
+// the next forms factor without pivoting, saying why.
+func TestSolveGrowthCheckPasses(t *testing.T) {
+	sys := newFakeSystem(40, 10)
+	sys.behaviour[HalfForm] = useless
+	x, rep, err := solveWith(context.Background(), sys, rhs(40), Policy{Refine: classical})
+	if err != nil || x == nil {
+		t.Fatalf("x %v, err %v", x != nil, err)
+	}
+	if len(sys.factored) != 2 || sys.factored[1].Name != "double-fp16-fabsum" || sys.factored[1].Pivoting != PivotNone {
+		t.Fatalf("factored %+v", sys.factored)
+	}
+	if a := rep.Attempts[0]; a.Outcome != NotConverged || a.Pivoting.Reason != ReasonGrowthChecked {
+		t.Errorf("first attempt %+v", a)
+	}
+	if p := rep.Final().Pivoting; p.Reason != ReasonGrowthPassed || p.String() != "none: the growth check passed" {
+		t.Errorf("final pivoting %+v (%q)", p, p)
 	}
 }

@@ -18,8 +18,9 @@ type Solver struct {
 	lt        *gpu.Lt
 	workspace *gpu.Buffer
 
-	streamsMu sync.Mutex
-	luStreams [2]*gpu.Stream // the blocked LU's main and look-ahead streams
+	streamsMu   sync.Mutex
+	luStreams   [2]*gpu.Stream // the blocked LU's main and look-ahead streams
+	halfStreams [2]*gpu.Stream // fp16-store's: independent of the default stream
 }
 
 // New returns a Solver on the engine's device.

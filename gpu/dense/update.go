@@ -13,12 +13,16 @@ type Precision int
 const (
 	FP32 Precision = iota + 1 // binary32 (the zero value is no precision)
 	FP64                      // binary64
+	FP16                      // binary16: the Half form's storage
 )
 
 // Size is an element's size in bytes.
 func (p Precision) Size() int {
-	if p == FP64 {
+	switch p {
+	case FP64:
 		return 8
+	case FP16:
+		return 2
 	}
 	return 4
 }
@@ -29,6 +33,8 @@ func (p Precision) String() string {
 		return "fp32"
 	case FP64:
 		return "fp64"
+	case FP16:
+		return "fp16"
 	}
 	return fmt.Sprintf("Precision(%d)", int(p))
 }
@@ -54,8 +60,8 @@ func (p Precision) variant(name string) string {
 	return name
 }
 
-// An Update is how an LUForm factors: one of Getrf, TC32, Fused and
-// Ozaki. Its String is the form's name as ParseLUForm reads it.
+// An Update is how an LUForm factors: one of Getrf, TC32, Fused, Ozaki
+// and Half. Its String is the form's name as ParseLUForm reads it.
 type Update interface {
 	// Working is the precision the factorization holds the matrix in.
 	Working() Precision
@@ -78,6 +84,23 @@ type TC32 struct{ Words gpu.DataType }
 // fused kernel with a multiword FABsum plan. (A Plan holds a slice: a
 // Fused does not compare with ==.)
 type Fused struct{ Plan multiword.Plan }
+
+// Half is the blocked LU without pivoting held in fp16, HPL-MxP's form:
+// A scaled by powers of two into fp16's range, each diagonal block
+// factored in fp32, its triangles inverted and applied as products, and
+// the trailing updates fp16 products with fp32 accumulation (cuBLASLt),
+// stored back in fp16: half the bytes of fp32 storage, at fp16's tensor
+// core rate. A growth check on every panel says when the matrix needs
+// pivoting (GrowthError).
+type Half struct{}
+
+func (Half) Working() Precision { return FP16 }
+func (Half) Blocked() bool      { return true }
+func (Half) String() string     { return HalfForm }
+func (Half) update()            {}
+
+// HalfForm is the Half form's name.
+const HalfForm = "fp16-store"
 
 // Ozaki is the blocked LU held in fp64 whose updates run on the int8
 // tensor cores, each row of L₂₁ and column of U₁₂ cut into Digits 7-bit

@@ -1,0 +1,337 @@
+package dense
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+)
+
+// halfExponent places each column of the scaled A in [2^8, 2^9): above
+// fp16's subnormals (2^-14) by 22 binades, below its largest value
+// (65504) by 7, the room the growth check leaves U.
+const halfExponent = 8
+
+// halfLU is the fp16-storage LU's state: the scaled A in fp16 becoming
+// the factors, the diagonal block's fp32 work, the inverted triangles, and
+// the look-ahead's two streams.
+type halfLU struct {
+	e      *Solver
+	d      *gpu.Device
+	la     *gpu.Linalg
+	n, nb  int
+	w      *gpu.Buffer    // R·A·C in fp16, then L̂ and Û
+	diag   *gpu.Buffer    // the diagonal block in fp32, then its LU
+	inv32  *gpu.Buffer    // a triangle's inverse in fp32
+	invU   *gpu.Buffer    // U₁₁⁻¹ in fp16, for L₂₁ (the panel's stream)
+	invL   [2]*gpu.Buffer // L₁₁⁻¹ in fp16, for U₁₂: one step's, the next's
+	tmpL   *gpu.Buffer    // A₂₁ copied: L₂₁ = A₂₁·U₁₁⁻¹ is out of place
+	tmpU   *gpu.Buffer    // A₁₂ copied
+	work   *gpu.Buffer    // sgetrf's work space, its info word at info
+	info   uintptr
+	growth *gpu.Buffer // max |Â|, then per step max |L| and max |U| (binary32 bits)
+	ph     *Phases     // nil: not profiling
+	fn     map[string]*gpu.Function
+
+	main, side     *gpu.Stream
+	sideSMs        int
+	ready, paneled *gpu.Event
+	algos          map[string]*gpu.Algorithm
+}
+
+var halfKernels = map[string]string{
+	"row_amax": "half", "pow2_scales": "half", "col_amax": "half", "scale_to_f16": "half",
+	"to_f32_f16": "half", "from_f32_f16": "half", "copy_f16": "half",
+	"amax_f16": "half", "amax_tri_f32": "half", "eye_f32": "lu",
+}
+
+func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
+	h := &halfLU{e: e, d: e.d, la: la, n: n, nb: nb, fn: map[string]*gpu.Function{}, algos: map[string]*gpu.Algorithm{}}
+	for name, src := range halfKernels {
+		mod, err := e.d.Module(kernel(src))
+		if err != nil {
+			return nil, err
+		}
+		if h.fn[name], err = mod.Function(name); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.alloc(); err != nil {
+		h.free()
+		return nil, err
+	}
+	var err error
+	if h.main, h.side, err = e.independentStreams(); err != nil {
+		h.free()
+		return nil, err
+	}
+	if h.sideSMs = f.LookaheadSMs; h.sideSMs == 0 {
+		h.sideSMs = 32
+	}
+	if f.Profile || h.sideSMs < 0 || h.sideSMs >= e.d.Multiprocessors() {
+		h.side, h.sideSMs = h.main, 0
+	}
+	h.ready, err = e.d.NewEvent()
+	if err == nil {
+		h.paneled, err = e.d.NewEvent()
+	}
+	if err != nil {
+		h.free()
+	}
+	return h, err
+}
+
+// independentStreams returns fp16-store's two streams, made once per
+// engine. They do not wait for the default stream: cuSOLVER's getrf on
+// the panel's stream synchronizes with it, which with ordinary streams
+// held the panel until the update beside it was done.
+func (e *Solver) independentStreams() (main, side *gpu.Stream, err error) {
+	e.streamsMu.Lock()
+	defer e.streamsMu.Unlock()
+	if e.halfStreams[0] == nil {
+		for i := range e.halfStreams {
+			if e.halfStreams[i], err = e.d.NewIndependentStream(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return e.halfStreams[0], e.halfStreams[1], nil
+}
+
+// alloc allocates the working matrix and the scratch.
+func (h *halfLU) alloc() error {
+	n, jb := h.n, min(h.nb, h.n)
+	sizes := []struct {
+		buf   **gpu.Buffer
+		bytes int
+	}{
+		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.invU, 2 * jb * jb},
+		{&h.invL[0], 2 * jb * jb}, {&h.invL[1], 2 * jb * jb},
+		{&h.tmpL, 2 * jb * max(n-jb, 1)}, {&h.tmpU, 2 * jb * max(n-jb, 1)},
+		{&h.growth, 4 * (1 + 2*h.steps())},
+	}
+	for _, s := range sizes {
+		var err error
+		if *s.buf, err = h.d.Alloc(s.bytes); err != nil {
+			return err
+		}
+	}
+	var err error
+	if h.work, err = h.e.getrfWork(h.la, FP32, jb, jb, h.diag.Ptr(), jb); err != nil {
+		return err
+	}
+	h.info = h.work.Ptr() + uintptr(h.work.Bytes()-256)
+	return h.d.Memset32(h.growth, 0)
+}
+
+func (h *halfLU) steps() int { return (h.n + h.nb - 1) / h.nb }
+
+func (h *halfLU) free() {
+	if h.ready != nil {
+		h.d.Do(func() error {
+			return errors.Join(cuda.CusolverSetStream(h.la.Solver, 0), cuda.CublasSetStream(h.la.Blas, 0))
+		})
+		h.ready.Close()
+	}
+	if h.paneled != nil {
+		h.paneled.Close()
+	}
+	gpu.FreeAll(h.w, h.diag, h.inv32, h.invU, h.invL[0], h.invL[1], h.tmpL, h.tmpU, h.growth, h.work)
+}
+
+// at is the fp16 entry (i, j) of w.
+func (h *halfLU) at(i, j int) *gpu.Buffer { return h.w.View(2 * (i + j*h.n)) }
+
+// launch runs a kernel of half.cu (or lu.cu's eye_f32) on st with blocks
+// of 256 threads.
+func (h *halfLU) launch(name string, grid [3]uint32, st *gpu.Stream, args ...any) error {
+	return h.fn[name].Launch(grid, [3]uint32{256, 1, 1}, 0, st, args...)
+}
+
+// blockGrid covers an m×n block: blocks take rows of a column, up to 64
+// of them, and columns up to 65535.
+func blockGrid(m, n int) [3]uint32 {
+	return [3]uint32{uint32(max(1, min((m+255)/256, 64))), uint32(max(1, min(n, 65535))), 1}
+}
+
+// amaxGrid is an amax kernel's: at most 2048 blocks, each raising the
+// maximum once.
+func amaxGrid(m, n int) [3]uint32 {
+	return [3]uint32{uint32(max(1, min((m+255)/256, 8))), uint32(max(1, min(n, 256))), 1}
+}
+
+// scale writes R·A·C into w in fp16, with r and c (n fp64 each) powers
+// of two: every row's largest entry brought to [1, 2), then every
+// column's to [2^halfExponent, 2^(halfExponent+1)), in three passes over
+// A (the rows' maxima, the columns', the scaled copy); the largest
+// |entry| goes to growth's first word.
+func (h *halfLU) scale(a, r, c *gpu.Buffer) error {
+	n := h.n
+	maxBits, err := h.d.Alloc(8 * n)
+	if err != nil {
+		return err
+	}
+	defer maxBits.Free()
+	chunks := uint32((n + 255) / 256)
+	spread := [3]uint32{min(chunks, 4096), 1, 1}
+	steps := []func() error{
+		func() error { return h.d.Memset32(maxBits, 0) },
+		func() error {
+			return h.launch("row_amax", [3]uint32{chunks, chunks, 1}, nil, a, int64(n), int32(256), maxBits)
+		},
+		func() error { return h.launch("pow2_scales", spread, nil, maxBits, r, int64(n), int32(0)) },
+		func() error { return h.d.Memset32(maxBits, 0) },
+		func() error {
+			return h.launch("col_amax", [3]uint32{uint32(min(n, 65535)), 1, 1}, nil, a, int64(n), r, maxBits)
+		},
+		func() error { return h.launch("pow2_scales", spread, nil, maxBits, c, int64(n), int32(halfExponent)) },
+		func() error {
+			grid := [3]uint32{min(chunks, 4), uint32(min(n, 4096)), 1}
+			return h.launch("scale_to_f16", grid, nil, a, int64(n), r, c, h.w, h.growth)
+		},
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return err
+		}
+	}
+	return h.d.Sync() // maxBits is freed on return
+}
+
+// growthAt is step k's words in growth: max |L|, then max |U|.
+func (h *halfLU) growthAt(k int) (l, u *gpu.Buffer) {
+	b := h.growth.View(4 * (1 + 2*k))
+	return b, b.View(4)
+}
+
+// matmul runs D = α·A·B + β·C in fp16 with fp32 accumulation, on the
+// algorithm the first product of its kind chose (a heuristic per shape
+// costs more than a small product). The panel's stream gets no workspace:
+// the update's holds the engine's.
+func (h *halfLU) matmul(kind string, spec gpu.MatmulSpec) error {
+	spec.TypeA, spec.TypeB, spec.TypeC, spec.TypeD = gpu.F16, gpu.F16, gpu.F16, gpu.F16
+	spec.Compute = gpu.Compute32F
+	if spec.Stream == h.main {
+		spec.Workspace = h.e.workspace
+		kind += "+workspace" // an algorithm may need it
+	}
+	spec.Algorithm = h.algos[kind]
+	used, err := h.e.lt.MatmulAlgo(spec)
+	if err != nil && spec.Algorithm != nil {
+		spec.Algorithm = nil
+		used, err = h.e.lt.MatmulAlgo(spec)
+	}
+	if err == nil && h.algos[kind] == nil {
+		h.algos[kind] = &used
+	}
+	return err
+}
+
+// The growth check's limits: elimination without pivoting is taken as
+// safe while every multiplier |l_ij| stays at most HalfMaxMultiplier and
+// every |u_ij| at most HalfMaxGrowth times A's largest entry (both
+// after the scaling). Partial pivoting keeps |l_ij| ≤ 1; a random matrix
+// eliminated without pivoting shows multipliers of 10^3 and more in its
+// first panel, a diagonally dominant one none above 1. The product of
+// the two bounds the factors' |L|·|U| against |A| entrywise by the order
+// of 2^12 per step, which fp16 factors refined by GMRES absorb; beyond, take
+// partial pivoting. They also keep U below fp16's overflow (2^9·2^6).
+const (
+	HalfMaxMultiplier = 64
+	HalfMaxGrowth     = 64
+)
+
+// ErrNeedsPivoting is wrapped by the error of a factorization without
+// pivoting whose growth check failed: factor again with partial pivoting.
+var ErrNeedsPivoting = errors.New("the matrix needs pivoting")
+
+// A GrowthError says where and by how much an LU without pivoting
+// failed its growth check.
+type GrowthError struct {
+	Column     int     // the first column of the first panel that failed
+	Multiplier float64 // the largest |l_ij| up to that panel
+	Growth     float64 // the largest |u_ij| over the largest |a_ij|
+}
+
+func (e *GrowthError) Error() string {
+	return fmt.Sprintf("%v: without pivoting, the panel at column %d has multipliers up to %.3g and |U| up to %.3g·max|A| (the check allows %d and %d)",
+		ErrNeedsPivoting, e.Column+1, e.Multiplier, e.Growth, HalfMaxMultiplier, HalfMaxGrowth)
+}
+
+func (e *GrowthError) Unwrap() error { return ErrNeedsPivoting }
+
+// growthVerdict judges the steps' maxima (max |L|, max |U| per step,
+// after maxA, A's largest |entry|): the first step past a limit, or with
+// a NaN or an Inf, as a GrowthError; nil when none is.
+func growthVerdict(maxA float32, steps []float32, nb int) *GrowthError {
+	if maxA == 0 {
+		return nil // A = 0: the factors' check says it is singular
+	}
+	var l, u float64
+	for k := 0; 2*k+1 < len(steps); k++ {
+		l, u = max(l, float64(steps[2*k])), max(u, float64(steps[2*k+1]))
+		bad := func(x float32) bool { return x != x || math.IsInf(float64(x), 0) }
+		g := u / float64(maxA)
+		if bad(steps[2*k]) || bad(steps[2*k+1]) || l > HalfMaxMultiplier || !(g <= HalfMaxGrowth) {
+			return &GrowthError{Column: k * nb, Multiplier: l, Growth: g}
+		}
+	}
+	return nil
+}
+
+// factorHalf factors R·A·C in fp16 without pivoting (the Half update),
+// checking the growth unless the form says PivotNone, and brings the
+// factors to fa.lu in fp32 (exactly); fa keeps R and C for Solve.
+func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
+	s, d, n := fa.s, fa.s.e.d, fa.s.n
+	switch f.Pivoting {
+	case PivotPartial, PivotButterfly:
+		return fmt.Errorf("gpu: the %s form factors without pivoting; with %s pivoting take double-fp16-fabsum or fp64", f.Name, Pivotings[f.Pivoting])
+	}
+	check := f.Pivoting == PivotAuto
+	fa.Pivoting = PivotingDone{Kind: PivotNone}
+	if check {
+		fa.Pivoting.Reason = ReasonGrowthChecked
+	}
+	if err := d.Upload(fa.ipiv, identityPivots(n)); err != nil {
+		return err
+	}
+	if err := fa.setNB(f, false); err != nil {
+		return err
+	}
+	h, err := s.e.newHalfLU(la, n, fa.NB, f)
+	if err != nil {
+		return err
+	}
+	defer h.free()
+	if f.Profile {
+		fa.Phases = new(Phases)
+		h.ph = fa.Phases
+	}
+	if fa.rows, err = d.Alloc(8 * n); err == nil {
+		fa.cols, err = d.Alloc(8 * n)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.timed(phaseConvert, func() error { return h.scale(s.a, fa.rows, fa.cols) }); err != nil {
+		return err
+	}
+	if err := h.run(check); err != nil {
+		return err
+	}
+	return h.timed(phaseConvert, func() error {
+		return h.launch("to_f32_f16", blockGrid(n, n), nil, h.w, int64(n), fa.lu, int64(n), int32(n), int32(n))
+	})
+}
+
+// identityPivots are LAPACK's pivots of no interchange (1-based).
+func identityPivots(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i + 1)
+	}
+	return p
+}

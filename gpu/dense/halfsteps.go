@@ -1,0 +1,215 @@
+package dense
+
+import (
+	"fmt"
+
+	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
+)
+
+// run factors w without pivoting, right-looking, with one step of
+// look-ahead: the next panel's columns are updated first and that panel
+// factored on the side stream (leaving it sideSMs multiprocessors) while
+// the rest of the update runs on main. With check, the growth is read
+// after the first panel, before the rest is queued (a matrix that needs
+// pivoting mostly shows it there, before the work is spent), and at the
+// end; a *GrowthError says where it failed.
+func (h *halfLU) run(check bool) error {
+	if err := h.timed(phasePanel, func() error { return h.panel(0, h.main) }); err != nil {
+		return err
+	}
+	if check {
+		if err := h.verdict(1); err != nil {
+			return err
+		}
+	}
+	for j := 0; j < h.n; j += h.nb {
+		if err := h.step(j); err != nil {
+			return fmt.Errorf("gpu: fp16 LU step at column %d: %w", j, err)
+		}
+	}
+	if err := h.d.Sync(); err != nil || !check {
+		return err
+	}
+	return h.verdict(h.steps())
+}
+
+// verdict reads the growth of the first steps (waiting for the device:
+// the streams are independent of Download's) and judges it.
+func (h *halfLU) verdict(steps int) error {
+	words := make([]float32, 1+2*steps)
+	if err := h.d.Sync(); err != nil {
+		return err
+	}
+	if err := h.d.Download(words, h.growth); err != nil {
+		return err
+	}
+	if bad := growthVerdict(words[0], words[1:], h.nb); bad != nil {
+		return bad
+	}
+	return nil
+}
+
+// step takes the step at column j, its panel factored: U₁₂ and the
+// update for the next panel's columns, then the next panel (aside, with
+// the look-ahead) and the rest of the columns.
+func (h *halfLU) step(j int) error {
+	s := stepOf(j, h.nb, h.n)
+	k := j / h.nb
+	if s.rest == 0 {
+		return nil
+	}
+	if h.side != h.main {
+		if err := h.main.Wait(h.paneled); err != nil {
+			return err
+		}
+	}
+	c0 := j + s.jb
+	if err := h.timed(phaseTrsm, func() error { return h.u12(s, k, c0, s.next, 0) }); err != nil {
+		return err
+	}
+	if err := h.timed(phaseUpdate, func() error { return h.update(s, c0, s.next, 0) }); err != nil {
+		return err
+	}
+	if h.side == h.main || s.rest == s.next {
+		if err := h.restOf(s, k, 0); err != nil {
+			return err
+		}
+		return h.timed(phasePanel, func() error { return h.panel(c0, h.main) })
+	}
+	if err := h.ready.Record(h.main); err != nil {
+		return err
+	}
+	if err := h.restOf(s, k, h.d.Multiprocessors()-h.sideSMs); err != nil {
+		return err
+	}
+	if err := h.side.Wait(h.ready); err != nil {
+		return err
+	}
+	if err := h.timed(phasePanel, func() error { return h.panel(c0, h.side) }); err != nil {
+		return err
+	}
+	return h.paneled.Record(h.side)
+}
+
+// restOf is U₁₂ and the update for the columns after the next panel's.
+func (h *halfLU) restOf(s step, k, sms int) error {
+	c0 := s.j + s.jb + s.next
+	cols := s.rest - s.next
+	if cols == 0 {
+		return nil
+	}
+	if err := h.timed(phaseTrsm, func() error { return h.u12(s, k, c0, cols, sms) }); err != nil {
+		return err
+	}
+	return h.timed(phaseUpdate, func() error { return h.update(s, c0, cols, sms) })
+}
+
+// stepOf is the step at column j of an order-n LU in blocks of nb.
+func stepOf(j, nb, n int) step {
+	jb := min(nb, n-j)
+	rest := n - j - jb
+	return step{j: j, jb: jb, rest: rest, next: min(nb, rest)}
+}
+
+// panel factors the panel at column j on st: its diagonal block in fp32
+// (cuSOLVER's sgetrf without pivoting), the block's multipliers and U
+// into the growth check, L₂₁ = A₂₁·U₁₁⁻¹ as a product, and L₁₁⁻¹ for
+// the step's U₁₂.
+func (h *halfLU) panel(j int, st *gpu.Stream) error {
+	s := stepOf(j, h.nb, h.n)
+	k, jb, below := j/h.nb, s.jb, s.rest
+	lMax, _ := h.growthAt(k)
+	grid := blockGrid(jb, jb)
+	if err := h.launch("to_f32_f16", grid, st, h.at(j, j), int64(h.n), h.diag, int64(jb), int32(jb), int32(jb)); err != nil {
+		return err
+	}
+	if err := h.getrf(st, jb); err != nil {
+		return err
+	}
+	if err := h.launch("amax_tri_f32", amaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax); err != nil {
+		return err
+	}
+	if err := h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)); err != nil || below == 0 {
+		return err
+	}
+	if err := h.inverse(st, true, jb, h.invU); err != nil {
+		return err
+	}
+	if err := h.launch("copy_f16", blockGrid(below, jb), st, h.at(j+jb, j), int64(h.n), h.tmpL, int64(below), int32(below), int32(jb)); err != nil {
+		return err
+	}
+	l21 := h.at(j+jb, j)
+	if err := h.matmul("l21", gpu.MatmulSpec{M: below, N: jb, K: jb, A: h.tmpL, LdA: below, B: h.invU, LdB: jb,
+		D: l21, LdD: h.n, Alpha: 1, Stream: st}); err != nil {
+		return err
+	}
+	if err := h.launch("amax_f16", amaxGrid(below, jb), st, l21, int64(h.n), int32(below), int32(jb), lMax); err != nil {
+		return err
+	}
+	return h.inverse(st, false, jb, h.invL[k%2])
+}
+
+// getrf factors the jb×jb block in diag without pivoting, on st. A zero
+// pivot shows in U's diagonal (the factors' check), so info is not read.
+func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
+	return h.d.Do(func() error {
+		if err := h.la.SolverOn(h.d, st); err != nil {
+			return err
+		}
+		return cuda.Getrf(h.la.Solver, false, jb, jb, h.diag.Ptr(), jb, h.work.Ptr(), 0, h.info)
+	})
+}
+
+// inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
+// (upper) or unit lower one L₁₁: cuBLAS strsm on the identity, in fp32.
+func (h *halfLU) inverse(st *gpu.Stream, upper bool, jb int, out *gpu.Buffer) error {
+	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, h.inv32, int64(jb), int32(jb)); err != nil {
+		return err
+	}
+	fill, diag := cuda.FillLower, cuda.DiagUnit
+	if upper {
+		fill, diag = cuda.FillUpper, cuda.DiagNonUnit
+	}
+	if err := h.d.Do(func() error {
+		if err := h.la.BlasOn(h.d, st); err != nil {
+			return err
+		}
+		return cuda.Strsm(h.la.Blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, h.diag.Ptr(), jb, h.inv32.Ptr(), jb)
+	}); err != nil {
+		return err
+	}
+	return h.launch("from_f32_f16", blockGrid(jb, jb), st, h.inv32, int64(jb), out, int64(jb), int32(jb), int32(jb))
+}
+
+// u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for cols columns from c0, as a product from a
+// copy, on main (on sms multiprocessors when positive), and raises the
+// step's max |U|.
+func (h *halfLU) u12(s step, k, c0, cols, sms int) error {
+	r := s.j + s.jb
+	tmp := h.tmpU.View(2 * (c0 - r) * s.jb)
+	a12 := h.at(s.j, c0)
+	if err := h.launch("copy_f16", blockGrid(s.jb, cols), h.main, a12, int64(h.n), tmp, int64(s.jb), int32(s.jb), int32(cols)); err != nil {
+		return err
+	}
+	if err := h.matmul("u12", gpu.MatmulSpec{M: s.jb, N: cols, K: s.jb, A: h.invL[k%2], LdA: s.jb, B: tmp, LdB: s.jb,
+		D: a12, LdD: h.n, Alpha: 1, Stream: h.main, SMs: sms}); err != nil {
+		return err
+	}
+	_, uMax := h.growthAt(k)
+	return h.launch("amax_f16", amaxGrid(s.jb, cols), h.main, a12, int64(h.n), int32(s.jb), int32(cols), uMax)
+}
+
+// update runs A₂₂ −= L₂₁·U₁₂ on cols columns from c0, in place in fp16.
+func (h *halfLU) update(s step, c0, cols, sms int) error {
+	r := s.j + s.jb
+	kind := "next"
+	if c0 > r {
+		kind = "rest"
+	}
+	return h.matmul(kind, gpu.MatmulSpec{M: h.n - r, N: cols, K: s.jb, A: h.at(r, s.j), LdA: h.n, B: h.at(s.j, c0), LdB: h.n,
+		D: h.at(r, c0), LdD: h.n, Alpha: -1, Beta: 1, Stream: h.main, SMs: sms})
+}
+
+// timed runs a phase, timed into the profile when there is one.
+func (h *halfLU) timed(which phase, f func() error) error { return timed(h.d, h.ph, which, f) }
