@@ -91,7 +91,7 @@ func TestSolveBenchFile(t *testing.T) {
 			continue
 		}
 		for _, want := range []string{"cuSOLVER getrf+getrs", "mwmm fp64", "mwmm tc32-fp16"} {
-			if code != 0 || !regexp.MustCompile(`\n +64  dominant\.npy +` + regexp.QuoteMeta(want)).MatchString(out) {
+			if code != 0 || !regexp.MustCompile(`\n +64  dominant\.npy +`+regexp.QuoteMeta(want)).MatchString(out) {
 				t.Errorf("%q: exit %d, no row %q:\n%s%s", args, code, want, out, errOut)
 			}
 		}
