@@ -25,8 +25,9 @@
 // hpl-mxp[:scale=S] is HPL-MxP's reference generator (the hpl-ai code's
 // matgen.c: entries uniform in (−0.5, 0.5), each diagonal entry the sum
 // of its row's other magnitudes) with S = 1, its default: weakly
-// diagonally dominant, κ∞ of order 1. S < 1 is the "mild scaling of the
-// diagonal" the HPL-MxP rules ask of submissions (no longer dominant);
+// diagonally dominant, κ∞ about 5 (n = 50 to 500). S < 1 is the "mild
+// scaling of the diagonal" the HPL-MxP rules ask of submissions (no
+// longer dominant; κ∞ about 10 for S = 0.5);
 // S > 1 is strictly dominant. With S = 1 it is gpu/dist's hpl-mxp bit for
 // bit on grids of one column (dist adds the row sums across the grid's
 // columns, in another order, elsewhere).
@@ -34,7 +35,7 @@
 // fasi-higham[:kappa=K][,scale=D] is the matrix of Fasi and Higham,
 // "Matrices with tunable infinity-norm condition number and no need for
 // pivoting in LU factorization", SIAM J. Matrix Anal. Appl. 42(1), 2021
-// (https://eprints.maths.manchester.ac.uk/2783/): A = L·U with L unit lower
+// (preprint: MIMS EPrint 2020.17): A = L·U with L unit lower
 // triangular, −α below the diagonal, and U unit upper triangular, −β
 // above, so elimination without pivoting recovers L and U. Here α = β,
 // found by bisection (FasiHighamAlpha) so that κ∞(A) = K (default
