@@ -13,11 +13,7 @@ import (
 )
 
 func TestMatrixParse(t *testing.T) {
-	good := []struct {
-		in   string
-		want MatrixSpec
-		text string
-	}{
+	good := []parseGood{
 		{"uniform", MatrixSpec{Kind: "uniform"}, "uniform"},
 		{" Centered ", MatrixSpec{Kind: "centered"}, "centered"},
 		{"normal", MatrixSpec{Kind: "normal"}, "normal"},
@@ -29,50 +25,10 @@ func TestMatrixParse(t *testing.T) {
 		{"randsvd:kappa=25e-1", MatrixSpec{Kind: "randsvd", Kappa: 2.5, Mode: "geometric"}, "randsvd:kappa=2.5,mode=geometric"},
 		{"randsvd:kappa=1.5e300,mode=geometric", MatrixSpec{Kind: "randsvd", Kappa: 1.5e300, Mode: "geometric"}, "randsvd:kappa=1.5e300,mode=geometric"},
 		{"randsvd:kappa=1.0000000000000002", MatrixSpec{Kind: "randsvd", Kappa: 1.0000000000000002, Mode: "geometric"}, "randsvd:kappa=1.0000000000000002,mode=geometric"},
-		{"hpl-mxp", MatrixSpec{Kind: "hpl-mxp", Scale: 1}, "hpl-mxp"},
-		{"HPL-MxP:scale=1", MatrixSpec{Kind: "hpl-mxp", Scale: 1}, "hpl-mxp"},
-		{"hpl-mxp: Scale = 0.5", MatrixSpec{Kind: "hpl-mxp", Scale: 0.5}, "hpl-mxp:scale=0.5"},
-		{"hpl-mxp:scale=2e3", MatrixSpec{Kind: "hpl-mxp", Scale: 2000}, "hpl-mxp:scale=2000"},
-		{"fasi-higham", MatrixSpec{Kind: "fasi-higham", Kappa: 1e6}, "fasi-higham:kappa=1e6"},
-		{"fasi-higham:kappa=1e10", MatrixSpec{Kind: "fasi-higham", Kappa: 1e10}, "fasi-higham:kappa=1e10"},
-		{"Fasi-Higham:scale=4,kappa=1.5", MatrixSpec{Kind: "fasi-higham", Kappa: 1.5, Scale: 4}, "fasi-higham:kappa=1.5,scale=4"},
-		{"fasi-higham:scale=0", MatrixSpec{Kind: "fasi-higham", Kappa: 1e6}, "fasi-higham:kappa=1e6"},
 	}
-	for _, g := range good {
-		s, err := ParseMatrix(g.in)
-		if err != nil || s != g.want {
-			t.Errorf("ParseMatrix(%q) = %+v, %v; want %+v", g.in, s, err, g.want)
-			continue
-		}
-		if s.String() != g.text {
-			t.Errorf("%q: String() = %q, want %q", g.in, s.String(), g.text)
-		}
-		if back, err := ParseMatrix(s.String()); err != nil || back != s {
-			t.Errorf("%q: String() %q reads back as %+v, %v", g.in, s.String(), back, err)
-		}
-	}
-
-	bad := []struct{ in, want string }{
+	bad := []parseBad{
 		{"", "uniform, centered, normal, diagdom, hpl-mxp, fasi-higham, randsvd"},
 		{"hilbert", `unknown kind "hilbert": uniform, centered, normal, diagdom, hpl-mxp, fasi-higham, randsvd`},
-		{"centered:scale=2", "centered takes no options (hpl-mxp takes scale; fasi-higham takes kappa, scale; randsvd takes kappa, mode)"},
-		{"hpl-mxp:scale=0", `scale "0": want a finite number > 0`},
-		{"hpl-mxp:scale=-1", `scale "-1": want a finite number > 0`},
-		{"hpl-mxp:scale=inf", `scale "inf": want a finite number > 0`},
-		{"hpl-mxp:scale=nan", `scale "nan": want a finite number > 0`},
-		{"hpl-mxp:scale=half", `scale "half": want a finite number > 0`},
-		{"hpl-mxp:kappa=10", `unknown option "kappa": hpl-mxp takes scale`},
-		{"hpl-mxp:scale=1,scale=2", "scale given twice"},
-		{"hpl-mxp:", "is not key=value (hpl-mxp takes scale)"},
-		{"fasi-higham:kappa=1", `kappa "1": want a finite number > 1`},
-		{"fasi-higham:kappa=0.5", `kappa "0.5": want a finite number > 1`},
-		{"fasi-higham:kappa=1e400", `kappa "1e400": want a finite number > 1`},
-		{"fasi-higham:kappa=", `kappa "": want a finite number > 1`},
-		{"fasi-higham:scale=-1", `scale "-1": want a number of decades in [0, 100]`},
-		{"fasi-higham:scale=101", `scale "101": want a number of decades in [0, 100]`},
-		{"fasi-higham:mode=geometric", `unknown option "mode": fasi-higham takes kappa, scale`},
-		{"fasi-higham:kappa=10,kappa=20", "kappa given twice"},
-		{"randsvd:scale=2", `unknown option "scale": randsvd takes kappa, mode`},
 		{"uniform:kappa=10", "uniform takes no options"},
 		{"diagdom:mode=geometric", "diagdom takes no options"},
 		{"normal:", "normal takes no options"},
@@ -93,6 +49,70 @@ func TestMatrixParse(t *testing.T) {
 		{"randsvd:kappa", "is not key=value"},
 		{"randsvd:kappa=1e3,", "is not key=value"},
 		{"randsvd:=3", "is not key=value"},
+	}
+	checkParse(t, good, bad)
+}
+
+// The new kinds' options: hpl-mxp's scale, fasi-higham's kappa and
+// scale, and the errors of options on kinds that take other ones or none.
+func TestMatrixParseClasses(t *testing.T) {
+	good := []parseGood{
+		{"hpl-mxp", MatrixSpec{Kind: "hpl-mxp", Scale: 1}, "hpl-mxp"},
+		{"HPL-MxP:scale=1", MatrixSpec{Kind: "hpl-mxp", Scale: 1}, "hpl-mxp"},
+		{"hpl-mxp: Scale = 0.5", MatrixSpec{Kind: "hpl-mxp", Scale: 0.5}, "hpl-mxp:scale=0.5"},
+		{"hpl-mxp:scale=2e3", MatrixSpec{Kind: "hpl-mxp", Scale: 2000}, "hpl-mxp:scale=2000"},
+		{"fasi-higham", MatrixSpec{Kind: "fasi-higham", Kappa: 1e6}, "fasi-higham:kappa=1e6"},
+		{"fasi-higham:kappa=1e10", MatrixSpec{Kind: "fasi-higham", Kappa: 1e10}, "fasi-higham:kappa=1e10"},
+		{"Fasi-Higham:scale=4,kappa=1.5", MatrixSpec{Kind: "fasi-higham", Kappa: 1.5, Scale: 4}, "fasi-higham:kappa=1.5,scale=4"},
+		{"fasi-higham:scale=0", MatrixSpec{Kind: "fasi-higham", Kappa: 1e6}, "fasi-higham:kappa=1e6"},
+	}
+	bad := []parseBad{
+		{"centered:scale=2", "centered takes no options (hpl-mxp takes scale; fasi-higham takes kappa, scale; randsvd takes kappa, mode)"},
+		{"hpl-mxp:scale=0", `scale "0": want a finite number > 0`},
+		{"hpl-mxp:scale=-1", `scale "-1": want a finite number > 0`},
+		{"hpl-mxp:scale=inf", `scale "inf": want a finite number > 0`},
+		{"hpl-mxp:scale=nan", `scale "nan": want a finite number > 0`},
+		{"hpl-mxp:scale=half", `scale "half": want a finite number > 0`},
+		{"hpl-mxp:kappa=10", `unknown option "kappa": hpl-mxp takes scale`},
+		{"hpl-mxp:scale=1,scale=2", "scale given twice"},
+		{"hpl-mxp:", "is not key=value (hpl-mxp takes scale)"},
+		{"fasi-higham:kappa=1", `kappa "1": want a finite number > 1`},
+		{"fasi-higham:kappa=0.5", `kappa "0.5": want a finite number > 1`},
+		{"fasi-higham:kappa=1e400", `kappa "1e400": want a finite number > 1`},
+		{"fasi-higham:kappa=", `kappa "": want a finite number > 1`},
+		{"fasi-higham:scale=-1", `scale "-1": want a number of decades in [0, 100]`},
+		{"fasi-higham:scale=101", `scale "101": want a number of decades in [0, 100]`},
+		{"fasi-higham:mode=geometric", `unknown option "mode": fasi-higham takes kappa, scale`},
+		{"fasi-higham:kappa=10,kappa=20", "kappa given twice"},
+		{"randsvd:scale=2", `unknown option "scale": randsvd takes kappa, mode`},
+	}
+	checkParse(t, good, bad)
+}
+
+type parseGood struct {
+	in   string
+	want MatrixSpec
+	text string
+}
+
+type parseBad struct{ in, want string }
+
+// checkParse parses good's specs (and their String back) and bad's, whose
+// errors must name the spec and say want.
+func checkParse(t *testing.T, good []parseGood, bad []parseBad) {
+	t.Helper()
+	for _, g := range good {
+		s, err := ParseMatrix(g.in)
+		if err != nil || s != g.want {
+			t.Errorf("ParseMatrix(%q) = %+v, %v; want %+v", g.in, s, err, g.want)
+			continue
+		}
+		if s.String() != g.text {
+			t.Errorf("%q: String() = %q, want %q", g.in, s.String(), g.text)
+		}
+		if back, err := ParseMatrix(s.String()); err != nil || back != s {
+			t.Errorf("%q: String() %q reads back as %+v, %v", g.in, s.String(), back, err)
+		}
 	}
 	for _, b := range bad {
 		s, err := ParseMatrix(b.in)
