@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,6 +106,48 @@ func TestSolveBenchFile(t *testing.T) {
 		rows, err := csv.NewReader(f).ReadAll()
 		if err != nil || len(rows) < 3 || rows[1][0] != "64" || rows[1][1] != "dominant.npy" {
 			t.Errorf("--csv: %v, %q", err, rows)
+		}
+	}
+}
+
+// --bench's list of kinds keeps each kind's options together.
+func TestBenchKindsClasses(t *testing.T) {
+	o := &systemOptions{bench: "64", matrix: "centered, hpl-mxp:scale=0.5,fasi-higham:kappa=1e8,scale=2,hpl-mxp"}
+	sizes, kinds, err := benchSystems(systemFlagsFor(t), o)
+	var got []string
+	for _, k := range kinds {
+		got = append(got, k.spec.String())
+	}
+	want := "centered|hpl-mxp:scale=0.5|fasi-higham:kappa=1e8,scale=2|hpl-mxp"
+	if err != nil || len(sizes) != 1 || strings.Join(got, "|") != want {
+		t.Errorf("benchSystems: %v, %q, %v; want %q", sizes, got, err, want)
+	}
+}
+
+func systemFlagsFor(t *testing.T) *flag.FlagSet {
+	fs, _ := systemFlags("solve")
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// On a GPU the new kinds are drawn there and solve: fasi-higham without
+// pivoting, as it is meant, hpl-mxp with the milder diagonal by auto.
+func TestSolveGPUMatrixClasses(t *testing.T) {
+	if err := gpu.Available(); err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	for _, args := range [][]string{
+		{"--matrix", "fasi-higham:kappa=1e6", "--pivot", "none", "--factor", "tc32"},
+		{"--matrix", "fasi-higham:kappa=1e4,scale=2", "--pivot", "none", "--factor", "double-fp16-fabsum"},
+		{"--matrix", "hpl-mxp:scale=0.5"},
+		{"--matrix", "hpl-mxp", "--pivot", "none", "--factor", "tc32"},
+	} {
+		all := append([]string{"solve", "--engine", "gpu", "--size", "300", "--nb", "64"}, args...)
+		code, out, errOut := mwmm(t, "", all...)
+		if code != 0 || !strings.Contains(out, "drawn on the GPU") || !strings.Contains(out, "\nconverged: ") {
+			t.Errorf("%q: exit %d\n%s%s", all, code, out, errOut)
 		}
 	}
 }
