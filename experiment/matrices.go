@@ -1,11 +1,14 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,12 +17,17 @@ import (
 )
 
 // A MatrixSpec names a family of square test matrices for linear systems.
-// ParseMatrix builds one from text; a hand-built spec may leave Kappa and
-// Mode zero for their defaults.
+// ParseMatrix builds one from text; a hand-built spec may leave Kappa,
+// Mode and Scale zero for their defaults.
 type MatrixSpec struct {
-	Kind  string  // "uniform", "centered", "normal", "diagdom", "randsvd"
-	Kappa float64 // randsvd: the 2-norm condition number κ ≥ 1; 0 means DefaultKappa
-	Mode  string  // randsvd: "geometric" or "one-small"; "" means geometric
+	Kind string // "uniform", "centered", "normal", "diagdom", "hpl-mxp", "fasi-higham", "randsvd"
+	// Kappa is randsvd's 2-norm condition number κ ≥ 1, or fasi-higham's
+	// ∞-norm one κ > 1; 0 means DefaultKappa.
+	Kappa float64
+	Mode  string // randsvd: "geometric" or "one-small"; "" means geometric
+	// Scale is hpl-mxp's S > 0, a_ii = S·Σ_{j≠i}|a_ij| (0 means 1), or
+	// fasi-higham's D ≥ 0, the decades of its random scalings (0: none).
+	Scale float64
 }
 
 // DefaultKappa is randsvd's κ when the spec names none (matgen's).
@@ -55,24 +63,29 @@ func matrixKindNames() string {
 	return strings.Join(names, ", ")
 }
 
-// ParseMatrix reads "KIND[:key=value,...]", case-insensitive. Only randsvd
-// takes options: kappa, a finite κ ≥ 1, and mode.
+// matrixOptions are the options each kind takes, and what each value
+// must be.
+var matrixOptions = map[string]map[string]string{
+	"randsvd":     {"kappa": "a finite number ≥ 1", "mode": Geometric + ", " + OneSmall},
+	"hpl-mxp":     {"scale": "a finite number > 0"},
+	"fasi-higham": {"kappa": "a finite number > 1", "scale": fmt.Sprintf("a number of decades in [0, %d]", matgen.MaxDecades)},
+}
+
+// ParseMatrix reads "KIND[:key=value,...]", case-insensitive. randsvd
+// takes kappa (a finite κ₂ ≥ 1) and mode; hpl-mxp scale (S > 0);
+// fasi-higham kappa (a finite κ∞ > 1) and scale (D in [0, 100]).
 func ParseMatrix(spec string) (MatrixSpec, error) {
 	fail := func(format string, args ...any) (MatrixSpec, error) {
 		return MatrixSpec{}, fmt.Errorf("matrix %q: %s", spec, fmt.Sprintf(format, args...))
 	}
 	kind, opts, hasOpts := strings.Cut(strings.TrimSpace(spec), ":")
-	s := MatrixSpec{Kind: strings.ToLower(strings.TrimSpace(kind))}
-	switch s.Kind {
-	case "uniform", "centered", "normal", "diagdom":
-		if hasOpts {
-			return fail("%s takes no options (kappa and mode are randsvd's)", s.Kind)
-		}
-		return s, nil
-	case "randsvd":
-		s.Kappa, s.Mode = DefaultKappa, Geometric
-	default:
+	s := MatrixSpec{Kind: strings.ToLower(strings.TrimSpace(kind))}.normalized()
+	if !slices.ContainsFunc(MatrixKinds(), func(k MatrixKind) bool { return k.Name == s.Kind }) {
 		return fail("unknown kind %q: %s", s.Kind, matrixKindNames())
+	}
+	takes := matrixOptions[s.Kind]
+	if hasOpts && takes == nil {
+		return fail("%s takes no options (%s)", s.Kind, whoTakesOptions())
 	}
 	if !hasOpts {
 		return s, nil
@@ -82,29 +95,58 @@ func ParseMatrix(spec string) (MatrixSpec, error) {
 		key, val, ok := strings.Cut(opt, "=")
 		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
 		if !ok || key == "" {
-			return fail("option %q is not key=value (randsvd takes kappa=, mode=)", strings.TrimSpace(opt))
+			return fail("option %q is not key=value (%s takes %s)", strings.TrimSpace(opt), s.Kind, optionNames(takes))
 		}
 		if seen[key] {
 			return fail("%s given twice", key)
 		}
 		seen[key] = true
-		switch key {
-		case "kappa":
-			k, err := strconv.ParseFloat(val, 64)
-			if err != nil || !(k >= 1) || math.IsInf(k, 1) {
-				return fail("kappa %q: want a finite number ≥ 1", val)
+		want, known := takes[key]
+		if !known {
+			return fail("unknown option %q: %s takes %s", key, s.Kind, optionNames(takes))
+		}
+		if err := s.set(key, val); err != nil {
+			if key == "mode" {
+				return fail("unknown mode %q: %s", val, want)
 			}
-			s.Kappa = k
-		case "mode":
-			s.Mode = strings.ToLower(val)
-			if s.Mode != Geometric && s.Mode != OneSmall {
-				return fail("unknown mode %q: %s, %s", val, Geometric, OneSmall)
-			}
-		default:
-			return fail("unknown option %q: randsvd takes kappa, mode", key)
+			return fail("%s %q: want %s", key, val, want)
 		}
 	}
 	return s, nil
+}
+
+// set sets option key to the text val and checks the spec.
+func (s *MatrixSpec) set(key, val string) error {
+	if key == "mode" {
+		s.Mode = strings.ToLower(val)
+		return s.check()
+	}
+	v, err := strconv.ParseFloat(val, 64)
+	if err != nil {
+		return err
+	}
+	if key == "kappa" {
+		s.Kappa = v
+	} else {
+		s.Scale = v
+	}
+	return s.check()
+}
+
+// optionNames lists a kind's options, sorted.
+func optionNames(takes map[string]string) string {
+	return strings.Join(slices.Sorted(maps.Keys(takes)), ", ")
+}
+
+// whoTakesOptions says which kinds take options.
+func whoTakesOptions() string {
+	var parts []string
+	for _, k := range matgen.Kinds() {
+		if k.Params != "" {
+			parts = append(parts, k.Name+" takes "+optionNames(matrixOptions[k.Name]))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // normalized fills in the defaults a hand-built spec may leave zero.
@@ -118,31 +160,54 @@ func (s MatrixSpec) normalized() MatrixSpec {
 			s.Mode = Geometric
 		}
 	}
+	if c, ok := s.CounterSpec(); ok {
+		c = c.Normalized()
+		s.Kappa, s.Scale = c.Kappa, c.Scale
+	}
 	return s
+}
+
+// CounterSpec returns the matgen spec of a counter kind (matgen.Generate
+// draws it, and dense.Solver.GenerateSpec on the GPU), false for randsvd
+// and unknown kinds.
+func (s MatrixSpec) CounterSpec() (matgen.Spec, bool) {
+	kind := strings.ToLower(s.Kind)
+	if !slices.Contains(matgen.CounterKinds(), kind) {
+		return matgen.Spec{}, false
+	}
+	return matgen.Spec{Kind: kind, Kappa: s.Kappa, Scale: s.Scale}, true
 }
 
 // check says what ParseMatrix would reject in a normalized spec.
 func (s MatrixSpec) check() error {
-	switch s.Kind {
-	case "uniform", "centered", "normal", "diagdom":
-		if s.Kappa != 0 || s.Mode != "" {
-			return fmt.Errorf("matrix %s takes no kappa or mode", s.Kind)
+	if c, ok := s.CounterSpec(); ok {
+		if s.Mode != "" {
+			return fmt.Errorf("matrix %s takes no mode", s.Kind)
 		}
-	case "randsvd":
-		if !(s.Kappa >= 1) || math.IsInf(s.Kappa, 1) {
-			return fmt.Errorf("randsvd kappa %v: want a finite number ≥ 1", s.Kappa)
+		if err := c.Check(); err != nil {
+			return fmt.Errorf("matrix %s", strings.TrimPrefix(err.Error(), "matgen: "))
 		}
-		if s.Mode != Geometric && s.Mode != OneSmall {
-			return fmt.Errorf("randsvd mode %q: want %s or %s", s.Mode, Geometric, OneSmall)
-		}
-	default:
+		return nil
+	}
+	if s.Kind != "randsvd" {
 		return fmt.Errorf("unknown matrix kind %q: %s", s.Kind, matrixKindNames())
+	}
+	if !(s.Kappa >= 1) || math.IsInf(s.Kappa, 1) {
+		return fmt.Errorf("randsvd kappa %v: want a finite number ≥ 1", s.Kappa)
+	}
+	if s.Mode != Geometric && s.Mode != OneSmall {
+		return fmt.Errorf("randsvd mode %q: want %s or %s", s.Mode, Geometric, OneSmall)
+	}
+	if s.Scale != 0 {
+		return errors.New("randsvd takes no scale")
 	}
 	return nil
 }
 
-// String is the canonical spec, with randsvd's defaults written out, so
-// that it can label results and ParseMatrix reads it back.
+// String is the canonical spec, so that it can label results and
+// ParseMatrix reads it back: randsvd's and fasi-higham's κ (and randsvd's
+// mode) written out, a scale only where it is not the default (hpl-mxp's
+// 1, fasi-higham's 0).
 func (s MatrixSpec) String() string {
 	s = s.normalized()
 	var opts []string
@@ -151,6 +216,9 @@ func (s MatrixSpec) String() string {
 	}
 	if s.Mode != "" {
 		opts = append(opts, "mode="+s.Mode)
+	}
+	if s.Scale != 0 && !(s.Kind == "hpl-mxp" && s.Scale == 1) {
+		opts = append(opts, "scale="+formatKappa(s.Scale))
 	}
 	if len(opts) == 0 {
 		return s.Kind
@@ -174,10 +242,10 @@ func formatKappa(k float64) string {
 }
 
 // Generate returns an n×n row-major matrix of the family, drawn from
-// seed and key. The counter kinds (uniform, centered, normal, diagdom)
-// are matgen.Generate(kind, n, matgen.Seed(seed, key)), the matrix the
-// GPU draws with dense.Solver.GenerateSystem(n, kind, matgen.Seed(seed,
-// key)); randsvd is the CPU's own (matgen's doc says how the GPU's
+// seed and key. The counter kinds (uniform, centered, normal, diagdom,
+// hpl-mxp, fasi-higham) are c.Generate(n, matgen.Seed(seed, key)), c =
+// s.CounterSpec(), the matrix the GPU draws with
+// dense.Solver.GenerateSpec(n, c, matgen.Seed(seed, key)); randsvd is the CPU's own (matgen's doc says how the GPU's
 // differs). It is deterministic whatever GOMAXPROCS is (on one
 // architecture: Go may fuse multiply-adds in randsvd on some).
 // n ≤ 0 gives an empty slice; callers validate n. An invalid spec (one
@@ -198,8 +266,8 @@ func (s MatrixSpec) Generate(seed uint64, key string, n int) []float64 {
 	if n <= 0 {
 		return []float64{}
 	}
-	if s.Kind != "randsvd" {
-		a, err := matgen.Generate(s.Kind, n, matgen.Seed(seed, key))
+	if c, ok := s.CounterSpec(); ok {
+		a, err := c.Generate(n, matgen.Seed(seed, key))
 		if err != nil {
 			panic("experiment: " + err.Error()) // check knows the kinds
 		}

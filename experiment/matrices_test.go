@@ -13,40 +13,22 @@ import (
 )
 
 func TestMatrixParse(t *testing.T) {
-	good := []struct {
-		in   string
-		want MatrixSpec
-		text string
-	}{
+	good := []parseGood{
 		{"uniform", MatrixSpec{Kind: "uniform"}, "uniform"},
 		{" Centered ", MatrixSpec{Kind: "centered"}, "centered"},
 		{"normal", MatrixSpec{Kind: "normal"}, "normal"},
 		{"DIAGDOM", MatrixSpec{Kind: "diagdom"}, "diagdom"},
-		{"randsvd", MatrixSpec{"randsvd", 1e6, "geometric"}, "randsvd:kappa=1e6,mode=geometric"},
-		{"randsvd:kappa=1e12", MatrixSpec{"randsvd", 1e12, "geometric"}, "randsvd:kappa=1e12,mode=geometric"},
-		{"RandSVD: Mode=One-Small , kappa = 100", MatrixSpec{"randsvd", 100, "one-small"}, "randsvd:kappa=100,mode=one-small"},
-		{"randsvd:kappa=1", MatrixSpec{"randsvd", 1, "geometric"}, "randsvd:kappa=1,mode=geometric"},
-		{"randsvd:kappa=25e-1", MatrixSpec{"randsvd", 2.5, "geometric"}, "randsvd:kappa=2.5,mode=geometric"},
-		{"randsvd:kappa=1.5e300,mode=geometric", MatrixSpec{"randsvd", 1.5e300, "geometric"}, "randsvd:kappa=1.5e300,mode=geometric"},
-		{"randsvd:kappa=1.0000000000000002", MatrixSpec{"randsvd", 1.0000000000000002, "geometric"}, "randsvd:kappa=1.0000000000000002,mode=geometric"},
+		{"randsvd", MatrixSpec{Kind: "randsvd", Kappa: 1e6, Mode: "geometric"}, "randsvd:kappa=1e6,mode=geometric"},
+		{"randsvd:kappa=1e12", MatrixSpec{Kind: "randsvd", Kappa: 1e12, Mode: "geometric"}, "randsvd:kappa=1e12,mode=geometric"},
+		{"RandSVD: Mode=One-Small , kappa = 100", MatrixSpec{Kind: "randsvd", Kappa: 100, Mode: "one-small"}, "randsvd:kappa=100,mode=one-small"},
+		{"randsvd:kappa=1", MatrixSpec{Kind: "randsvd", Kappa: 1, Mode: "geometric"}, "randsvd:kappa=1,mode=geometric"},
+		{"randsvd:kappa=25e-1", MatrixSpec{Kind: "randsvd", Kappa: 2.5, Mode: "geometric"}, "randsvd:kappa=2.5,mode=geometric"},
+		{"randsvd:kappa=1.5e300,mode=geometric", MatrixSpec{Kind: "randsvd", Kappa: 1.5e300, Mode: "geometric"}, "randsvd:kappa=1.5e300,mode=geometric"},
+		{"randsvd:kappa=1.0000000000000002", MatrixSpec{Kind: "randsvd", Kappa: 1.0000000000000002, Mode: "geometric"}, "randsvd:kappa=1.0000000000000002,mode=geometric"},
 	}
-	for _, g := range good {
-		s, err := ParseMatrix(g.in)
-		if err != nil || s != g.want {
-			t.Errorf("ParseMatrix(%q) = %+v, %v; want %+v", g.in, s, err, g.want)
-			continue
-		}
-		if s.String() != g.text {
-			t.Errorf("%q: String() = %q, want %q", g.in, s.String(), g.text)
-		}
-		if back, err := ParseMatrix(s.String()); err != nil || back != s {
-			t.Errorf("%q: String() %q reads back as %+v, %v", g.in, s.String(), back, err)
-		}
-	}
-
-	bad := []struct{ in, want string }{
-		{"", "uniform, centered, normal, diagdom, randsvd"},
-		{"hilbert", `unknown kind "hilbert": uniform, centered, normal, diagdom, randsvd`},
+	bad := []parseBad{
+		{"", "uniform, centered, normal, diagdom, hpl-mxp, fasi-higham, randsvd"},
+		{"hilbert", `unknown kind "hilbert": uniform, centered, normal, diagdom, hpl-mxp, fasi-higham, randsvd`},
 		{"uniform:kappa=10", "uniform takes no options"},
 		{"diagdom:mode=geometric", "diagdom takes no options"},
 		{"normal:", "normal takes no options"},
@@ -67,6 +49,70 @@ func TestMatrixParse(t *testing.T) {
 		{"randsvd:kappa", "is not key=value"},
 		{"randsvd:kappa=1e3,", "is not key=value"},
 		{"randsvd:=3", "is not key=value"},
+	}
+	checkParse(t, good, bad)
+}
+
+// The new kinds' options: hpl-mxp's scale, fasi-higham's kappa and
+// scale, and the errors of options on kinds that take other ones or none.
+func TestMatrixParseClasses(t *testing.T) {
+	good := []parseGood{
+		{"hpl-mxp", MatrixSpec{Kind: "hpl-mxp", Scale: 1}, "hpl-mxp"},
+		{"HPL-MxP:scale=1", MatrixSpec{Kind: "hpl-mxp", Scale: 1}, "hpl-mxp"},
+		{"hpl-mxp: Scale = 0.5", MatrixSpec{Kind: "hpl-mxp", Scale: 0.5}, "hpl-mxp:scale=0.5"},
+		{"hpl-mxp:scale=2e3", MatrixSpec{Kind: "hpl-mxp", Scale: 2000}, "hpl-mxp:scale=2000"},
+		{"fasi-higham", MatrixSpec{Kind: "fasi-higham", Kappa: 1e6}, "fasi-higham:kappa=1e6"},
+		{"fasi-higham:kappa=1e10", MatrixSpec{Kind: "fasi-higham", Kappa: 1e10}, "fasi-higham:kappa=1e10"},
+		{"Fasi-Higham:scale=4,kappa=1.5", MatrixSpec{Kind: "fasi-higham", Kappa: 1.5, Scale: 4}, "fasi-higham:kappa=1.5,scale=4"},
+		{"fasi-higham:scale=0", MatrixSpec{Kind: "fasi-higham", Kappa: 1e6}, "fasi-higham:kappa=1e6"},
+	}
+	bad := []parseBad{
+		{"centered:scale=2", "centered takes no options (hpl-mxp takes scale; fasi-higham takes kappa, scale; randsvd takes kappa, mode)"},
+		{"hpl-mxp:scale=0", `scale "0": want a finite number > 0`},
+		{"hpl-mxp:scale=-1", `scale "-1": want a finite number > 0`},
+		{"hpl-mxp:scale=inf", `scale "inf": want a finite number > 0`},
+		{"hpl-mxp:scale=nan", `scale "nan": want a finite number > 0`},
+		{"hpl-mxp:scale=half", `scale "half": want a finite number > 0`},
+		{"hpl-mxp:kappa=10", `unknown option "kappa": hpl-mxp takes scale`},
+		{"hpl-mxp:scale=1,scale=2", "scale given twice"},
+		{"hpl-mxp:", "is not key=value (hpl-mxp takes scale)"},
+		{"fasi-higham:kappa=1", `kappa "1": want a finite number > 1`},
+		{"fasi-higham:kappa=0.5", `kappa "0.5": want a finite number > 1`},
+		{"fasi-higham:kappa=1e400", `kappa "1e400": want a finite number > 1`},
+		{"fasi-higham:kappa=", `kappa "": want a finite number > 1`},
+		{"fasi-higham:scale=-1", `scale "-1": want a number of decades in [0, 100]`},
+		{"fasi-higham:scale=101", `scale "101": want a number of decades in [0, 100]`},
+		{"fasi-higham:mode=geometric", `unknown option "mode": fasi-higham takes kappa, scale`},
+		{"fasi-higham:kappa=10,kappa=20", "kappa given twice"},
+		{"randsvd:scale=2", `unknown option "scale": randsvd takes kappa, mode`},
+	}
+	checkParse(t, good, bad)
+}
+
+type parseGood struct {
+	in   string
+	want MatrixSpec
+	text string
+}
+
+type parseBad struct{ in, want string }
+
+// checkParse parses good's specs (and their String back) and bad's, whose
+// errors must name the spec and say want.
+func checkParse(t *testing.T, good []parseGood, bad []parseBad) {
+	t.Helper()
+	for _, g := range good {
+		s, err := ParseMatrix(g.in)
+		if err != nil || s != g.want {
+			t.Errorf("ParseMatrix(%q) = %+v, %v; want %+v", g.in, s, err, g.want)
+			continue
+		}
+		if s.String() != g.text {
+			t.Errorf("%q: String() = %q, want %q", g.in, s.String(), g.text)
+		}
+		if back, err := ParseMatrix(s.String()); err != nil || back != s {
+			t.Errorf("%q: String() %q reads back as %+v, %v", g.in, s.String(), back, err)
+		}
 	}
 	for _, b := range bad {
 		s, err := ParseMatrix(b.in)
@@ -93,7 +139,7 @@ func TestMatrixKinds(t *testing.T) {
 			t.Errorf("%s: Generate(3) has %d entries", k.Name, len(got))
 		}
 	}
-	if want := []string{"uniform", "centered", "normal", "diagdom", "randsvd"}; !slices.Equal(names, want) {
+	if want := []string{"uniform", "centered", "normal", "diagdom", "hpl-mxp", "fasi-higham", "randsvd"}; !slices.Equal(names, want) {
 		t.Errorf("MatrixKinds = %v, want %v", names, want)
 	}
 }
@@ -101,12 +147,20 @@ func TestMatrixKinds(t *testing.T) {
 // A hand-built spec with zero Kappa and Mode gets the defaults; one that
 // ParseMatrix would reject panics rather than yield an unknown matrix.
 func TestMatrixHandBuilt(t *testing.T) {
-	zero, parsed := MatrixSpec{Kind: "randsvd"}, MatrixSpec{"randsvd", DefaultKappa, Geometric}
+	zero, parsed := MatrixSpec{Kind: "randsvd"}, MatrixSpec{Kind: "randsvd", Kappa: DefaultKappa, Mode: Geometric}
 	if zero.String() != parsed.String() || !slices.Equal(zero.Generate(1, "z", 5), parsed.Generate(1, "z", 5)) {
 		t.Errorf("MatrixSpec{Kind: randsvd} is not the default randsvd: %s", zero)
 	}
+	for text, s := range map[string]MatrixSpec{"hpl-mxp": {Kind: "hpl-mxp"}, "fasi-higham:kappa=1e6": {Kind: "fasi-higham"}} {
+		parsed, _ := ParseMatrix(text)
+		if s.String() != text || !slices.Equal(s.Generate(1, "z", 5), parsed.Generate(1, "z", 5)) {
+			t.Errorf("%+v is not the default %s: %s", s, text, s)
+		}
+	}
 	for _, s := range []MatrixSpec{{Kind: "hilbert"}, {Kind: "uniform", Kappa: 10}, {Kind: "randsvd", Kappa: 0.5},
-		{Kind: "randsvd", Kappa: math.NaN()}, {Kind: "randsvd", Kappa: math.Inf(1)}, {Kind: "randsvd", Mode: "linear"}} {
+		{Kind: "randsvd", Kappa: math.NaN()}, {Kind: "randsvd", Kappa: math.Inf(1)}, {Kind: "randsvd", Mode: "linear"},
+		{Kind: "randsvd", Scale: 2}, {Kind: "uniform", Scale: 2}, {Kind: "hpl-mxp", Scale: -1}, {Kind: "hpl-mxp", Mode: Geometric},
+		{Kind: "hpl-mxp", Kappa: 10}, {Kind: "fasi-higham", Kappa: 0.5}, {Kind: "fasi-higham", Scale: 200}} {
 		if _, err := ParseMatrix(s.String()); err == nil {
 			t.Errorf("invalid %+v prints as %q, which parses", s, s)
 		}
@@ -124,7 +178,7 @@ func TestMatrixHandBuilt(t *testing.T) {
 func allSpecs(t *testing.T) []MatrixSpec {
 	var specs []MatrixSpec
 	for _, text := range []string{"uniform", "centered", "normal", "diagdom", "randsvd:kappa=1e3",
-		"randsvd:kappa=1e3,mode=one-small"} {
+		"randsvd:kappa=1e3,mode=one-small", "hpl-mxp", "hpl-mxp:scale=0.5", "fasi-higham:kappa=1e3,scale=2"} {
 		s, err := ParseMatrix(text)
 		if err != nil {
 			t.Fatal(err)
@@ -144,8 +198,9 @@ func TestMatrixDeterministic(t *testing.T) {
 			if !slices.Equal(a, s.Generate(42, "n=7", n)) {
 				t.Errorf("%s n=%d: the same seed and key give another matrix", s, n)
 			}
-			// A 1×1 diagdom matrix is ±1: other draws give it half the time.
-			if n == 1 && s.Kind == "diagdom" {
+			// A 1×1 diagdom matrix is ±1: other draws give it half the time;
+			// a 1×1 hpl-mxp matrix is 0.
+			if n == 1 && (s.Kind == "diagdom" || s.Kind == "hpl-mxp") {
 				continue
 			}
 			if slices.Equal(a, s.Generate(42, "n=8", n)) || slices.Equal(a, s.Generate(43, "n=7", n)) {
@@ -242,7 +297,7 @@ func TestMatrixRandsvdSingularValues(t *testing.T) {
 		tol := 8 * math.Sqrt(float64(n)) * u
 		for _, kappa := range []float64{1, 2, 1e4, 1e12} {
 			for _, mode := range []string{Geometric, OneSmall} {
-				s := MatrixSpec{"randsvd", kappa, mode}
+				s := MatrixSpec{Kind: "randsvd", Kappa: kappa, Mode: mode}
 				want := s.Sigmas(n)
 				if want[0] != 1 || want[n-1] != 1/kappa {
 					t.Errorf("%s n=%d: σ_1 = %v, σ_n = %v", s, n, want[0], want[n-1])
@@ -273,7 +328,7 @@ func TestMatrixRandsvdSingularValues(t *testing.T) {
 		}
 	}
 	// Modes differ in the middle only.
-	g, o := MatrixSpec{"randsvd", 100, Geometric}.Sigmas(5), MatrixSpec{"randsvd", 100, OneSmall}.Sigmas(5)
+	g, o := MatrixSpec{Kind: "randsvd", Kappa: 100, Mode: Geometric}.Sigmas(5), MatrixSpec{Kind: "randsvd", Kappa: 100, Mode: OneSmall}.Sigmas(5)
 	if !slices.Equal(g, []float64{1, math.Pow(100, -0.25), 0.1, math.Pow(100, -0.75), 0.01}) ||
 		!slices.Equal(o, []float64{1, 1, 1, 1, 0.01}) {
 		t.Errorf("σ: geometric %v, one-small %v", g, o)
@@ -323,7 +378,7 @@ func TestMatrixRandsvdHaar(t *testing.T) {
 			pos += 1. / draws
 		}
 
-		a := mat.NewDense(n, n, MatrixSpec{"randsvd", 2, OneSmall}.Generate(1, fmt.Sprint(key), n))
+		a := mat.NewDense(n, n, MatrixSpec{Kind: "randsvd", Kappa: 2, Mode: OneSmall}.Generate(1, fmt.Sprint(key), n))
 		var aat mat.Dense
 		aat.Mul(a, a.T())
 		for i := range n {
@@ -360,7 +415,7 @@ func TestMatrixSmallOrders(t *testing.T) {
 	signs := map[float64]bool{}
 	for key := range 20 {
 		for _, mode := range []string{Geometric, OneSmall} {
-			a := MatrixSpec{"randsvd", 1e8, mode}.Generate(1, fmt.Sprint(key), 1)
+			a := MatrixSpec{Kind: "randsvd", Kappa: 1e8, Mode: mode}.Generate(1, fmt.Sprint(key), 1)
 			if len(a) != 1 || math.Abs(a[0]) != 1 {
 				t.Fatalf("1×1 randsvd %s = %v, want ±1", mode, a)
 			}
@@ -372,7 +427,7 @@ func TestMatrixSmallOrders(t *testing.T) {
 	}
 	// 2×2: σ = (1, 1/κ) in both modes, so ‖A‖_F² = 1 + κ⁻² and |det A| = 1/κ.
 	for _, mode := range []string{Geometric, OneSmall} {
-		a := MatrixSpec{"randsvd", 1e3, mode}.Generate(2, "two", 2)
+		a := MatrixSpec{Kind: "randsvd", Kappa: 1e3, Mode: mode}.Generate(2, "two", 2)
 		if f := a[0]*a[0] + a[1]*a[1] + a[2]*a[2] + a[3]*a[3]; math.Abs(f-(1+1e-6)) > 1e-15 {
 			t.Errorf("2×2 %s: ‖A‖_F² = %.17g, want 1 + 1e-6", mode, f)
 		}

@@ -2,13 +2,14 @@
 // draws, so that a kind's name and seed give one A on the CPU engines
 // and on the GPU.
 //
-// The counter kinds (uniform, centered, normal, diagdom) are drawn
-// entrywise from a counter-based hash of (seed, index), the index of
-// element (i, j) of an n×n matrix being i + j·n (column-major, as the
-// GPU keeps A). The formulas here are the Go mirror of the GPU's
-// generator kernels (gpu/dense/kernels/lu.cu: mix, unit, fill_uniform,
-// fill_normal, dominate_rows), written with the same IEEE operations in
-// the same order, so the two engines agree bit for bit:
+// The counter kinds (uniform, centered, normal, diagdom, hpl-mxp,
+// fasi-higham) are drawn entrywise from a counter-based hash of (seed,
+// index), the index of element (i, j) of an n×n matrix being i + j·n
+// (column-major, as the GPU keeps A), or from a formula. The formulas
+// here are the Go mirror of the GPU's generator kernels
+// (gpu/dense/kernels/lu.cu: mix, unit, fill_uniform, fill_normal,
+// dominate_rows, hpl_mxp_rows, fasi_higham), written with the same IEEE
+// operations in the same order, so the two engines agree bit for bit:
 //
 //	mix(z)      splitmix64's finaliser
 //	unit(s, k)  ((mix(s·φ + mix(k + c)) >> 11) + 1)·2⁻⁵³, uniform in (0, 1]
@@ -16,6 +17,34 @@
 //	centered    unit(s, k) − 0.5
 //	normal      √(−2·ln u₁)·cos(2π·u₂), u₁ = unit(s, 2k), u₂ = unit(s, 2k+1)
 //	diagdom     centered, then a_ii = ±(1 + Σ_{j≠i} |a_ij|), summed j = 0, 1, …
+//	hpl-mxp     centered, then a_ii = S·Σ_{j≠i} |a_ij|, summed from 0, j = 0, 1, …
+//	fasi-higham with p = fl(α·β), 0-based i, j: −α + j·p (i > j),
+//	            1 + i·p (i = j), −β + i·p (i < j), each one FMA; scaled
+//	            fl(fl(d1_i·a_ij)·d2_j)
+//
+// hpl-mxp[:scale=S] is HPL-MxP's reference generator (the hpl-ai code's
+// matgen.c: entries uniform in (−0.5, 0.5), each diagonal entry the sum
+// of its row's other magnitudes) with S = 1, its default: weakly
+// diagonally dominant, κ∞ about 5 (n = 50 to 500). S < 1 is the "mild
+// scaling of the diagonal" the HPL-MxP rules ask of submissions (no
+// longer dominant; κ∞ about 10 for S = 0.5);
+// S > 1 is strictly dominant. With S = 1 it is gpu/dist's hpl-mxp bit for
+// bit on grids of one column (dist adds the row sums across the grid's
+// columns, in another order, elsewhere).
+//
+// fasi-higham[:kappa=K][,scale=D] is the matrix of Fasi and Higham,
+// "Matrices with tunable infinity-norm condition number and no need for
+// pivoting in LU factorization", SIAM J. Matrix Anal. Appl. 42(1), 2021
+// (preprint: MIMS EPrint 2020.17): A = L·U with L unit lower
+// triangular, −α below the diagonal, and U unit upper triangular, −β
+// above, so elimination without pivoting recovers L and U. Here α = β,
+// found by bisection (FasiHighamAlpha) so that κ∞(A) = K (default
+// DefaultKappa); FasiHighamCond computes κ∞ in O(n) from L⁻¹ and U⁻¹,
+// whose entries are all nonnegative. With D > 0, A becomes D₁·A·D₂ with
+// random diagonal D₁, D₂ (entries 10^(D·(u−½)), NewFasiHigham), which
+// keeps the no-pivoting property but not κ∞. α and the scalings are
+// computed on the host and passed to the device: no power function has to
+// agree between Go and CUDA.
 //
 // Box–Muller's ln and cos are Log and Cos2Pi here, polynomials evaluated
 // with fused multiply-adds, not a math library's: libraries round
@@ -28,7 +57,6 @@
 package matgen
 
 import (
-	"fmt"
 	"hash/fnv"
 	"math"
 	"runtime"
@@ -40,15 +68,15 @@ type Kind struct {
 	Name    string // as typed
 	Doc     string // one line
 	Params  string // the options it takes, "" for none
-	Counter bool   // drawn by the counter formulas: the same A on every engine
+	Counter bool   // drawn by Generate's formulas: the same A on every engine
 }
 
 // The randsvd parameters' values.
 const (
-	// DefaultKappa is randsvd's κ when none is given. κ·u is then about
-	// 500 for a half-precision factorization, out of reach of plain
-	// LU-based refinement (which needs κ·u < 1), and 0.06 for a single-
-	// precision one.
+	// DefaultKappa is randsvd's κ₂ and fasi-higham's κ∞ when none is
+	// given. κ·u is then about 500 for a half-precision factorization, out
+	// of reach of plain LU-based refinement (which needs κ·u < 1), and
+	// 0.06 for a single-precision one.
 	DefaultKappa = 1e6
 	// Geometric spreads σ_i = κ^(−(i−1)/(n−1)) evenly on a log scale.
 	Geometric = "geometric"
@@ -64,6 +92,10 @@ func Kinds() []Kind {
 		{"centered", "entries uniform in (-0.5,0.5], as the centered distribution", "", true},
 		{"normal", "entries standard normal", "", true},
 		{"diagdom", "centered off the diagonal, a_ii = ±(1 + Σ_j≠i |a_ij|): strictly row diagonally dominant, safe without pivoting", "", true},
+		{"hpl-mxp", "HPL-MxP's generator: centered, a_ii = S·Σ_j≠i |a_ij|: hpl-mxp[:scale=S], S = 1 (default) weakly dominant, S < 1 a milder diagonal",
+			"scale=S", true},
+		{"fasi-higham", "L·U, unit triangular L and U with −α below and above the diagonal (Fasi & Higham 2021): no pivoting needed; fasi-higham[:kappa=K][,scale=D], κ∞ = K (default 1e6), D > 0: D₁·A·D₂ with entries 10^(D(u−½))",
+			"kappa=K,scale=D", true},
 		{"randsvd", "U·diag(σ)·Vᵀ with random orthogonal U, V, σ_1 = 1: randsvd[:kappa=K][,mode=geometric|one-small], κ_2 = K (default 1e6, geometric)",
 			"kappa=K,mode=" + Geometric + "|" + OneSmall, false},
 	}
@@ -89,32 +121,48 @@ func Seed(seed uint64, key string) uint64 {
 	return Mix(seed ^ Mix(h.Sum64()))
 }
 
-// Generate returns the n×n row-major matrix of a counter kind drawn with
-// seed: on the GPU, dense.Solver.GenerateSystem(n, kind, seed) draws the
-// same matrix (column-major there). n ≤ 0 gives an empty slice.
+// Generate returns the n×n row-major matrix of a counter kind, with its
+// default options, drawn with seed: Spec{Kind: kind}.Generate(n, seed).
 func Generate(kind string, n int, seed uint64) ([]float64, error) {
-	var entry func(k uint64) float64
-	switch kind {
-	case "uniform":
-		entry = func(k uint64) float64 { return Unit(seed, k) }
-	case "centered", "diagdom":
-		entry = func(k uint64) float64 { return Unit(seed, k) - 0.5 }
-	case "normal":
-		entry = func(k uint64) float64 { return Normal(seed, k) }
-	default:
-		return nil, fmt.Errorf("matgen: no counter kind %q; the kinds are %v", kind, CounterKinds())
+	return Spec{Kind: kind}.Generate(n, seed)
+}
+
+// Generate returns the n×n row-major matrix of the spec drawn with seed:
+// on the GPU, dense.Solver.GenerateSpec(n, s, seed) draws the same matrix
+// (column-major there). n ≤ 0 gives an empty slice.
+func (s Spec) Generate(n int, seed uint64) ([]float64, error) {
+	s = s.Normalized()
+	if err := s.Check(); err != nil {
+		return nil, err
 	}
 	if n <= 0 {
 		return []float64{}, nil
+	}
+	var entry func(i, j int) float64
+	counter := func(f func(k uint64) float64) func(i, j int) float64 {
+		return func(i, j int) float64 { return f(uint64(i) + uint64(j)*uint64(n)) }
+	}
+	switch s.Kind {
+	case "uniform":
+		entry = counter(func(k uint64) float64 { return Unit(seed, k) })
+	case "centered", "diagdom", "hpl-mxp":
+		entry = counter(func(k uint64) float64 { return Unit(seed, k) - 0.5 })
+	case "normal":
+		entry = counter(func(k uint64) float64 { return Normal(seed, k) })
+	case "fasi-higham":
+		entry = NewFasiHigham(s, n, seed).Entry
 	}
 	a := make([]float64, n*n)
 	rows(n, func(i int) {
 		row := a[i*n : (i+1)*n]
 		for j := range row {
-			row[j] = entry(uint64(i) + uint64(j)*uint64(n))
+			row[j] = entry(i, j)
 		}
-		if kind == "diagdom" {
+		switch s.Kind {
+		case "diagdom":
 			dominate(row, i)
+		case "hpl-mxp":
+			hplDiagonal(row, i, s.Scale)
 		}
 	})
 	return a, nil

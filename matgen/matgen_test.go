@@ -116,10 +116,10 @@ func TestNormal(t *testing.T) {
 }
 
 // Generate's element (i, j) is entry i + j·n of the stream, and
-// diagdom's diagonal the sum of its row.
+// diagdom's diagonal the sum of its row (the other kinds: classes_test.go).
 func TestGenerate(t *testing.T) {
 	const n, seed = 7, 99
-	for _, kind := range CounterKinds() {
+	for _, kind := range []string{"uniform", "centered", "normal", "diagdom"} {
 		a, err := Generate(kind, n, seed)
 		if err != nil || len(a) != n*n {
 			t.Fatalf("%s: %d entries, %v", kind, len(a), err)
@@ -179,12 +179,22 @@ func TestSeed(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	if got, want := CounterKinds(), []string{"uniform", "centered", "normal", "diagdom"}; !slices.Equal(got, want) {
+	if got, want := CounterKinds(), []string{"uniform", "centered", "normal", "diagdom", "hpl-mxp", "fasi-higham"}; !slices.Equal(got, want) {
 		t.Errorf("CounterKinds = %v, want %v", got, want)
 	}
 	for _, k := range Kinds() {
-		if k.Doc == "" || strings.Contains(k.Doc, "\n") || (k.Params != "") == k.Counter {
-			t.Errorf("%+v: want a one-line doc, and parameters for the non-counter kind only", k)
+		if k.Doc == "" || strings.Contains(k.Doc, "\n") {
+			t.Errorf("%+v: want a one-line doc", k)
+		}
+		// A kind's parameters are in its doc's synopsis, and Generate
+		// draws exactly the counter kinds.
+		for _, p := range strings.Split(k.Params, ",") {
+			if key, _, _ := strings.Cut(p, "="); p != "" && !strings.Contains(k.Doc, key+"=") {
+				t.Errorf("%s: the doc does not show %s", k.Name, key)
+			}
+		}
+		if _, err := Generate(k.Name, 3, 1); (err == nil) != k.Counter {
+			t.Errorf("%s: Counter %v, but Generate says %v", k.Name, k.Counter, err)
 		}
 	}
 	g, o := Sigmas(5, 100, Geometric), Sigmas(5, 100, OneSmall)
@@ -227,6 +237,14 @@ func TestDeviceTwin(t *testing.T) {
 	for _, line := range []string{"0x9e3779b97f4a7c15ull + mix(i + 0x632be59bd9b4e019ull)", "0xbf58476d1ce4e5b9ull", "0x94d049bb133111ebull"} {
 		if !strings.Contains(string(src), line) {
 			t.Errorf("lu.cu's hash lacks %q", line)
+		}
+	}
+	// hplDiagonal and FasiHigham.Entry, operation for operation.
+	for _, line := range []string{"double s = 0.0;", "s = __dadd_rn(s, fabs(a[i + j * ld]));", "a[i + i * ld] = __dmul_rn(scale, s);",
+		"const double p = __dmul_rn(alpha, beta);", "v = __fma_rn((double)j, p, -alpha);", "v = __fma_rn((double)i, p, 1.0);",
+		"v = __fma_rn((double)i, p, -beta);", "v = __dmul_rn(__dmul_rn(d1[i], v), d2[j]);"} {
+		if !strings.Contains(string(src), line) {
+			t.Errorf("lu.cu's hpl_mxp_rows or fasi_higham lacks %q", line)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/internal/budget"
@@ -70,7 +71,7 @@ mwmm lu --size 512 --matrix diagdom --pivot none --nb 256 --factor tc32`,
 Input and output:
   a        the n×n matrix A, a .npy file of float32 or float64
   size     order of a random A, without --a (default 256)
-  matrix   random A: centered (default), uniform, normal, diagdom, randsvd[:kappa=K]
+  matrix   centered (default), uniform, normal, diagdom, hpl-mxp, fasi-higham, randsvd
   seed     seed of the random A
   out      write L\\U to this .npy file (L's unit diagonal implied)
   perm     write the row permutation to this .npy file
@@ -148,7 +149,7 @@ Input and output:
   a              the n×n matrix A, a .npy file of float32 or float64
   b              the right-hand side b, a .npy file
   size           order of a random A, without --a (default 256)
-  matrix         random A: centered (default), uniform, normal, diagdom, randsvd[:kappa=K]
+  matrix         centered (default), uniform, normal, diagdom, hpl-mxp, fasi-higham, randsvd
   seed           seed of the random A and b
   x              write the solution to this .npy file (- for standard output)
   json           print the report as JSON
@@ -169,7 +170,7 @@ Refinement:
   gmres-tol      GMRES's relative residual on the preconditioned system
   residual,precond  fp64 (default) or dd (double-word): residuals; GMRES's M⁻¹Av
 GPU only (--engine gpu):
-  bench          time each --factor and cuSOLVER's solvers at these sizes
+  bench          time each --factor and cuSOLVER's solvers at these sizes, or a: on --a's A
   csv            with --bench: also write the table to this .csv file
   plot           with --bench or --replot: draw PREFIX-time.png, PREFIX-iterations.png
   replot         redraw --plot's figures from a --csv table (no GPU needed)
@@ -180,13 +181,18 @@ GPU only (--engine gpu):
 `
 
 func matrixKindsHelp() string {
+	kinds := experiment.MatrixKinds()
+	w := 0
+	for _, k := range kinds {
+		w = max(w, utf8.RuneCountInString(k.Name))
+	}
 	var b strings.Builder
-	for _, k := range experiment.MatrixKinds() {
-		for i, l := range wrapLine(k.Doc, manualWidth-12) {
+	for _, k := range kinds {
+		for i, l := range wrapLine(k.Doc, manualWidth-w-3) {
 			if i > 0 {
 				k.Name = ""
 			}
-			fmt.Fprintf(&b, "  %-9s %s\n", k.Name, l)
+			fmt.Fprintf(&b, "  %-*s %s\n", w, k.Name, l)
 		}
 	}
 	return b.String()
@@ -237,7 +243,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.Float64Var(&o.gmresTol, "gmres-tol", 1e-6, "GMRES's relative residual `TOL` on the preconditioned system")
 	fs.IntVar(&o.maxInner, "max-inner", 0, "at most `N` GMRES iterations per step, without restarts (default min(n, 300))")
 	fs.BoolVar(&o.luError, "lu-error", false, "also measure the factorization's backward error (costs about as much as factoring)")
-	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind")
+	fs.StringVar(&o.bench, "bench", "", "with --engine gpu: time every --factor (comma-separated) and cuSOLVER's solvers on random systems of these `SIZES` (e.g. 4096,8192), each --matrix kind; or, given the word a, on the system of --a (and --b; a random b without it)")
 	fs.StringVar(&o.csv, "csv", "", "with --bench: also write the table to this `.csv` file")
 	fs.StringVar(&o.plot, "plot", "", "with --bench or --replot: draw time and iterations against n (or against κ for one n and randsvd kinds) into `PREFIX`-time.png and PREFIX-iterations.png")
 	fs.StringVar(&o.replot, "replot", "", "draw --plot's figures from a `TABLE.csv` that --bench --csv wrote (no GPU needed)")
@@ -400,16 +406,21 @@ func readSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (systemInput, er
 		if o.b == "" {
 			return in, usagef("--a needs --b, the right-hand side")
 		}
-		mb, err := npy.ReadFile(o.b)
-		if err != nil {
-			return in, err
-		}
-		if mb.Cols != 1 || mb.Rows != n {
-			return in, fmt.Errorf("%s is %d×%d: A is %d×%d, so b needs %d entries", o.b, mb.Rows, mb.Cols, n, n, n)
-		}
-		in.b = mb.Data
+		in.b, err = readRHS(o.b, n)
 	}
-	return in, nil
+	return in, err
+}
+
+// readRHS reads the right-hand side of an order-n system from path.
+func readRHS(path string, n int) ([]float64, error) {
+	mb, err := npy.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if mb.Cols != 1 || mb.Rows != n {
+		return nil, fmt.Errorf("%s is %d×%d: A is %d×%d, so b needs %d entries", path, mb.Rows, mb.Cols, n, n, n)
+	}
+	return mb.Data, nil
 }
 
 // factorOptions shows a progress bar for the factorization on a terminal,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,8 +75,9 @@ pivoting on a random matrix (10^3 to 10^5), which only fp64 factors
 absorb; the solves apply M and Nᵀ, and refinement runs against A.
 Residuals are fp64 (cuBLAS dgemv on A), the corrections' solves fp64 from
 the factors' exact values (cuBLAS dtrsv). Random A is drawn on the device: uniform, centered,
-normal, diagdom, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR
-factorizations of Gaussian matrices.
+normal, diagdom, hpl-mxp and fasi-higham as on the CPU engines, bit for
+bit, and randsvd as Q₁·Σ·Q₂ᵀ with Q₁, Q₂ from the QR factorizations of
+Gaussian matrices.
 
 --bench SIZES times, for each size and --matrix kind (comma-separated),
 cuSOLVER's dgetrf+dgetrs and its refinement solvers DDgesv, DSgesv,
@@ -83,6 +85,8 @@ DXgesv, DHgesv, DBgesv beside each --factor, in one run on one GPU: time,
 2/3·n³/time, iterations and the backward error of every answer, measured
 in fp64 from the original A. Without --tol, mwmm's solves refine until
 their backward error is at most getrf+getrs's on the same system.
+--bench a times the same on the system of --a, at its order: b from --b,
+or random (from --seed) without it; the table names A's file.
 --csv and --plot PREFIX keep the table and draw it (speed-up over
 getrf+getrs and iterations against n, or against κ for one size and
 randsvd kinds); --replot TABLE.csv --plot PREFIX redraws a saved table
@@ -152,7 +156,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		if err := refineFlags(o, set); err != nil {
 			return err
 		}
-		sizes, kinds, err := benchSystems(o)
+		sizes, kinds, err := benchSystems(fs, o)
 		if err != nil {
 			return err
 		}
@@ -169,7 +173,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 		return solveBench(ctx, e, o, forms, tuning, sopt, sizes, kinds, reportTo(stdout, stderr, output{"csv", o.csv}), stdout)
 	}
 	if o.csv != "" || o.plot != "" {
-		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES")
+		return usagef("--csv and --plot write --bench's table and figures: add --bench SIZES (or --bench a with --a)")
 	}
 	return solveOneGPU(fs, o, policyFor(forms, tuning, sopt), stdout, stderr)
 }
@@ -360,8 +364,8 @@ func gpuSystem(e *dense.Solver, in systemInput, seed uint64) (*dense.System, []f
 
 // gpuMatrix draws A on the device, or here for kinds the device has not.
 func gpuMatrix(e *dense.Solver, spec experiment.MatrixSpec, n int, seed uint64) (*dense.System, string, error) {
-	if slices.Contains(dense.MatrixKinds, spec.Kind) {
-		sys, err := e.GenerateSystem(n, spec.Kind, matgen.Seed(seed, "A")) // the CPU engines' A
+	if c, ok := spec.CounterSpec(); ok && slices.Contains(dense.MatrixKinds, c.Kind) {
+		sys, err := e.GenerateSpec(n, c, matgen.Seed(seed, "A")) // the CPU engines' A
 		return sys, fmt.Sprintf("%s, %d×%d (seed %d, drawn on the GPU)", spec, n, n, seed), err
 	}
 	if spec.Kind == "randsvd" {
@@ -439,16 +443,24 @@ func (t timedBasis) Combine(y, x []float64) error {
 	return t.KrylovBasis.Combine(y, x)
 }
 
-// solveBench times the forms and cuSOLVER's solvers on each size and kind.
-// A benchKind is one of --matrix's kinds, as typed (the table's label) and
-// parsed.
+// A benchKind is one of --matrix's kinds, as typed (the table's label)
+// and parsed; or, with --bench a, the system of --a (labelled with its
+// file's name).
 type benchKind struct {
 	name string
 	spec experiment.MatrixSpec
+	file *systemInput // --bench a: A from --a, b from --b or random
 }
 
-// benchSystems reads --bench's sizes and --matrix's kinds.
-func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
+// benchSystems reads --bench's sizes and --matrix's kinds, or with --bench
+// a the system of --a and --b.
+func benchSystems(fs *flag.FlagSet, o *systemOptions) ([]int, []benchKind, error) {
+	if strings.EqualFold(strings.TrimSpace(o.bench), "a") {
+		return benchFile(fs, o)
+	}
+	if o.a != "" || o.b != "" {
+		return nil, nil, usagef("--bench %s times random systems of these sizes; --bench a times the system of --a (and --b)", o.bench)
+	}
 	sizes, err := parseSizes(o.bench)
 	if err != nil {
 		return nil, nil, err
@@ -459,9 +471,30 @@ func benchSystems(o *systemOptions) ([]int, []benchKind, error) {
 		if err != nil {
 			return nil, nil, usage(err)
 		}
-		kinds = append(kinds, benchKind{name, spec})
+		kinds = append(kinds, benchKind{name: name, spec: spec})
 	}
 	return sizes, kinds, nil
+}
+
+// benchFile reads --bench a's system: A from --a (its order is the one
+// size), b from --b or, without it, random as for a generated A.
+func benchFile(fs *flag.FlagSet, o *systemOptions) ([]int, []benchKind, error) {
+	if o.a == "" {
+		return nil, nil, usagef("--bench a times the system of --a A.npy (and --b b.npy): give --a, or sizes to --bench")
+	}
+	in, err := readSystem(fs, o, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.b != "" {
+		in.b, err = readRHS(o.b, in.n)
+	} else {
+		in.b = experiment.RandomVector(o.seed, "b", in.n)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return []int{in.n}, []benchKind{{name: filepath.Base(o.a), file: &in}}, nil
 }
 
 // parseSizes reads --bench's sizes.
@@ -568,12 +601,15 @@ func (t *benchTable) emit(r benchRow, base float64) {
 // benchSystem times cuSOLVER's solvers and each form on one system.
 func benchSystem(ctx context.Context, e *dense.Solver, o *systemOptions, t *benchTable, forms []dense.LUForm, tuning dense.LUForm, sopt solve.Options,
 	n int, k benchKind) error {
-	sys, _, err := gpuMatrix(e, k.spec, n, o.seed)
+	in := systemInput{n: n, spec: k.spec, b: experiment.RandomVector(o.seed, "b", n)}
+	if k.file != nil {
+		in = *k.file
+	}
+	sys, b, _, err := gpuSystem(e, in, o.seed)
 	if err != nil {
 		return err
 	}
 	defer sys.Free()
-	b := experiment.RandomVector(o.seed, "b", n)
 	// Every method once, untimed, on this system: the kernels its shapes
 	// and its pivoting pick are loaded, and every time is a steady one.
 	for _, m := range dense.SolveBaselines {

@@ -38,10 +38,14 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 		return nil, usage(err)
 	}
 	if o.a != "" && o.bench != "" {
-		return nil, usagef("--bench times generated systems (--matrix); --a is solved once")
+		return nil, usagef("--bench on several GPUs times generated systems (--matrix); --a is solved once (--bench a times it on one GPU)")
 	}
-	if o.a == "" && !slices.Contains(dist.SystemKinds, o.matrix) {
-		return nil, usagef("--matrix %s: several GPUs draw %v", o.matrix, dist.SystemKinds)
+	kind := o.matrix // its canonical spelling where it parses: hpl-mxp:scale=1 is hpl-mxp
+	if spec, err := experiment.ParseMatrix(o.matrix); err == nil {
+		kind = spec.String()
+	}
+	if o.a == "" && !slices.Contains(dist.SystemKinds, kind) {
+		return nil, usagef("--matrix %s: several GPUs draw %v (hpl-mxp at its default scale)", o.matrix, dist.SystemKinds)
 	}
 	name := "double-fp16-fabsum"
 	if set["factor"] {
@@ -54,7 +58,7 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 	if err != nil {
 		return nil, usagef("--factor %s: %v (several GPUs update with the fused kernels' plans)", name, err)
 	}
-	s := &gpusSolve{plan: plan, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: o.matrix, sizes: []int{256}}
+	s := &gpusSolve{plan: plan, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: kind, sizes: []int{256}}
 	if set["nb"] {
 		s.nb = o.nb
 	}
@@ -229,12 +233,10 @@ func (s *gpusSolve) solveOn(ctx context.Context, t *dist.Team, n int, w io.Write
 	return nil
 }
 
-// denseRow is the one-GPU solver's auto policy on the same kind, where it
-// draws it (not hpl-mxp).
+// denseRow is the one-GPU solver's auto policy on the same kind and seed:
+// the same matrix (hpl-mxp's bit for bit on grids of one column, where
+// the row sums add in the same order).
 func (s *gpusSolve) denseRow(ctx context.Context, w io.Writer, n int) error {
-	if s.kind == "hpl-mxp" {
-		return nil
-	}
 	e, err := sharedSolver()
 	if err != nil {
 		return err

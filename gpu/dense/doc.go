@@ -21,8 +21,10 @@
 //
 // # The pieces
 //
-// A System holds A on the device in binary64 (NewSystem copies one,
-// GenerateSystem and GenerateRandsvd draw one there). System.Factor makes
+// A System holds A on the device in binary64 (NewSystem copies one;
+// GenerateSystem, GenerateSpec and GenerateRandsvd draw one there, the
+// first two matgen's matrices bit for bit, hpl-mxp and fasi-higham with
+// their options included). System.Factor makes
 // LU factors in an LUForm: cuSOLVER's getrf in fp64 or fp32, or a blocked
 // LU whose pivoted panels are cuSOLVER's getrf or our recursive panel
 // (LUForm.Panels) and whose trailing updates run on the tensor cores:

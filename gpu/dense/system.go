@@ -30,7 +30,8 @@ type System struct {
 	dominantMu sync.Mutex
 }
 
-// MatrixKinds are the kinds GenerateSystem draws: matgen's counter kinds.
+// MatrixKinds are the kinds GenerateSystem and GenerateSpec draw:
+// matgen's counter kinds.
 var MatrixKinds = matgen.CounterKinds()
 
 // NewSystem copies the row-major n×n matrix a to the device.
@@ -74,16 +75,27 @@ func columnMajor(cm, a []float64, n int) {
 	wg.Wait()
 }
 
-// GenerateSystem draws the n×n matrix of a counter kind (MatrixKinds:
-// uniform, centered, normal, diagdom) on the device: bit for bit
-// matgen.Generate(kind, n, seed), which the CPU engines draw, on every
-// GPU and grid.
+// GenerateSystem draws the n×n matrix of a counter kind with its default
+// options: GenerateSpec(n, matgen.Spec{Kind: kind}, seed).
 func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error) {
+	return e.GenerateSpec(n, matgen.Spec{Kind: kind}, seed)
+}
+
+// GenerateSpec draws the n×n matrix of a counter kind (MatrixKinds:
+// uniform, centered, normal, diagdom, hpl-mxp, fasi-higham) with its
+// options on the device: bit for bit spec.Generate(n, seed), which the
+// CPU engines draw, on every GPU and grid. A bad spec is refused before
+// the device is touched.
+func (e *Solver) GenerateSpec(n int, spec matgen.Spec, seed uint64) (*System, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("gpu: a system of order %d", n)
 	}
-	if !slices.Contains(MatrixKinds, kind) {
-		return nil, fmt.Errorf("gpu: no matrix kind %q on the device; the kinds are %v", kind, MatrixKinds)
+	if !slices.Contains(MatrixKinds, spec.Kind) {
+		return nil, fmt.Errorf("gpu: no matrix kind %q on the device; the kinds are %v", spec.Kind, MatrixKinds)
+	}
+	spec = spec.Normalized()
+	if err := spec.Check(); err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	mod, err := e.d.Module(kernel("lu"))
 	if err != nil {
@@ -93,16 +105,16 @@ func (e *Solver) GenerateSystem(n int, kind string, seed uint64) (*System, error
 	if err != nil {
 		return nil, err
 	}
-	if err := generate(mod, buf, n, kind, seed); err != nil {
+	if err := generate(e.d, mod, buf, n, spec, seed); err != nil {
 		buf.Free()
 		return nil, err
 	}
 	return e.system(n, buf)
 }
 
-// generate fills buf with the matrix of kind: matgen's formulas, in
+// generate fills buf with the matrix of spec: matgen's formulas, in
 // lu.cu's generator kernels.
-func generate(mod *gpu.Module, buf *gpu.Buffer, n int, kind string, seed uint64) error {
+func generate(d *gpu.Device, mod *gpu.Module, buf *gpu.Buffer, n int, spec matgen.Spec, seed uint64) error {
 	total := int64(n) * int64(n)
 	launch := func(name string, grid [3]uint32, args ...any) error {
 		f, err := mod.Function(name)
@@ -112,16 +124,24 @@ func generate(mod *gpu.Module, buf *gpu.Buffer, n int, kind string, seed uint64)
 		return f.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, args...)
 	}
 	fill := [3]uint32{4096, 1, 1}
-	switch kind {
+	switch spec.Kind {
 	case "uniform":
 		return launch("fill_uniform", fill, buf, total, seed, 0.0, 1.0)
 	case "normal":
 		return launch("fill_normal", fill, buf, total, seed)
+	case "fasi-higham":
+		return drawFasiHigham(d, mod, buf, n, spec, seed)
 	}
-	if err := launch("fill_uniform", fill, buf, total, seed, -0.5, 0.5); err != nil || kind != "diagdom" {
+	if err := launch("fill_uniform", fill, buf, total, seed, -0.5, 0.5); err != nil {
 		return err
 	}
-	return launch("dominate_rows", gpu.StrideGrid(n), buf, int64(n), int32(n))
+	switch spec.Kind {
+	case "diagdom":
+		return launch("dominate_rows", gpu.StrideGrid(n), buf, int64(n), int32(n))
+	case "hpl-mxp":
+		return launch("hpl_mxp_rows", gpu.StrideGrid(n), buf, int64(n), int32(n), spec.Scale)
+	}
+	return nil
 }
 
 // randsvdChunk is the most columns (or rows) of C one dormqr call takes

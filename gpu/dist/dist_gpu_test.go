@@ -166,6 +166,44 @@ func TestGenerateIsMatgen(t *testing.T) {
 	}
 }
 
+// hpl-mxp is matgen's hpl-mxp (scale 1), which one GPU (gpu/dense) and
+// the CPU engines draw: the same off-diagonal entries on every grid, and
+// the same diagonal bit for bit on grids of one column, where each row's
+// sum is one GPU's, from 0 in the order of j; elsewhere the grid row's
+// partial sums are added by NCCL, in another order: within n·u.
+func TestGenerateSystemIsMatgen(t *testing.T) {
+	gs := []Grid{{1, 1}}
+	if gpusAtLeast(2) {
+		gs = append(gs, Grid{1, 2}, Grid{2, 1})
+	}
+	if gpusAtLeast(4) {
+		gs = append(gs, Grid{2, 2})
+	}
+	const n, nb, seed = 301, 32, 5
+	want, err := matgen.Generate("hpl-mxp", n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		tm := team(t, g)
+		s, err := GenerateSystem(tm, n, nb, "hpl-mxp", seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := gatherSystem(t, s)
+		s.Free()
+		tm.Close()
+		for i := range n {
+			for j := range n {
+				w, v := want[i*n+j], got[i*n+j]
+				if v != w && (i != j || g.Q == 1 || math.Abs(v-w) > n*0x1p-53*w) {
+					t.Fatalf("%v grid: (%d, %d) = %v, matgen's %v", g, i, j, v, w)
+				}
+			}
+		}
+	}
+}
+
 func gpusAtLeast(n int) bool {
 	c, err := gpuCount()
 	return err == nil && c >= n

@@ -45,19 +45,7 @@ func TestSolveDominant(t *testing.T) {
 func checkOperator(t *testing.T, s *System) {
 	t.Helper()
 	n := s.N()
-	a := make([]float64, n*n) // row-major
-	for _, r := range s.A.Team.Ranks {
-		rows, cols := s.A.localRows(r), s.A.localCols(r)
-		local := make([]float64, rows*cols)
-		if err := r.Engine.Device().Download(local, s.A.part(r)); err != nil {
-			t.Fatal(err)
-		}
-		for lj := 0; lj < cols; lj++ {
-			for li := 0; li < rows; li++ {
-				a[s.A.GlobalRow(r.P, li)*n+s.A.GlobalCol(r.Q, lj)] = local[lj*rows+li]
-			}
-		}
-	}
+	a := gatherSystem(t, s)
 	x := make([]float64, n)
 	for i := range x {
 		x[i] = math.Sin(float64(i))
@@ -87,6 +75,26 @@ func checkOperator(t *testing.T, s *System) {
 	if math.Abs(s.NormInf()-norm) > 1e-12*norm {
 		t.Errorf("NormInf = %g, want %g", s.NormInf(), norm)
 	}
+}
+
+// gatherSystem returns A, row-major, read back from each rank's fp64 part.
+func gatherSystem(t *testing.T, s *System) []float64 {
+	t.Helper()
+	n := s.N()
+	a := make([]float64, n*n)
+	for _, r := range s.A.Team.Ranks {
+		rows, cols := s.A.localRows(r), s.A.localCols(r)
+		local := make([]float64, rows*cols)
+		if err := r.Engine.Device().Download(local, s.A.part(r)); err != nil {
+			t.Fatal(err)
+		}
+		for lj := 0; lj < cols; lj++ {
+			for li := 0; li < rows; li++ {
+				a[s.A.GlobalRow(r.P, li)*n+s.A.GlobalCol(r.Q, lj)] = local[lj*rows+li]
+			}
+		}
+	}
+	return a
 }
 
 // cuSOLVERMg's getrf+getrs on the same GPUs solves a dominant system to

@@ -13,7 +13,8 @@ import (
 // SystemKinds are the matrices GenerateSystem draws: matgen's uniform and
 // centered, diagdom (centered, a_ii = ±(1 + Σ_{j≠i}|a_ij|): strictly
 // dominant) and hpl-mxp (HPL-MxP's reference generator: centered,
-// a_ii = Σ_{j≠i}|a_ij|, weakly dominant).
+// a_ii = Σ_{j≠i}|a_ij|, weakly dominant): matgen's hpl-mxp with its
+// default scale 1 only.
 var SystemKinds = []string{"uniform", "centered", "diagdom", "hpl-mxp"}
 
 // A System is the n×n fp64 matrix A of Ax = b over a team, in square
@@ -27,7 +28,10 @@ type System struct {
 // GenerateSystem draws an n×n matrix of kind in blocks of nb. The
 // off-diagonal entries are matgen's, whatever the grid; a dominant kind's
 // diagonal comes from row sums added across the grid, equal to the one-GPU
-// matrix's up to the order of those additions.
+// matrix's up to the order of those additions. hpl-mxp's is matgen's bit
+// for bit on grids of one column (each row's sum from 0 in the order of
+// j, as matgen sums it); diagdom's sums start from 0 and add 1 last, where
+// matgen's start from 1, so it may differ in the last bit.
 func GenerateSystem(t *Team, n, nb int, kind string, seed uint64) (*System, error) {
 	if !t.Whole() {
 		return nil, errors.New("dist: a System needs every rank of its team in this process")

@@ -850,3 +850,51 @@ extern "C" __global__ void gather_rows_f64(double* a, long long ld, int ncols, i
         move_rows(a + (long long)c * ld, mine, rows, [=](int i) { return src[i]; }, [=](int i) { return r0 + i; });
     }
 }
+
+// ===========================================================================
+// Matrix classes: hpl-mxp and fasi-higham (issue 41). The twins of
+// matgen/classes.go (hplDiagonal, FasiHigham.Entry), operation for
+// operation; package matgen's TestDeviceTwin checks their lines.
+// ===========================================================================
+
+// hpl_mxp_rows sets a_ii = scale·Σ_{j≠i} |a_ij| on the centered matrix
+// (fill_uniform from −0.5): HPL-MxP's reference generator, weakly
+// dominant, for scale 1 (the product is then exact). The sum starts from 0
+// and runs in the order of j, as matgen's hplDiagonal and gpu/dist's
+// row_abs_sums (whole rows on a grid of one column). One thread per row.
+extern "C" __global__ void hpl_mxp_rows(double* a, long long ld, int n, double scale) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        double s = 0.0;
+        for (int j = 0; j < n; j++) {
+            if (j != i) {
+                s = __dadd_rn(s, fabs(a[i + j * ld]));
+            }
+        }
+        a[i + i * ld] = __dmul_rn(scale, s);
+    }
+}
+
+// fasi_higham sets the n×n column-major a to Fasi and Higham's L·U (L
+// unit lower triangular with −alpha below the diagonal, U unit upper
+// triangular with −beta above): with p = fl(alpha·beta) and 0-based
+// (i, j), −alpha + j·p below the diagonal, 1 + i·p on it, −beta + i·p
+// above, each one fused multiply-add; then, when d1 is not null,
+// fl(fl(d1[i]·a_ij)·d2[j]) (the scalings come from the host).
+extern "C" __global__ void fasi_higham(double* a, long long n, double alpha, double beta, const double* d1, const double* d2) {
+    const double p = __dmul_rn(alpha, beta);
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n * n; k += (long long)gridDim.x * blockDim.x) {
+        long long i = k % n, j = k / n;
+        double v;
+        if (i > j) {
+            v = __fma_rn((double)j, p, -alpha);
+        } else if (i == j) {
+            v = __fma_rn((double)i, p, 1.0);
+        } else {
+            v = __fma_rn((double)i, p, -beta);
+        }
+        if (d1) {
+            v = __dmul_rn(__dmul_rn(d1[i], v), d2[j]);
+        }
+        a[k] = v;
+    }
+}
