@@ -20,19 +20,30 @@ type Stream struct {
 }
 
 // NewStream creates a stream.
-func (d *Device) NewStream() (*Stream, error) { return d.newStream(0) }
+func (d *Device) NewStream() (*Stream, error) { return d.newStream(0, false) }
 
 // NewIndependentStream creates a stream that does not wait for the
 // legacy default stream, nor it for this one (CU_STREAM_NON_BLOCKING):
 // a library call that copies or waits on the default stream (cuSOLVER's
 // getrf does) then holds up neither this stream's work nor the others'.
 // Download and Upload do not wait for it either: Sync it first.
-func (d *Device) NewIndependentStream() (*Stream, error) { return d.newStream(cuda.StreamNonBlocking) }
+func (d *Device) NewIndependentStream() (*Stream, error) {
+	return d.newStream(cuda.StreamNonBlocking, false)
+}
 
-func (d *Device) newStream(flags uint32) (*Stream, error) {
+// NewUrgentStream is NewIndependentStream of the greatest priority: its
+// blocks go before other streams' as multiprocessors free up (a
+// look-ahead's panel beside an update).
+func (d *Device) NewUrgentStream() (*Stream, error) { return d.newStream(cuda.StreamNonBlocking, true) }
+
+func (d *Device) newStream(flags uint32, urgent bool) (*Stream, error) {
 	s := &Stream{d: d}
+	create := cuda.StreamCreate
+	if urgent {
+		create = cuda.StreamCreateUrgent
+	}
 	err := d.Do(func() error {
-		h, err := cuda.StreamCreate(flags)
+		h, err := create(flags)
 		if err != nil {
 			return err
 		}

@@ -84,17 +84,17 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 }
 
 // independentStreams returns fp16-store's two streams, made once per
-// engine. They do not wait for the default stream: cuSOLVER's getrf on
-// the panel's stream synchronizes with it, which with ordinary streams
-// held the panel until the update beside it was done.
+// engine, independent of the default stream; the panel's is urgent, so
+// that its small kernels go ahead of the update's blocks.
 func (e *Solver) independentStreams() (main, side *gpu.Stream, err error) {
 	e.streamsMu.Lock()
 	defer e.streamsMu.Unlock()
 	if e.halfStreams[0] == nil {
-		for i := range e.halfStreams {
-			if e.halfStreams[i], err = e.d.NewIndependentStream(); err != nil {
-				return nil, nil, err
-			}
+		if e.halfStreams[0], err = e.d.NewIndependentStream(); err != nil {
+			return nil, nil, err
+		}
+		if e.halfStreams[1], err = e.d.NewUrgentStream(); err != nil {
+			return nil, nil, err
 		}
 	}
 	return e.halfStreams[0], e.halfStreams[1], nil

@@ -253,13 +253,24 @@ func BenchmarkHalfPieces(b *testing.B) {
 	lu64, _ := e.d.Alloc(8 * n * n)
 	defer gpu.FreeAll(r, c, lu64)
 	s := stepOf(0, nb, n)
+	// beside queues the update on 100 multiprocessors, then the diagonal
+	// block's sgetrf on the other stream.
+	beside := func() error {
+		if err := h.update(s, 2*nb, n-2*nb, 100); err != nil {
+			return err
+		}
+		start := time.Now()
+		err := h.getrf(h.side, nb)
+		b.Logf("  sgetrf returned after %.3f ms", time.Since(start).Seconds()*1e3)
+		return err
+	}
 	pieces := []struct {
 		name string
 		run  func() error
 	}{
 		{"scale", func() error { return h.scale(sys.a, r, c) }},
-		{"to_f64", func() error {
-			return h.launch("to_f64_f16", [3]uint32{4096, 1, 1}, nil, h.w, lu64, int64(n)*int64(n))
+		{"to_f32", func() error {
+			return h.launch("to_f32_f16", blockGrid(n, n), nil, h.w, int64(n), lu64, int64(n), int32(n), int32(n))
 		}},
 		{"panel", func() error { return h.panel(0, h.main) }},
 		{"getrf", func() error { return h.getrf(h.main, nb) }},
@@ -267,6 +278,19 @@ func BenchmarkHalfPieces(b *testing.B) {
 		{"u12-rest", func() error { return h.u12(s, 0, nb+nb, n-2*nb, 0) }},
 		{"update-next", func() error { return h.update(s, nb, nb, 0) }},
 		{"update-rest", func() error { return h.update(s, 2*nb, n-2*nb, 0) }},
+		{"update-rest-100", func() error { return h.update(s, 2*nb, n-2*nb, 100) }},
+		// The look-ahead: the update on 100 multiprocessors, the next panel
+		// beside it; overlapped, this takes the longer of the two.
+		{"overlap", func() error {
+			if err := h.update(s, 2*nb, n-2*nb, 100); err != nil {
+				return err
+			}
+			start := time.Now()
+			err := h.panel(nb, h.side)
+			b.Logf("  the panel's calls returned after %.3f ms", time.Since(start).Seconds()*1e3)
+			return err
+		}},
+		{"getrf-beside", beside},
 	}
 	for _, p := range pieces {
 		best := time.Duration(math.MaxInt64)

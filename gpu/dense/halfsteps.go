@@ -150,8 +150,9 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	return h.inverse(st, false, jb, h.invL[k%2])
 }
 
-// getrf factors the jb×jb block in diag without pivoting, on st. A zero
-// pivot shows in U's diagonal (the factors' check), so info is not read.
+// getrf factors the jb×jb block in diag without pivoting, on st, by
+// cuSOLVER's sgetrf. A zero pivot shows in U's diagonal (the factors'
+// check), so info is not read.
 func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 	return h.d.Do(func() error {
 		if err := h.la.SolverOn(h.d, st); err != nil {
@@ -163,6 +164,9 @@ func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 
 // inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
 // (upper) or unit lower one L₁₁: cuBLAS strsm on the identity, in fp32.
+// (Halving the triangle, its inverses' products by sgemm, took as long
+// at order 1024 on an H100: 0.48 ms against 0.43, the chain of small
+// calls' latencies in place of strsm's slow rate.)
 func (h *halfLU) inverse(st *gpu.Stream, upper bool, jb int, out *gpu.Buffer) error {
 	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, h.inv32, int64(jb), int32(jb)); err != nil {
 		return err

@@ -16,6 +16,13 @@ import (
 // both without pivoting as the check passed.
 func AutoForms() []string { return []string{HalfForm, "double-fp16-fabsum", "fp64"} }
 
+// HalfBudget is how many times its factorization's time fp16-store's
+// refinement may take before Solve moves on: its fp16 factors refine in
+// more steps than fp32-accurate ones, whose factorization takes about 3
+// times as long (double-fp16-fabsum against fp16-store at n = 32768 on an
+// H100), and HPL-MxP's runs spend most of their time refining.
+const HalfBudget = 3
+
 // PivotedForms are the forms Solve turns to when fp16-store's growth check
 // says that A needs pivoting: below order 32768 fp64 (after a butterfly
 // transform, then with partial pivoting if that fails; 2.3× getrf+getrs at
@@ -37,9 +44,10 @@ type Policy struct {
 	Forms  []LUForm
 	Tuning LUForm
 	// Refine is refinement's options. Every form but the last refines
-	// for at most as long as it took to factor (solve.Options.TimeBudget):
-	// refinement that slow has lost the form its lead, and a stalling one
-	// would run its steps to the end (seconds at n = 32768).
+	// for at most as long as it took to factor (solve.Options.TimeBudget;
+	// fp16-store HalfBudget times as long): refinement that slow has lost
+	// the form its lead, and a stalling one would run its steps to the end
+	// (seconds at n = 32768).
 	Refine solve.Options
 	// Instrument, when set, wraps what refinement sees of A and of the
 	// factors (a *Factors), to time them; it must keep their behaviour.
@@ -267,6 +275,9 @@ func refine(ctx context.Context, sys factorSource, b []float64, fa factored, too
 	opt := pol.Refine
 	if budgeted {
 		opt.TimeBudget = took
+		if _, half := a.Form.Update.(Half); half {
+			opt.TimeBudget *= HalfBudget
+		}
 	}
 	op := sys.operator()
 	var f solve.Factorization = fa

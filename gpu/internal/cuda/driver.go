@@ -42,48 +42,50 @@ type result = int32
 // maps the plain names to (#define cuMemAlloc cuMemAlloc_v2, ...): the
 // unversioned symbols are the old 32-bit ABIs.
 var drv struct {
-	cuInit                    func(flags uint32) result
-	cuDriverGetVersion        func(v *int32) result
-	cuGetErrorName            func(r result, s **byte) result
-	cuGetErrorString          func(r result, s **byte) result
-	cuDeviceGetCount          func(n *int32) result
-	cuDeviceGet               func(dev *int32, ordinal int32) result
-	cuDeviceGetName           func(name *byte, n int32, dev int32) result
-	cuDeviceGetAttribute      func(v *int32, attr int32, dev int32) result
-	cuDeviceTotalMem          func(bytes *uintptr, dev int32) result
-	cuDevicePrimaryCtxRetain  func(ctx *uintptr, dev int32) result
-	cuDevicePrimaryCtxRelease func(dev int32) result
-	cuCtxSetCurrent           func(ctx uintptr) result
-	cuCtxSynchronize          func() result
-	cuMemGetInfo              func(free, total *uintptr) result
-	cuMemAlloc                func(p *uintptr, n uintptr) result
-	cuMemFree                 func(p uintptr) result
-	cuMemcpyHtoD              func(dst uintptr, src unsafe.Pointer, n uintptr) result
-	cuMemcpyDtoH              func(dst unsafe.Pointer, src uintptr, n uintptr) result
-	cuMemcpyDtoD              func(dst, src uintptr, n uintptr) result
-	cuMemsetD8                func(p uintptr, v uint8, n uintptr) result
-	cuMemsetD32               func(p uintptr, v uint32, n uintptr) result
-	cuModuleLoadData          func(m *uintptr, image unsafe.Pointer) result
-	cuModuleUnload            func(m uintptr) result
-	cuModuleGetFunction       func(f *uintptr, m uintptr, name *byte) result
-	cuFuncSetAttribute        func(f uintptr, attr int32, v int32) result
-	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) result
-	cuLaunchCooperativeKernel func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params unsafe.Pointer) result
-	cuStreamCreate            func(s *uintptr, flags uint32) result
-	cuStreamSynchronize       func(s uintptr) result
-	cuStreamDestroy           func(s uintptr) result
-	cuEventCreate             func(e *uintptr, flags uint32) result
-	cuEventRecord             func(e, s uintptr) result
-	cuEventSynchronize        func(e uintptr) result
-	cuEventElapsedTime        func(ms *float32, start, end uintptr) result
-	cuEventDestroy            func(e uintptr) result
-	cuStreamWaitEvent         func(s, e uintptr, flags uint32) result
-	cuStreamQuery             func(s uintptr) result
-	cuMemcpyDtoDAsync         func(dst, src uintptr, n uintptr, s uintptr) result
-	cuMemcpy2DAsync           func(p *Memcpy2D, s uintptr) result
-	cuDeviceCanAccessPeer     func(can *int32, dev, peer int32) result
-	cuCtxEnablePeerAccess     func(peer uintptr, flags uint32) result
-	cuDeviceGetP2PAttribute   func(v *int32, attr int32, src, dst int32) result
+	cuInit                      func(flags uint32) result
+	cuDriverGetVersion          func(v *int32) result
+	cuGetErrorName              func(r result, s **byte) result
+	cuGetErrorString            func(r result, s **byte) result
+	cuDeviceGetCount            func(n *int32) result
+	cuDeviceGet                 func(dev *int32, ordinal int32) result
+	cuDeviceGetName             func(name *byte, n int32, dev int32) result
+	cuDeviceGetAttribute        func(v *int32, attr int32, dev int32) result
+	cuDeviceTotalMem            func(bytes *uintptr, dev int32) result
+	cuDevicePrimaryCtxRetain    func(ctx *uintptr, dev int32) result
+	cuDevicePrimaryCtxRelease   func(dev int32) result
+	cuCtxSetCurrent             func(ctx uintptr) result
+	cuCtxSynchronize            func() result
+	cuMemGetInfo                func(free, total *uintptr) result
+	cuMemAlloc                  func(p *uintptr, n uintptr) result
+	cuMemFree                   func(p uintptr) result
+	cuMemcpyHtoD                func(dst uintptr, src unsafe.Pointer, n uintptr) result
+	cuMemcpyDtoH                func(dst unsafe.Pointer, src uintptr, n uintptr) result
+	cuMemcpyDtoD                func(dst, src uintptr, n uintptr) result
+	cuMemsetD8                  func(p uintptr, v uint8, n uintptr) result
+	cuMemsetD32                 func(p uintptr, v uint32, n uintptr) result
+	cuModuleLoadData            func(m *uintptr, image unsafe.Pointer) result
+	cuModuleUnload              func(m uintptr) result
+	cuModuleGetFunction         func(f *uintptr, m uintptr, name *byte) result
+	cuFuncSetAttribute          func(f uintptr, attr int32, v int32) result
+	cuLaunchKernel              func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) result
+	cuLaunchCooperativeKernel   func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params unsafe.Pointer) result
+	cuStreamCreate              func(s *uintptr, flags uint32) result
+	cuStreamCreateWithPriority  func(s *uintptr, flags uint32, priority int32) result
+	cuCtxGetStreamPriorityRange func(least, greatest *int32) result
+	cuStreamSynchronize         func(s uintptr) result
+	cuStreamDestroy             func(s uintptr) result
+	cuEventCreate               func(e *uintptr, flags uint32) result
+	cuEventRecord               func(e, s uintptr) result
+	cuEventSynchronize          func(e uintptr) result
+	cuEventElapsedTime          func(ms *float32, start, end uintptr) result
+	cuEventDestroy              func(e uintptr) result
+	cuStreamWaitEvent           func(s, e uintptr, flags uint32) result
+	cuStreamQuery               func(s uintptr) result
+	cuMemcpyDtoDAsync           func(dst, src uintptr, n uintptr, s uintptr) result
+	cuMemcpy2DAsync             func(p *Memcpy2D, s uintptr) result
+	cuDeviceCanAccessPeer       func(can *int32, dev, peer int32) result
+	cuCtxEnablePeerAccess       func(peer uintptr, flags uint32) result
+	cuDeviceGetP2PAttribute     func(v *int32, attr int32, src, dst int32) result
 	// CUDA 12.0 and newer; nil before.
 	cuTensorMapEncodeTiled func(tm unsafe.Pointer, dtype, rank uint32, addr uintptr, dims, strides, box, elemStrides unsafe.Pointer,
 		interleave, swizzle, l2, oobFill uint32) result
@@ -138,6 +140,8 @@ func loadDriver() error {
 		fn(&d.cuLaunchKernel, "cuLaunchKernel"),
 		optional(&d.cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel"),
 		fn(&d.cuStreamCreate, "cuStreamCreate"),
+		optional(&d.cuStreamCreateWithPriority, "cuStreamCreateWithPriority"),
+		optional(&d.cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange"),
 		fn(&d.cuStreamSynchronize, "cuStreamSynchronize"),
 		fn(&d.cuStreamDestroy, "cuStreamDestroy_v2"),
 		fn(&d.cuEventCreate, "cuEventCreate"),
@@ -401,6 +405,23 @@ func EncodeTiled2D(t *TensorMap, dtype uint32, addr uintptr, rows, cols, strideB
 func StreamCreate(flags uint32) (uintptr, error) {
 	var s uintptr
 	err := check("cuStreamCreate", drv.cuStreamCreate(&s, flags))
+	return s, err
+}
+
+// StreamCreateUrgent creates a stream of the context's greatest priority
+// (its blocks are scheduled before those of ordinary streams as
+// multiprocessors free up), or an ordinary one where the driver has no
+// priorities.
+func StreamCreateUrgent(flags uint32) (uintptr, error) {
+	if drv.cuStreamCreateWithPriority == nil || drv.cuCtxGetStreamPriorityRange == nil {
+		return StreamCreate(flags)
+	}
+	var least, greatest int32
+	if err := check("cuCtxGetStreamPriorityRange", drv.cuCtxGetStreamPriorityRange(&least, &greatest)); err != nil {
+		return 0, err
+	}
+	var s uintptr
+	err := check("cuStreamCreateWithPriority", drv.cuStreamCreateWithPriority(&s, flags, greatest))
 	return s, err
 }
 
