@@ -6,11 +6,13 @@
 // # Solve: the policy
 //
 // Solve chooses for the caller. Given no forms (Policy.Forms empty) it
-// takes AutoForms's for A's order and diagonal dominance (the fastest on
-// an H100 first), factors, refines, and goes on to the next form when a
+// factors first in fp16-store, the LU without pivoting held in fp16 whose
+// growth check says whether A needs pivoting; it then goes on, when a
 // factorization fails or refinement does not converge (every form but
-// the last refines for at most as long as it took to factor). The Report
-// lists every attempt with its form, pivoting, times and refinement:
+// the last refines for a budget of its factorization's time), to
+// fp32-accurate forms without pivoting, or, where the check failed, to
+// PivotedForms. The Report lists every attempt with its form, pivoting
+// (and why), times and refinement:
 //
 //	e, _ := gemm.SharedEngine(0)
 //	s := dense.New(e)
@@ -25,8 +27,11 @@
 // GenerateSystem, GenerateSpec and GenerateRandsvd draw one there, the
 // first two matgen's matrices bit for bit, hpl-mxp and fasi-higham with
 // their options included). System.Factor makes
-// LU factors in an LUForm: cuSOLVER's getrf in fp64 or fp32, or a blocked
-// LU whose pivoted panels are cuSOLVER's getrf or our recursive panel
+// LU factors in an LUForm: fp16-store (Half: HPL-MxP's LU, A scaled by
+// powers of two into fp16, the diagonal blocks by sgetrf, their inverted
+// triangles applied as fp16 products, the updates fp16 products with fp32
+// accumulation stored back in fp16), cuSOLVER's getrf in fp64 or fp32, or
+// a blocked LU whose pivoted panels are cuSOLVER's getrf or our recursive panel
 // (LUForm.Panels) and whose trailing updates run on the tensor cores:
 // TC32 forms on cuBLASLt from copies of L₂₁ and U₁₂ rounded to fp16, bf16
 // or TF32, multiword forms on gpu/gemm's fused FABsum kernel, and the
@@ -36,10 +41,13 @@
 // stream beside the update (the look-ahead), and L's row interchanges are
 // applied once, at the end.
 //
-// Pivoting (LUForm.Pivoting): PivotAuto, the zero value, leaves it out
-// when A is strictly diagonally dominant (one pass over A), gives the
-// fp64 form a random butterfly transform instead, and pivots partially
-// otherwise; Factors.Pivoting says what was done and why.
+// Pivoting (LUForm.Pivoting): PivotAuto, the zero value, means for
+// fp16-store no pivoting with the growth check on every panel (the
+// largest multiplier and |U|, measured on the device; a GrowthError,
+// wrapping ErrNeedsPivoting, names the panel that failed), and for the
+// other forms none when A is strictly diagonally dominant (one pass over
+// A), else a random butterfly transform for fp64 and partial pivoting for
+// the rest; Factors.Pivoting says what was done and why.
 //
 // Factors and System are what package solve's refinement needs
 // (solve.Factorization, solve.Operator), and Factors keeps GMRES's basis
