@@ -21,10 +21,13 @@ type Factors struct {
 	// rows and cols (Half) are the powers of two R and C of the factored
 	// R·A·C: Solve applies R before the factors and C after.
 	rows, cols *gpu.Buffer
-	pc         *preconditioner // Solve's device side, made on first use
-	update     Update          // the form's: Form is only a label
-	Form       string
-	NB         int
+	// inverses (Half) holds each diagonal block's L⁻¹ (fp32, nb×nb a
+	// block), then each one's U⁻¹: Solve's blocks are products with them.
+	inverses *gpu.Buffer
+	pc       *preconditioner // Solve's device side, made on first use
+	update   Update          // the form's: Form is only a label
+	Form     string
+	NB       int
 	// Pivoting is how the pivots were picked, and why.
 	Pivoting PivotingDone
 	Duration time.Duration // the factorization, from A in fp64 on the device to the factors
@@ -398,7 +401,7 @@ func diagCheckError(c int32) error {
 
 // Free frees the factors.
 func (fa *Factors) Free() error {
-	err := errors.Join(fa.lu.Free(), fa.ipiv.Free(), gpu.FreeAll(fa.rows, fa.cols))
+	err := errors.Join(fa.lu.Free(), fa.ipiv.Free(), gpu.FreeAll(fa.rows, fa.cols, fa.inverses))
 	if fa.pc != nil {
 		err = errors.Join(err, fa.pc.free())
 	}

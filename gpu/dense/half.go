@@ -24,7 +24,9 @@ type halfLU struct {
 	n, nb  int
 	w      *gpu.Buffer    // R·A·C in fp16, then L̂ and Û
 	diag   *gpu.Buffer    // the diagonal block in fp32, then its LU
-	inv32  *gpu.Buffer    // a triangle's inverse in fp32
+	inv32  *gpu.Buffer    // U₁₁⁻¹ in fp32 (the panel's stream)
+	inv32L *gpu.Buffer    // L₁₁⁻¹ in fp32 (the update's stream)
+	blasL  uintptr        // the update's stream's cuBLAS handle
 	invU   *gpu.Buffer    // U₁₁⁻¹ in fp16, for L₂₁ (the panel's stream)
 	invL   [2]*gpu.Buffer // L₁₁⁻¹ in fp16, for U₁₂: one step's, the next's
 	tmpL   *gpu.Buffer    // A₂₁ copied: L₂₁ = A₂₁·U₁₁⁻¹ is out of place
@@ -32,19 +34,23 @@ type halfLU struct {
 	work   *gpu.Buffer    // sgetrf's work space, its info word at info
 	info   uintptr
 	growth *gpu.Buffer // max |Â|, then per step max |L| and max |U| (binary32 bits)
-	ph     *Phases     // nil: not profiling
-	fn     map[string]*gpu.Function
+	// inverses, when set, keeps each diagonal block's L⁻¹ and U⁻¹ in fp32
+	// (Factors.inverses).
+	inverses *gpu.Buffer
+	ph       *Phases // nil: not profiling
+	fn       map[string]*gpu.Function
 
 	main, side     *gpu.Stream
 	sideSMs        int
 	ready, paneled *gpu.Event
+	factored       *gpu.Event // the panel's diagonal block is factored
 	algos          map[string]*gpu.Algorithm
 }
 
 var halfKernels = map[string]string{
 	"row_amax": "half", "pow2_scales": "half", "col_amax": "half", "scale_to_f16": "half",
 	"to_f32_f16": "half", "from_f32_f16": "half", "copy_f16": "half",
-	"amax_f16": "half", "amax_tri_f32": "half", "eye_f32": "lu",
+	"amax_f16": "half", "amax_tri_f32": "half", "eye_f32": "lu", "copy_f32": "lu",
 }
 
 func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
@@ -77,6 +83,12 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 	if err == nil {
 		h.paneled, err = e.d.NewEvent()
 	}
+	if err == nil {
+		h.factored, err = e.d.NewEvent()
+	}
+	if err == nil {
+		h.blasL, err = e.d.SecondBlas()
+	}
 	if err != nil {
 		h.free()
 	}
@@ -107,7 +119,7 @@ func (h *halfLU) alloc() error {
 		buf   **gpu.Buffer
 		bytes int
 	}{
-		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.invU, 2 * jb * jb},
+		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.inv32L, 4 * jb * jb}, {&h.invU, 2 * jb * jb},
 		{&h.invL[0], 2 * jb * jb}, {&h.invL[1], 2 * jb * jb},
 		{&h.tmpL, 2 * jb * max(n-jb, 1)}, {&h.tmpU, 2 * jb * max(n-jb, 1)},
 		{&h.growth, 4 * (1 + 2*h.steps())},
@@ -135,10 +147,15 @@ func (h *halfLU) free() {
 		})
 		h.ready.Close()
 	}
-	if h.paneled != nil {
-		h.paneled.Close()
+	for _, ev := range []*gpu.Event{h.paneled, h.factored} {
+		if ev != nil {
+			ev.Close()
+		}
 	}
-	gpu.FreeAll(h.w, h.diag, h.inv32, h.invU, h.invL[0], h.invL[1], h.tmpL, h.tmpU, h.growth, h.work)
+	if h.blasL != 0 {
+		h.d.Do(func() error { return cuda.CublasSetStream(h.blasL, 0) })
+	}
+	gpu.FreeAll(h.w, h.diag, h.inv32, h.inv32L, h.invU, h.invL[0], h.invL[1], h.tmpL, h.tmpU, h.growth, h.work)
 }
 
 // at is the fp16 entry (i, j) of w.
@@ -312,6 +329,10 @@ func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
 	}
 	if fa.rows, err = d.Alloc(8 * n); err == nil {
 		fa.cols, err = d.Alloc(8 * n)
+	}
+	if err == nil {
+		fa.inverses, err = d.Alloc(4 * 2 * h.steps() * fa.NB * fa.NB)
+		h.inverses = fa.inverses
 	}
 	if err != nil {
 		return err

@@ -274,7 +274,7 @@ func BenchmarkHalfPieces(b *testing.B) {
 		}},
 		{"panel", func() error { return h.panel(0, h.main) }},
 		{"getrf", func() error { return h.getrf(h.main, nb) }},
-		{"inverse", func() error { return h.inverse(h.main, true, nb, h.invU) }},
+		{"inverse", func() error { return h.inverse(h.main, h.la.Blas, true, 0, nb, h.inv32, h.invU) }},
 		{"u12-rest", func() error { return h.u12(s, 0, nb+nb, n-2*nb, 0) }},
 		{"update-next", func() error { return h.update(s, nb, nb, 0) }},
 		{"update-rest", func() error { return h.update(s, 2*nb, n-2*nb, 0) }},

@@ -56,13 +56,19 @@ func (h *halfLU) verdict(steps int) error {
 func (h *halfLU) step(j int) error {
 	s := stepOf(j, h.nb, h.n)
 	k := j / h.nb
-	if s.rest == 0 {
-		return nil
+	// L₁₁⁻¹ on main, beside the panel's U₁₁⁻¹ and L₂₁, once the diagonal
+	// block is factored; U₁₂ once the panel is done. The last block's is
+	// for the solves only.
+	if err := h.await(h.factored); err != nil {
+		return err
 	}
-	if h.side != h.main {
-		if err := h.main.Wait(h.paneled); err != nil {
-			return err
-		}
+	if err := h.timed(phaseTrsm, func() error {
+		return h.inverse(h.main, h.blasL, false, k, s.jb, h.inv32L, h.invL[k%2])
+	}); err != nil || s.rest == 0 {
+		return err
+	}
+	if err := h.await(h.paneled); err != nil {
+		return err
 	}
 	c0 := j + s.jb
 	if err := h.timed(phaseTrsm, func() error { return h.u12(s, k, c0, s.next, 0) }); err != nil {
@@ -92,6 +98,15 @@ func (h *halfLU) step(j int) error {
 	return h.paneled.Record(h.side)
 }
 
+// await makes main wait for ev, recorded on the side stream (with the
+// look-ahead; without, the order of main suffices).
+func (h *halfLU) await(ev *gpu.Event) error {
+	if h.side == h.main {
+		return nil
+	}
+	return h.main.Wait(ev)
+}
+
 // restOf is U₁₂ and the update for the columns after the next panel's.
 func (h *halfLU) restOf(s step, k, sms int) error {
 	c0 := s.j + s.jb + s.next
@@ -113,9 +128,9 @@ func stepOf(j, nb, n int) step {
 }
 
 // panel factors the panel at column j on st: its diagonal block in fp32
-// (cuSOLVER's sgetrf without pivoting), the block's multipliers and U
-// into the growth check, L₂₁ = A₂₁·U₁₁⁻¹ as a product, and L₁₁⁻¹ for
-// the step's U₁₂.
+// (cuSOLVER's sgetrf without pivoting; factored records it on the side
+// stream, for main's L₁₁⁻¹), the block's multipliers and U into the
+// growth check, and L₂₁ = A₂₁·U₁₁⁻¹ as a product.
 func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	s := stepOf(j, h.nb, h.n)
 	k, jb, below := j/h.nb, s.jb, s.rest
@@ -130,10 +145,15 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	if err := h.launch("amax_tri_f32", amaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax); err != nil {
 		return err
 	}
-	if err := h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)); err != nil || below == 0 {
+	if err := h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)); err != nil {
 		return err
 	}
-	if err := h.inverse(st, true, jb, h.invU); err != nil {
+	if st == h.side && h.side != h.main {
+		if err := h.factored.Record(st); err != nil {
+			return err
+		}
+	}
+	if err := h.inverse(st, h.la.Blas, true, k, jb, h.inv32, h.invU); err != nil || below == 0 {
 		return err
 	}
 	if err := h.launch("copy_f16", blockGrid(below, jb), st, h.at(j+jb, j), int64(h.n), h.tmpL, int64(below), int32(below), int32(jb)); err != nil {
@@ -144,10 +164,7 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 		D: l21, LdD: h.n, Alpha: 1, Stream: st}); err != nil {
 		return err
 	}
-	if err := h.launch("amax_f16", amaxGrid(below, jb), st, l21, int64(h.n), int32(below), int32(jb), lMax); err != nil {
-		return err
-	}
-	return h.inverse(st, false, jb, h.invL[k%2])
+	return h.launch("amax_f16", amaxGrid(below, jb), st, l21, int64(h.n), int32(below), int32(jb), lMax)
 }
 
 // getrf factors the jb×jb block in diag without pivoting, on st, by
@@ -163,12 +180,14 @@ func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 }
 
 // inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
-// (upper) or unit lower one L₁₁: cuBLAS strsm on the identity, in fp32.
-// (Halving the triangle, its inverses' products by sgemm, took as long
-// at order 1024 on an H100: 0.48 ms against 0.43, the chain of small
-// calls' latencies in place of strsm's slow rate.)
-func (h *halfLU) inverse(st *gpu.Stream, upper bool, jb int, out *gpu.Buffer) error {
-	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, h.inv32, int64(jb), int32(jb)); err != nil {
+// (upper) or unit lower one L₁₁: cuBLAS strsm (handle blas) on the
+// identity in scratch, in fp32, on st; step k's slot of inverses keeps it
+// in fp32. (Halving the triangle, its
+// inverses' products by sgemm, took as long at order 1024 on an H100:
+// 0.48 ms against 0.43, the chain of small calls' latencies in place of
+// strsm's slow rate.)
+func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, scratch, out *gpu.Buffer) error {
+	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), int32(jb)); err != nil {
 		return err
 	}
 	fill, diag := cuda.FillLower, cuda.DiagUnit
@@ -176,14 +195,27 @@ func (h *halfLU) inverse(st *gpu.Stream, upper bool, jb int, out *gpu.Buffer) er
 		fill, diag = cuda.FillUpper, cuda.DiagNonUnit
 	}
 	if err := h.d.Do(func() error {
-		if err := h.la.BlasOn(h.d, st); err != nil {
+		sh, err := st.Handle(h.d)
+		if err != nil {
 			return err
 		}
-		return cuda.Strsm(h.la.Blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, h.diag.Ptr(), jb, h.inv32.Ptr(), jb)
+		if err := cuda.CublasSetStream(blas, sh); err != nil {
+			return err
+		}
+		return cuda.Strsm(blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, h.diag.Ptr(), jb, scratch.Ptr(), jb)
 	}); err != nil {
 		return err
 	}
-	return h.launch("from_f32_f16", blockGrid(jb, jb), st, h.inv32, int64(jb), out, int64(jb), int32(jb), int32(jb))
+	if h.inverses != nil {
+		slot := k
+		if upper {
+			slot += h.steps()
+		}
+		if err := h.launch("copy_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
+			return err
+		}
+	}
+	return h.launch("from_f32_f16", blockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
 }
 
 // u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for cols columns from c0, as a product from a

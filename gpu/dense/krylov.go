@@ -23,8 +23,9 @@ type preconditioner struct {
 	permute *gpu.Function
 	level   *gpu.Function
 	scale   *gpu.Function // Half's R and C
-	// Half's fp32 factors: the vector in fp32 for cuBLAS strsv.
-	single         *gpu.Buffer
+	// Half's fp32 factors: the vector in fp32 (single), and the blocked
+	// solves' two more (L⁻¹·x, then U⁻¹ of that).
+	single, y, z   *gpu.Buffer
 	toF32, fromF32 *gpu.Function
 }
 
@@ -46,9 +47,10 @@ func (fa *Factors) precond() (*preconditioner, error) {
 		return nil, err
 	}
 	if fa.single {
-		if pc.single, err = d.Alloc(4 * n); err != nil {
+		if pc.single, err = d.Alloc(4 * 3 * n); err != nil {
 			return nil, err
 		}
+		pc.y, pc.z = pc.single.View(4*n), pc.single.View(8*n)
 		pc.toF32, _ = mod.Function("f64_to_f32")
 		if pc.fromF32, err = mod.Function("f32_to_f64"); err != nil || pc.toF32 == nil {
 			return nil, errors.Join(err, errors.New("gpu: lu.cu's conversions"), pc.single.Free())
@@ -174,6 +176,10 @@ func (pc *preconditioner) triangles(q *gpu.LaunchQueue, la *gpu.Linalg, dst *gpu
 		}
 		x, trsv = pc.single, cuda.Strsv
 	}
+	if fa.inverses != nil {
+		q.Do(func() error { return pc.blockSolve(la.Blas) })
+		return q.Launch(pc.fromF32, grid, block, 0, nil, pc.z, dst, int64(n))
+	}
 	q.Do(func() error {
 		if err := cuda.CublasSetStream(la.Blas, 0); err != nil {
 			return err
@@ -185,6 +191,47 @@ func (pc *preconditioner) triangles(q *gpu.LaunchQueue, la *gpu.Linalg, dst *gpu
 	})
 	if fa.single {
 		return q.Launch(pc.fromF32, grid, block, 0, nil, pc.single, dst, int64(n))
+	}
+	return nil
+}
+
+// blockSolve sets z = U⁻¹L⁻¹·x (fp32, on the default stream) a block of
+// nb at a time, from the diagonal blocks' inverses: y_k = L_kk⁻¹·x_k, then
+// x below −= L_·k·y_k; z_k = U_kk⁻¹·y_k, then y above −= U_·k·z_k. Two
+// cuBLAS sgemv a block, each reading the factors once at sgemv's rate,
+// where strsv crawls down the diagonal. On the device's thread.
+func (pc *preconditioner) blockSolve(h uintptr) error {
+	fa, n := pc.fa, pc.fa.s.n
+	nb, steps := fa.NB, (n+fa.NB-1)/fa.NB
+	if err := cuda.CublasSetStream(h, 0); err != nil {
+		return err
+	}
+	f32 := func(b *gpu.Buffer, i int) uintptr { return b.Ptr() + uintptr(4*i) }
+	lu := func(i, j int) uintptr { return f32(fa.lu, i+j*n) }
+	inv := func(slot int) uintptr { return f32(fa.inverses, slot*nb*nb) }
+	for k := range steps {
+		j := k * nb
+		jb := min(nb, n-j)
+		if err := cuda.Sgemv(h, cuda.OpN, jb, jb, 1, inv(k), nb, f32(pc.single, j), 0, f32(pc.y, j)); err != nil {
+			return err
+		}
+		if rest := n - j - jb; rest > 0 {
+			if err := cuda.Sgemv(h, cuda.OpN, rest, jb, -1, lu(j+jb, j), n, f32(pc.y, j), 1, f32(pc.single, j+jb)); err != nil {
+				return err
+			}
+		}
+	}
+	for k := steps - 1; k >= 0; k-- {
+		j := k * nb
+		jb := min(nb, n-j)
+		if err := cuda.Sgemv(h, cuda.OpN, jb, jb, 1, inv(steps+k), nb, f32(pc.y, j), 0, f32(pc.z, j)); err != nil {
+			return err
+		}
+		if j > 0 {
+			if err := cuda.Sgemv(h, cuda.OpN, j, jb, -1, lu(0, j), n, f32(pc.z, j), 1, f32(pc.y, 0)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

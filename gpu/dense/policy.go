@@ -84,14 +84,14 @@ type Attempt struct {
 // A Report is what Solve tried, in order, and how each attempt ended.
 type Report struct {
 	Attempts []Attempt
-	// Elapsed is the whole solve: the dominance pass and every attempt, up
-	// to the refined x (not freeing the factors, as cuSOLVER's times).
+	// Elapsed is the whole solve: every attempt, up to the refined x (not
+	// freeing the factors, as cuSOLVER's times).
 	Elapsed time.Duration
 }
 
 // Final is the attempt that gave Solve's answer (or its last failure).
-// A report has none only when Solve failed before factoring (the
-// dominance pass); Final is then the zero Attempt with Outcome
+// A report has none only when Solve failed before factoring (a policy
+// whose forms do not parse); Final is then the zero Attempt with Outcome
 // FactorFailed.
 func (r Report) Final() Attempt {
 	if len(r.Attempts) == 0 {

@@ -42,6 +42,7 @@ var blas struct {
 	cublasSgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) result
 	cublasDgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, beta *float64, c uintptr, ldc int32) result
 	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
+	cublasSgemv      func(h uintptr, trans, m, n int32, alpha *float32, a uintptr, lda int32, x uintptr, incx int32, beta *float32, y uintptr, incy int32) result
 	cublasDtrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
 	cublasStrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
 	cublasDnrm2      func(h uintptr, n int32, x uintptr, incx int32, result *float64) result
@@ -106,6 +107,7 @@ func loadCusolver() error {
 		fn(&b.cublasSgemm, "cublasSgemm_v2", "cublasSgemm"),
 		fn(&b.cublasDgemm, "cublasDgemm_v2", "cublasDgemm"),
 		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
+		fn(&b.cublasSgemv, "cublasSgemv_v2", "cublasSgemv"),
 		fn(&b.cublasDtrsv, "cublasDtrsv_v2", "cublasDtrsv"),
 		fn(&b.cublasStrsv, "cublasStrsv_v2", "cublasStrsv"),
 		fn(&b.cublasDnrm2, "cublasDnrm2_v2", "cublasDnrm2"),
@@ -232,6 +234,11 @@ func Dgemm(h uintptr, transa, transb, m, n, k int, alpha float64, a uintptr, lda
 // Dgemv computes y = alpha·op(A)·x + beta·y, A m×n column-major.
 func Dgemv(h uintptr, trans, m, n int, alpha float64, a uintptr, lda int, x uintptr, beta float64, y uintptr) error {
 	return ltCheck("cublasDgemv_v2", blas.cublasDgemv(h, int32(trans), int32(m), int32(n), &alpha, a, int32(lda), x, 1, &beta, y, 1))
+}
+
+// Sgemv is Dgemv in fp32.
+func Sgemv(h uintptr, trans, m, n int, alpha float32, a uintptr, lda int, x uintptr, beta float32, y uintptr) error {
+	return ltCheck("cublasSgemv_v2", blas.cublasSgemv(h, int32(trans), int32(m), int32(n), &alpha, a, int32(lda), x, 1, &beta, y, 1))
 }
 
 // Dtrsv solves op(A)·x = b in place of x, A n×n triangular, column-major.
