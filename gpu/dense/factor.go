@@ -118,17 +118,17 @@ func (s *System) newFactors(f LUForm) (*gpu.Linalg, *gpu.Module, *Factors, error
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	_, single := f.Update.(Half)
-	size := 8
-	if single {
-		size = 4
+	if _, single := f.Update.(Half); single {
+		// factorHalf allocates its fp32 factors once the growth check
+		// has passed: a matrix that needs pivoting costs no 4n² bytes.
+		return la, mod, &Factors{s: s, ipiv: ipiv, single: true, update: f.Update, Form: f.Name}, nil
 	}
-	lu, err := d.Alloc(size * n * n)
+	lu, err := d.Alloc(8 * n * n)
 	if err != nil {
 		ipiv.Free()
 		return nil, nil, nil, err
 	}
-	return la, mod, &Factors{s: s, lu: lu, ipiv: ipiv, single: single, update: f.Update, Form: f.Name}, nil
+	return la, mod, &Factors{s: s, lu: lu, ipiv: ipiv, update: f.Update, Form: f.Name}, nil
 }
 
 // pickPivots sets fa.Pivoting (and fa.bf for PivotButterfly) and returns

@@ -343,6 +343,9 @@ func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
 	if err := h.run(check); err != nil {
 		return err
 	}
+	if fa.lu, err = d.Alloc(4 * n * n); err != nil {
+		return err
+	}
 	return h.timed(phaseConvert, func() error {
 		return h.launch("to_f32_f16", blockGrid(n, n), nil, h.w, int64(n), fa.lu, int64(n), int32(n), int32(n))
 	})
