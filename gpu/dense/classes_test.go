@@ -1,6 +1,7 @@
 package dense
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -52,25 +53,7 @@ func TestGenerateSpecMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%+v n=%d: %v", spec, n, err)
 			}
-			cm := make([]float64, n*n)
-			err = e.d.Download(cm, s.a)
-			s.Free()
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad := 0
-			for i := range n {
-				for j := range n {
-					if got, w := cm[i+j*n], want[i*n+j]; math.Float64bits(got) != math.Float64bits(w) {
-						if bad++; bad <= 5 {
-							t.Errorf("%+v n=%d: (%d, %d) = %x on the GPU, %x on the CPU", spec, n, i, j, got, w)
-						}
-					}
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%+v n=%d: %d of %d entries differ", spec, n, bad, n*n)
-			}
+			sameMatrix(t, s, want, fmt.Sprintf("%+v n=%d", spec, n))
 		}
 	}
 }

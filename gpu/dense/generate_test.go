@@ -1,6 +1,7 @@
 package dense
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -24,29 +25,37 @@ func TestGenerateSystemMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s n=%d: %v", kind, n, err)
 				}
-				cm := make([]float64, n*n)
-				err = e.d.Download(cm, s.a)
-				s.Free()
-				if err != nil {
-					t.Fatal(err)
-				}
-				bad := 0
-				for i := range n {
-					for j := range n {
-						if got, w := cm[i+j*n], want[i*n+j]; math.Float64bits(got) != math.Float64bits(w) {
-							if bad++; bad <= 5 {
-								t.Errorf("%s n=%d seed %d: (%d, %d) = %x on the GPU, %x on the CPU", kind, n, seed, i, j, got, w)
-							}
-						}
-					}
-				}
-				if bad > 0 {
-					t.Errorf("%s n=%d seed %d: %d of %d entries differ", kind, n, seed, bad, n*n)
-				}
+				sameMatrix(t, s, want, fmt.Sprintf("%s n=%d seed %d", kind, n, seed))
 			}
 		}
 	}
 	if _, err := e.GenerateSystem(4, "randsvd", 1); err == nil {
 		t.Error("GenerateSystem drew randsvd, which is GenerateRandsvd's")
+	}
+}
+
+// sameMatrix checks, bit for bit, that the system's A (column-major on
+// the device) is want (row-major), and frees the system.
+func sameMatrix(t *testing.T, s *System, want []float64, label string) {
+	t.Helper()
+	n := s.n
+	cm := make([]float64, n*n)
+	err := s.e.d.Download(cm, s.a)
+	s.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i := range n {
+		for j := range n {
+			if got, w := cm[i+j*n], want[i*n+j]; math.Float64bits(got) != math.Float64bits(w) {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: (%d, %d) = %x on the GPU, %x on the CPU", label, i, j, got, w)
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d entries differ", label, bad, n*n)
 	}
 }
