@@ -105,3 +105,72 @@ func (f *Format) addAndMaskTable(m Mode) (inc, keep *[1 << 12]uint64) {
 	}
 	return inc, keep
 }
+
+// srTable holds, for the same formats, the stochastic modes' parameters by
+// x's top 12 bits (the portable loop srTableUntil), normal, subnormal and
+// tiny values alike: with b = x's bits, i = b>>52 and r the random word,
+//
+//	η  = b·mul[i] - c[i]              ⌊η·2^64⌋, η the fraction of the spacing dropped (mod 2^64)
+//	up = carry of (η & T) + (r & T)   T = the top n bits (Stochastic: all)
+//	res = b & k[i] + (up ? u[i] : 0) + v[i]
+//
+// In a binade at or above the spacing 2^qe, s ≤ 52 bits are dropped: mul
+// = 2^(64-s) moves b's low s bits to the top, k clears them, u = 2^s.
+// Below, b - c/mul is |x|'s significand with its implicit bit, mant = η·2^s
+// with s > 52: for s ≤ 64, mul = 2^(64-s); for s ≥ 117, η·2^64 < 1 and
+// mul = c = 0; the result is ±0 or ±2^qe (u, with the sign where -0 is not
+// a value). Between, and for Inf and NaN, res = v is out of range
+// (exponent field all ones) and the loop's exception path rounds x. StochasticHalf (half)
+// rounds up where η ≠ 0 and r's top bit is set: below the spacing, mul = 1
+// keeps mant whole, so η ≠ 0 iff x is inexact.
+type srTable struct {
+	mul, c, k, u, v [1 << 12]uint64
+}
+
+type srTableKey struct {
+	f    expTableKey
+	half bool
+}
+
+var srTables sync.Map // srTableKey → *srTable
+
+func (f *Format) srTable(half bool) *srTable {
+	key := srTableKey{expTableKey{f.p, f.emin, f.subnormals, !f.specials.HasNegativeZero(), 0}, half}
+	if t, ok := srTables.Load(key); ok {
+		return t.(*srTable)
+	}
+	t := new(srTable)
+	qe := f.subQuantumExp()
+	eminB := int(f.minNormal >> 52)
+	for i := range t.mul {
+		sign, e := uint64(i>>11)<<63, i&0x7ff
+		s := int(f.shift)
+		if e < eminB {
+			s = qe + 1075 - max(e, 1)
+		}
+		switch {
+		case e == 0x7ff:
+			t.v[i] = 0x7ff << 52 // out: x is Inf or NaN
+			continue
+		case s <= 52:
+			t.mul[i], t.k[i], t.u[i] = 1<<(64-s), ^uint64(1<<s-1), 1<<s
+			continue
+		}
+		switch a := sign | uint64(max(e, 1)-1)<<52; { // b - a = mant
+		case half:
+			t.mul[i], t.c[i] = 1, a
+		case s <= 64:
+			t.mul[i] = 1 << (64 - s)
+			t.c[i] = a * t.mul[i]
+		case s < 117:
+			t.v[i] = 0x7ff << 52 // out
+			continue
+		}
+		t.k[i], t.u[i] = signBit, uint64(qe+1023)<<52
+		if !f.specials.HasNegativeZero() {
+			t.k[i], t.u[i] = 0, sign|t.u[i]
+		}
+	}
+	v, _ := srTables.LoadOrStore(key, t)
+	return v.(*srTable)
+}

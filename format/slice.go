@@ -96,7 +96,7 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 	if s64, ok := any(src).([]float64); ok {
 		d64 := any(dst).([]float64)
 		if rr.portable {
-			rr.roundPortable(d64, s64)
+			rr.roundPortable(d64, s64, seed)
 			return
 		}
 		for lo := 0; lo < len(src); lo += block {
@@ -129,7 +129,7 @@ type blockRounder struct {
 	p        addAndMaskParams
 	sp       subParams
 	pc       portableConsts
-	portable bool // an add-and-mask mode on the portable loops: roundPortable
+	portable bool // the portable loops of an add-and-mask or stochastic mode: roundPortable
 	srp      srParams
 	ss       stochasticSubParams
 	sub      bool // ss applies
@@ -143,11 +143,11 @@ func (rr *blockRounder) init(f *Format, m Mode) {
 	case m.addAndMask():
 		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
 		rr.pc.init(&rr.p, &rr.sp)
-		rr.portable = !useAVX2 && f.specials != Unsigned
 	case m.IsStochastic():
 		rr.srp = f.srParams(m)
 		rr.ss, rr.sub = f.stochasticSubParams(m)
 	}
+	rr.portable = !useAVX2 && f.specials != Unsigned && m != ToOdd
 }
 
 // round rounds ≤ block values (dst may be src): the fast loop of the mode
@@ -179,16 +179,24 @@ func (rr *blockRounder) round(dst, src []float64, state uint64) {
 	}
 }
 
-// roundPortable rounds a float64 chunk by the portable loops (without
-// blocks: roundSlow takes the values they leave, one by one).
-func (rr *blockRounder) roundPortable(dst, src []float64) {
+// roundPortable rounds a float64 chunk by the portable loops, without
+// blocks: the general path takes the values they leave, one by one (the
+// i-th of a stochastic mode with the word wyrandAt(seed, i)).
+func (rr *blockRounder) roundPortable(dst, src []float64, seed uint64) {
 	d, s := bitsOf(dst), bitsOf(src)
 	d = d[:len(s)]
 	for i := 0; i < len(s); i++ {
-		if i += rr.pc.next(d[i:], s[i:], &rr.sp); i == len(s) {
+		if !rr.m.IsStochastic() {
+			if i += rr.pc.next(d[i:], s[i:], &rr.sp); i == len(s) {
+				break
+			}
+			dst[i] = rr.f.roundSlow(math.Float64frombits(s[i]), rr.m, 0)
+			continue
+		}
+		if i += rr.srp.next(d[i:], s[i:], seed+uint64(i)*wyrandIncrement); i == len(s) {
 			break
 		}
-		dst[i] = rr.f.roundSlow(math.Float64frombits(s[i]), rr.m, 0)
+		dst[i] = rr.stochasticOne(math.Float64frombits(s[i]), wyrandAt(seed, uint64(i)))
 	}
 }
 
