@@ -85,9 +85,10 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	wg.Wait()
 }
 
-// roundRange is the serial loop over one chunk, a block at a time; float32
-// values go through a float64 buffer (exact both ways), so both types take
-// the same loops and give the same results.
+// roundRange is the serial loop over one chunk, a block at a time (the
+// portable loops take a float64 chunk whole); float32 values go through a
+// float64 buffer (exact both ways), so both types take the same loops and
+// give the same results.
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
 	var rr blockRounder
