@@ -245,9 +245,9 @@ func dirUntil(d, s []uint64, c *portableConsts) int {
 
 // fpRneLane rounds x (bits b) by expTable.c, normal and subnormal alike;
 // a zero result takes x's sign where the format has -0 (orSign).
-func fpRneLane(b uint64, c *[1 << 12]float64, orSign uint64) uint64 {
+func fpRneLane(b uint64, x float64, c *[1 << 12]float64, orSign uint64) uint64 {
 	cf := c[b>>52]
-	return math.Float64bits(math.Float64frombits(b)+cf-cf) | b&orSign
+	return math.Float64bits(x+cf-cf) | b&orSign
 }
 
 // fpRneUntil is NearestEven's loop for the formats with an expTable;
@@ -260,26 +260,27 @@ func fpRneUntil(d, s []uint64, c *portableConsts) int {
 	i, n4 := 0, len(s)&^3
 	for ; i < n4; i += 4 {
 		s4, d4 := quad(sp, i), quad(dp, i)
-		r := fpRneLane(s4[0], tab, orSign)
+		x4 := (*[4]float64)(unsafe.Pointer(s4)) // x also loaded as a float: no move between register files
+		r := fpRneLane(s4[0], x4[0], tab, orSign)
 		if r<<1 > max2 {
 			return i
 		}
 		d4[0] = r
-		if r = fpRneLane(s4[1], tab, orSign); r<<1 > max2 {
+		if r = fpRneLane(s4[1], x4[1], tab, orSign); r<<1 > max2 {
 			return i + 1
 		}
 		d4[1] = r
-		if r = fpRneLane(s4[2], tab, orSign); r<<1 > max2 {
+		if r = fpRneLane(s4[2], x4[2], tab, orSign); r<<1 > max2 {
 			return i + 2
 		}
 		d4[2] = r
-		if r = fpRneLane(s4[3], tab, orSign); r<<1 > max2 {
+		if r = fpRneLane(s4[3], x4[3], tab, orSign); r<<1 > max2 {
 			return i + 3
 		}
 		d4[3] = r
 	}
 	for ; i < len(s); i++ {
-		r := fpRneLane(s[i], tab, orSign)
+		r := fpRneLane(s[i], math.Float64frombits(s[i]), tab, orSign)
 		if r<<1 > max2 {
 			return i
 		}
