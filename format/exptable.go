@@ -111,7 +111,7 @@ func (f *Format) addAndMaskTable(m Mode) (inc, keep *[1 << 12]uint64) {
 // tiny values alike: with b = x's bits, i = b>>52 and r the random word,
 //
 //	η  = b·mul[i] - c[i]              ⌊η·2^64⌋, η the fraction of the spacing dropped (mod 2^64)
-//	up = carry of (η & T) + (r & T)   T = the top n bits (Stochastic: all)
+//	up = carry of η + (r & T)         T = the top n bits (Stochastic: all)
 //	res = b & k[i] + (up ? u[i] : 0) + v[i]
 //
 // In a binade at or above the spacing 2^qe, s ≤ 52 bits are dropped: mul

@@ -254,11 +254,12 @@ func srHalfUntil(d, s []uint64, p *srParams, state uint64) int {
 	return len(s)
 }
 
-// srTableLane is srTable's formula; rho is r's part (r & T, or all ones
-// and zeros by r's top bit for StochasticHalf).
-func srTableLane(b, rho, tn uint64, t *srTable) uint64 {
+// srTableLane is srTable's formula; rho is r's part: r & T (η needs no
+// mask: with rho's low bits 0, η's low bits cannot carry into the top n),
+// or for StochasticHalf all ones or zeros by r's top bit.
+func srTableLane(b, rho uint64, t *srTable) uint64 {
 	i := b >> 52
-	_, up := bits.Add64((b*t.mul[i]-t.c[i])&tn, rho, 0)
+	_, up := bits.Add64(b*t.mul[i]-t.c[i], rho, 0)
 	return b&t.k[i] + t.u[i]&-up + t.v[i]
 }
 
@@ -272,28 +273,28 @@ func srTableUntil(d, s []uint64, p *srParams, state uint64) int {
 	i, n4 := 0, len(s)&^3
 	for ; i < n4; i += 4 {
 		s4, d4 := quad(sp, i), quad(dp, i)
-		r := srTableLane(s4[0], wyrandMix(state+wyrandIncrement)&tn, tn, t)
+		r := srTableLane(s4[0], wyrandMix(state+wyrandIncrement)&tn, t)
 		if r<<1 > max2 {
 			return i
 		}
 		d4[0] = r
-		if r = srTableLane(s4[1], wyrandMix(state+wyrandInc2)&tn, tn, t); r<<1 > max2 {
+		if r = srTableLane(s4[1], wyrandMix(state+wyrandInc2)&tn, t); r<<1 > max2 {
 			return i + 1
 		}
 		d4[1] = r
-		if r = srTableLane(s4[2], wyrandMix(state+wyrandInc3)&tn, tn, t); r<<1 > max2 {
+		if r = srTableLane(s4[2], wyrandMix(state+wyrandInc3)&tn, t); r<<1 > max2 {
 			return i + 2
 		}
 		d4[2] = r
 		state += wyrandInc4
-		if r = srTableLane(s4[3], wyrandMix(state)&tn, tn, t); r<<1 > max2 {
+		if r = srTableLane(s4[3], wyrandMix(state)&tn, t); r<<1 > max2 {
 			return i + 3
 		}
 		d4[3] = r
 	}
 	for ; i < len(s); i++ {
 		state += wyrandIncrement
-		r := srTableLane(s[i], wyrandMix(state)&tn, tn, t)
+		r := srTableLane(s[i], wyrandMix(state)&tn, t)
 		if r<<1 > max2 {
 			return i
 		}
@@ -308,7 +309,7 @@ func srTableHalfUntil(d, s []uint64, p *srParams, state uint64) int {
 	d = d[:len(s)]
 	for i, b := range s {
 		state += wyrandIncrement
-		r := srTableLane(b, uint64(int64(wyrandMix(state))>>63), ^uint64(0), t)
+		r := srTableLane(b, uint64(int64(wyrandMix(state))>>63), t)
 		if r<<1 > max2 {
 			return i
 		}

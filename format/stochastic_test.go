@@ -336,9 +336,9 @@ func TestSRTableBoundary(t *testing.T) {
 			}
 			lane := func(b, r uint64) uint64 {
 				if m == StochasticHalf {
-					return srTableLane(b, uint64(int64(r)>>63), ^uint64(0), p.tab)
+					return srTableLane(b, uint64(int64(r)>>63), p.tab)
 				}
-				return srTableLane(b, r&p.tn, p.tn, p.tab)
+				return srTableLane(b, r&p.tn, p.tab)
 			}
 			for _, x := range kernelInputs(f, rng, 3000) {
 				down := math.Float64bits(f.roundStochastic(x, m, 0))
