@@ -503,7 +503,7 @@ func TestSRParamsLayout(t *testing.T) {
 		{"quantum", unsafe.Offsetof(p.quantum), 512}, {"noNegZero", unsafe.Offsetof(p.noNegZero), 544},
 		{"rshift", unsafe.Offsetof(p.rshift), 576}, {"lshift", unsafe.Offsetof(p.lshift), 584},
 		{"half", unsafe.Offsetof(p.half), 592}, {"subLoop", unsafe.Offsetof(p.subLoop), 600},
-		{"kshift", unsafe.Offsetof(p.kshift), 624},
+		{"kshift", unsafe.Offsetof(p.kshift), 624}, {"subSkip", unsafe.Offsetof(p.subSkip), 632},
 	} {
 		if c.got != c.want {
 			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
