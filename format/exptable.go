@@ -15,11 +15,11 @@ import (
 //     e ≥ Emin, ±2^(qe+52) below (qe the exponent of the spacing there).
 //   - inc, keep (the other add-and-mask modes): (b + inc) & keep on x's
 //     bits. Below the spacing (|x| < 2^qe) the result is ±0 or ±2^qe for
-//     a whole binade, except where it depends on the fraction (NearestTowardZero
-//     at 2^(qe-1) ≤ |x|, the modes away from zero at exponent field 0,
-//     where x may be 0): there, and at Inf and NaN, the entry leaves a
-//     result out of range (exponent field all ones), and the loop's
-//     exception path rounds x.
+//     a whole binade, except where it depends on the fraction
+//     (NearestTowardZero at 2^(qe-1) ≤ |x|; the modes away from zero at
+//     exponent field 0, where x may be 0): there, and at Inf and NaN, the
+//     entry leaves a result out of range (exponent field all ones), and
+//     the loop's exception path rounds x.
 type expTable struct {
 	c         *[1 << 12]float64
 	inc, keep *[1 << 12]uint64
@@ -120,9 +120,9 @@ func (f *Format) addAndMaskTable(m Mode) (inc, keep *[1 << 12]uint64) {
 // with s > 52: for s ≤ 64, mul = 2^(64-s); for s ≥ 117, η·2^64 < 1 and
 // mul = c = 0; the result is ±0 or ±2^qe (u, with the sign where -0 is not
 // a value). Between, and for Inf and NaN, res = v is out of range
-// (exponent field all ones) and the loop's exception path rounds x. StochasticHalf (half)
-// rounds up where η ≠ 0 and r's top bit is set: below the spacing, mul = 1
-// keeps mant whole, so η ≠ 0 iff x is inexact.
+// (exponent field all ones) and the loop's exception path rounds x.
+// StochasticHalf (half) rounds up where η ≠ 0 and r's top bit is set:
+// below the spacing, mul = 1 keeps mant whole, so η ≠ 0 iff x is inexact.
 type srTable struct {
 	mul, c, k, u, v [1 << 12]uint64
 }
