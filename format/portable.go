@@ -5,198 +5,331 @@ import (
 	"unsafe"
 )
 
-// The portable fast loop (no assembly: arm64, and amd64 without AVX2). It
-// has roundAddAndMaskGo's contract and results, but is written for the
-// compiler: float64 slices are read as bit patterns, each mode family has
-// its own loop with few live values (no spills), the out-of-range test is
-// one compare feeding a CMOV/CSEL, and positions are listed in a second
-// pass only when a block has any (most blocks have none).
+// The portable fast loops (no assembly: arm64, and amd64 without AVX2),
+// written for the compiler: float64 slices are read as bit patterns, each
+// mode family has its own loop, unrolled by 4, with few live values (no
+// spills), and each value takes one compare and a branch that is not taken
+// while values stay in range. A loop stops at the first value it cannot
+// round and returns its index; portableConsts.next rounds it there if it
+// lies below 2^Emin (subParams.round), else hands it on to roundSlow.
 //
 // The loops round x's bits b with the sign in place: for a format's
 // parameters (increment ≤ 2^shift, shift ≤ 52, keep = ^dropMask) no carry
 // reaches bit 63 unless x is NaN, so (b + inc) & keep is sign | round(|x|).
 // With u = 2·round - 2·minNormal (the doubling drops the sign), the result
 // is in the normal range iff u ≤ 2·span; NaN and the other out cases give
-// u > 2·span, and the loop leaves x there.
+// u > 2·span.
 
 // bitsOf views a float64 slice as its bit patterns.
 func bitsOf(s []float64) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
-// portableConsts are the loops' constants for one call.
+// quad is the 4 values from index i of the slice that starts at p (the
+// loops' bounds: i+4 ≤ len, checked by the loop condition).
+func quad(p unsafe.Pointer, i int) *[4]uint64 {
+	return (*[4]uint64)(unsafe.Add(p, i*8))
+}
+
+// portableConsts are the loops' constants for a format and mode.
 type portableConsts struct {
 	inc, incNeg, keep, lo2, span2 uint64
 	shift                         uint
+	max2, orSign                  uint64    // 2·MaxFinite's bits; signBit where -0 exists
+	tab                           *expTable // the fp8/fp6/fp4 loops' tables
+	loop                          int       // which loop (plainLoop …)
+}
+
+const (
+	plainLoop = iota
+	tieLoop
+	dirLoop
+	fpRneLoop
+	tableLoop
+)
+
+func (c *portableConsts) init(p *addAndMaskParams, sp *subParams) {
+	*c = portableConsts{
+		inc: p.base + p.dirPos, incNeg: p.base + p.dirNeg, keep: p.keep,
+		lo2: p.minNormal << 1, span2: p.span << 1, shift: uint(p.shift & 63),
+		max2: sp.maxBits[0] << 1, orSign: signBit &^ sp.noNegZero[0], tab: sp.tab,
+	}
+	switch {
+	case sp.tab != nil && sp.tab.c != nil:
+		c.loop = fpRneLoop
+	case sp.tab != nil:
+		c.loop = tableLoop
+	case c.inc != c.incNeg:
+		c.loop = dirLoop
+	case p.tieEven == 1:
+		c.loop = tieLoop
+	}
 }
 
 // roundAddAndMaskPortable is roundAddAndMaskGo for float64 values and a
 // Format's parameters, bit for bit (dst, the slow list and its count).
 func roundAddAndMaskPortable(dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+	var c portableConsts
+	c.init(p, sp)
 	d, s := bitsOf(dst), bitsOf(src)
-	d = d[:len(s)]
-	c := portableConsts{
-		inc: p.base + p.dirPos, incNeg: p.base + p.dirNeg, keep: p.keep,
-		lo2: p.minNormal << 1, span2: p.span << 1, shift: uint(p.shift & 63),
-	}
-	var hi uint64
-	switch {
-	case sp.rneC[0] != 0:
-		hi = fpRneRun(d, s, sp)
-		c.lo2, c.span2 = 0, sp.maxBits[0]<<1 // its results: out iff above MaxFinite
-	case sp.always[0] != 0:
-		hi = subRun(d, s, &c, p, sp)
-	case c.inc != c.incNeg:
-		hi = dirRun(d, s, &c)
-	case p.tieEven == 1:
-		hi = tieRun(d, s, &c)
-	default:
-		hi = plainRun(d, s, &c)
-	}
-	if hi <= c.span2 {
-		return 0
-	}
-	return listOut(d, &c, sp, slow, sp.always[0] != 0)
-}
-
-// tieRun is NearestEven's loop; it returns the largest u.
-func tieRun(d, s []uint64, c *portableConsts) (hi uint64) {
-	inc, keep, lo2, span2, shift := c.inc, c.keep, c.lo2, c.span2, c.shift
-	d = d[:len(s)]
-	for i, b := range s {
-		r := (b + inc + (b>>(shift&63))&1) & keep
-		u := r<<1 - lo2
-		if u > span2 {
-			r = b
-		}
-		hi = max(hi, u)
-		d[i] = r
-	}
-	return hi
-}
-
-// plainRun is the loop of the nearest modes without the tie bit
-// (NearestAway, NearestTowardZero; NearestEven at p = 1) and AwayFromZero
-// and TowardZero, whose increment does not depend on the sign.
-func plainRun(d, s []uint64, c *portableConsts) (hi uint64) {
-	inc, keep, lo2, span2 := c.inc, c.keep, c.lo2, c.span2
-	d = d[:len(s)]
-	for i, b := range s {
-		r := (b + inc) & keep
-		u := r<<1 - lo2
-		if u > span2 {
-			r = b
-		}
-		hi = max(hi, u)
-		d[i] = r
-	}
-	return hi
-}
-
-// dirRun is the loop of Up and Down, whose increment depends on the sign.
-func dirRun(d, s []uint64, c *portableConsts) (hi uint64) {
-	inc, incNeg, keep, lo2, span2 := c.inc, c.incNeg, c.keep, c.lo2, c.span2
-	d = d[:len(s)]
-	for i, b := range s {
-		k := inc
-		if int64(b) < 0 {
-			k = incNeg
-		}
-		r := (b + k) & keep
-		u := r<<1 - lo2
-		if u > span2 {
-			r = b
-		}
-		hi = max(hi, u)
-		d[i] = r
-	}
-	return hi
-}
-
-// fpRneRun is NearestEven where sp.rneC is set (fp8/fp6/fp4 with -0) by
-// float64 arithmetic, as the AVX2 kernel's FP4: x + c - c with c =
-// ±2^(e+53-p) in x's binade e ≥ Emin, ±rneC below 2^Emin, rounds x to the
-// format's grid there in the default rounding mode (nearest even), both
-// normal and subnormal; the result takes x's sign (-0 for small negative
-// x). It returns the largest doubled magnitude: above 2·MaxFinite, the
-// loop left x (overflow, Inf, NaN).
-func fpRneRun(d, s []uint64, sp *subParams) (hi uint64) {
-	expMask, pShift, limit, csub, max2 := sp.expMask[0], sp.pShift[0], sp.limit[0], sp.rneC[0], sp.maxBits[0]<<1
-	d = d[:len(s)]
-	for i, b := range s {
-		c := b&expMask + pShift
-		if b&^signBit < limit {
-			c = csub
-		}
-		sign := b & signBit
-		cf := math.Float64frombits(c | sign)
-		y := math.Float64bits(math.Float64frombits(b)+cf-cf)&^signBit | sign
-		u := y << 1
-		if u > max2 {
-			y = b
-		}
-		hi = max(hi, u)
-		d[i] = y
-	}
-	return hi
-}
-
-// subRun is the loop for formats whose values often fall below 2^Emin
-// (sp.always): every value is rounded both ways, by the add-and-mask
-// formula and by subParams' (as sp.round, without branches; the fields
-// read from p and sp are memory operands), and the second is kept where
-// |x| < limit. It returns the largest u of the other positions. One
-// function body: a call per value would cost more than the arithmetic.
-func subRun(d, s []uint64, c *portableConsts, p *addAndMaskParams, sp *subParams) (hi uint64) {
-	d = d[:len(s)]
-	quantum := math.Float64frombits(sp.quantum[0])
-	for i, b := range s {
-		a := b &^ signBit
-		neg := -(b >> 63)
-		r := (b + p.base + (b>>(c.shift&63))&p.tieEven + p.dirNeg&neg + p.dirPos&^neg) & p.keep
-		u := r<<1 - c.lo2
-		if u > c.span2 {
-			r = b
-		}
-		e1 := max(a>>52, 1)
-		mant := a - (e1-1)<<52
-		sh := min(uint64(uint32(sp.k[0]-e1)), 63)
-		drop := uint64(1)<<sh - 1
-		inc := (drop>>1)&sp.h1[0] + sp.h0[0] + (mant>>sh)&sp.tie[0] + drop&(sp.dirPos[0]^neg&sp.dirX[0])
-		q := (mant + inc) >> sh
-		// No negative zero where the format has none; q-1 has its top
-		// bit set iff q = 0 (q ≤ 2^p in the lanes kept).
-		sign := b & signBit &^ (sp.noNegZero[0] & -((q - 1) >> 63))
-		v := math.Float64bits(float64(int64(q))*quantum) | sign
-		if a < sp.limit[0] {
-			r, u = v, 0
-		}
-		hi = max(hi, u)
-		d[i] = r
-	}
-	return hi
-}
-
-// listOut finds the positions a loop left out of range (there dst holds x,
-// itself out of range; a result in range stays in range), rounds those
-// below 2^Emin by sp (unless subDone: then these are subRun's results),
-// and lists the others in slow as roundAddAndMaskGo does.
-func listOut(d []uint64, c *portableConsts, sp *subParams, slow *[block]uint8, subDone bool) int {
 	n := 0
-	for i, b := range d {
-		if b<<1-c.lo2 <= c.span2 {
-			continue
-		}
-		if int64(b&^signBit) < int64(sp.limit[0]) {
-			if !subDone {
-				d[i] = sp.round(b)
-			}
-			continue
+	for i := 0; i < len(s); i++ {
+		if i += c.next(d[i:], s[i:], sp); i == len(s) {
+			break
 		}
 		slow[n&(block-1)] = uint8(i)
 		n++
 	}
 	return n
+}
+
+// next rounds s into d up to the first value that needs roundSlow
+// (overflow, Inf, NaN, and values below 2^Emin that sp does not cover),
+// leaves x there and returns its index (len(s) if there is none).
+func (c *portableConsts) next(d, s []uint64, sp *subParams) int {
+	d = d[:len(s)]
+	for i := 0; i < len(s); i++ {
+		if i += c.until(d[i:], s[i:]); i == len(s) {
+			break
+		}
+		b := s[i]
+		if b&^signBit >= sp.limit[0] {
+			d[i] = b
+			return i
+		}
+		d[i] = sp.round(b)
+	}
+	return len(s)
+}
+
+// until runs c's loop over s into d (a switch, not a func value: c stays
+// on the caller's stack). Each loop rounds up to the first value it cannot
+// round and returns that value's index (len(s) when there is none).
+func (c *portableConsts) until(d, s []uint64) int {
+	switch c.loop {
+	case tieLoop:
+		return tieUntil(d, s, c)
+	case dirLoop:
+		return dirUntil(d, s, c)
+	case fpRneLoop:
+		return fpRneUntil(d, s, c)
+	case tableLoop:
+		return tableUntil(d, s, c)
+	}
+	return plainUntil(d, s, c)
+}
+
+// outOf reports whether the result r is out of the normal range.
+func outOf(r, lo2, span2 uint64) bool { return r<<1-lo2 > span2 }
+
+func tieLane(b, inc, keep uint64, shift uint) uint64 { return (b + inc + (b>>shift)&1) & keep }
+
+// tieUntil is NearestEven's loop.
+func tieUntil(d, s []uint64, c *portableConsts) int {
+	inc, keep, lo2, span2, shift := c.inc, c.keep, c.lo2, c.span2, c.shift&63
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		r := tieLane(s4[0], inc, keep, shift)
+		if outOf(r, lo2, span2) {
+			return i
+		}
+		d4[0] = r
+		if r = tieLane(s4[1], inc, keep, shift); outOf(r, lo2, span2) {
+			return i + 1
+		}
+		d4[1] = r
+		if r = tieLane(s4[2], inc, keep, shift); outOf(r, lo2, span2) {
+			return i + 2
+		}
+		d4[2] = r
+		if r = tieLane(s4[3], inc, keep, shift); outOf(r, lo2, span2) {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		r := tieLane(s[i], inc, keep, shift)
+		if outOf(r, lo2, span2) {
+			return i
+		}
+		d[i] = r
+	}
+	return i
+}
+
+// plainUntil is the loop of the nearest modes without the tie bit
+// (NearestAway, NearestTowardZero; NearestEven at p = 1) and AwayFromZero
+// and TowardZero, whose increment does not depend on the sign.
+func plainUntil(d, s []uint64, c *portableConsts) int {
+	inc, keep, lo2, span2 := c.inc, c.keep, c.lo2, c.span2
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		r := (s4[0] + inc) & keep
+		if outOf(r, lo2, span2) {
+			return i
+		}
+		d4[0] = r
+		if r = (s4[1] + inc) & keep; outOf(r, lo2, span2) {
+			return i + 1
+		}
+		d4[1] = r
+		if r = (s4[2] + inc) & keep; outOf(r, lo2, span2) {
+			return i + 2
+		}
+		d4[2] = r
+		if r = (s4[3] + inc) & keep; outOf(r, lo2, span2) {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		r := (s[i] + inc) & keep
+		if outOf(r, lo2, span2) {
+			return i
+		}
+		d[i] = r
+	}
+	return i
+}
+
+// dirLane is Up's and Down's formula: the increment by x's sign.
+func dirLane(b, inc, incNeg, keep uint64) uint64 {
+	k := inc
+	if int64(b) < 0 {
+		k = incNeg
+	}
+	return (b + k) & keep
+}
+
+// dirUntil is the loop of Up and Down.
+func dirUntil(d, s []uint64, c *portableConsts) int {
+	inc, incNeg, keep, lo2, span2 := c.inc, c.incNeg, c.keep, c.lo2, c.span2
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		r := dirLane(s4[0], inc, incNeg, keep)
+		if outOf(r, lo2, span2) {
+			return i
+		}
+		d4[0] = r
+		if r = dirLane(s4[1], inc, incNeg, keep); outOf(r, lo2, span2) {
+			return i + 1
+		}
+		d4[1] = r
+		if r = dirLane(s4[2], inc, incNeg, keep); outOf(r, lo2, span2) {
+			return i + 2
+		}
+		d4[2] = r
+		if r = dirLane(s4[3], inc, incNeg, keep); outOf(r, lo2, span2) {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		r := dirLane(s[i], inc, incNeg, keep)
+		if outOf(r, lo2, span2) {
+			return i
+		}
+		d[i] = r
+	}
+	return i
+}
+
+// fpRneLane rounds x (bits b) by expTable.c, normal and subnormal alike;
+// a zero result takes x's sign where the format has -0 (orSign).
+func fpRneLane(b uint64, x float64, c *[1 << 12]float64, orSign uint64) uint64 {
+	cf := c[b>>52]
+	return math.Float64bits(x+cf-cf) | b&orSign
+}
+
+// fpRneUntil is NearestEven's loop for the formats with an expTable;
+// only results above MaxFinite (and Inf, NaN) stop it.
+func fpRneUntil(d, s []uint64, c *portableConsts) int {
+	tab, orSign, max2 := c.tab.c, c.orSign, c.max2
+	_ = tab[0] // one nil check, before the loop
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		x4 := (*[4]float64)(unsafe.Pointer(s4)) // x also loaded as a float: no move between register files
+		r := fpRneLane(s4[0], x4[0], tab, orSign)
+		if r<<1 > max2 {
+			return i
+		}
+		d4[0] = r
+		if r = fpRneLane(s4[1], x4[1], tab, orSign); r<<1 > max2 {
+			return i + 1
+		}
+		d4[1] = r
+		if r = fpRneLane(s4[2], x4[2], tab, orSign); r<<1 > max2 {
+			return i + 2
+		}
+		d4[2] = r
+		if r = fpRneLane(s4[3], x4[3], tab, orSign); r<<1 > max2 {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		r := fpRneLane(s[i], math.Float64frombits(s[i]), tab, orSign)
+		if r<<1 > max2 {
+			return i
+		}
+		d[i] = r
+	}
+	return i
+}
+
+// tableLane rounds x (bits b) by expTable.inc and keep.
+func tableLane(b uint64, inc, keep *[1 << 12]uint64) uint64 {
+	return (b + inc[b>>52]) & keep[b>>52]
+}
+
+// tableUntil is the loop of the other add-and-mask modes for the formats
+// with an expTable.
+func tableUntil(d, s []uint64, c *portableConsts) int {
+	inc, keep, max2 := c.tab.inc, c.tab.keep, c.max2
+	_, _ = inc[0], keep[0] // one nil check each, before the loop
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		r := tableLane(s4[0], inc, keep)
+		if r<<1 > max2 {
+			return i
+		}
+		d4[0] = r
+		if r = tableLane(s4[1], inc, keep); r<<1 > max2 {
+			return i + 1
+		}
+		d4[1] = r
+		if r = tableLane(s4[2], inc, keep); r<<1 > max2 {
+			return i + 2
+		}
+		d4[2] = r
+		if r = tableLane(s4[3], inc, keep); r<<1 > max2 {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		r := tableLane(s[i], inc, keep)
+		if r<<1 > max2 {
+			return i
+		}
+		d[i] = r
+	}
+	return i
 }
 
 // roundToOdd is ToOdd's loop (no assembly kernel: on every machine):

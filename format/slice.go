@@ -85,9 +85,10 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	wg.Wait()
 }
 
-// roundRange is the serial loop over one chunk, a block at a time; float32
-// values go through a float64 buffer (exact both ways), so both types take
-// the same loops and give the same results.
+// roundRange is the serial loop over one chunk, a block at a time (the
+// portable loops take a float64 chunk whole); float32 values go through a
+// float64 buffer (exact both ways), so both types take the same loops and
+// give the same results.
 func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
 	dst = dst[:len(src)]
 	var rr blockRounder
@@ -95,6 +96,10 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 	state := seed
 	if s64, ok := any(src).([]float64); ok {
 		d64 := any(dst).([]float64)
+		if rr.portable {
+			rr.roundPortable(d64, s64, seed)
+			return
+		}
 		for lo := 0; lo < len(src); lo += block {
 			hi := min(lo+block, len(src))
 			rr.round(d64[lo:hi], s64[lo:hi], state)
@@ -120,14 +125,16 @@ func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint6
 // blockRounder holds one mode's parameters for the block loops, and the
 // loops' list of positions (its old entries are never read: no clearing).
 type blockRounder struct {
-	f    *Format
-	m    Mode
-	p    addAndMaskParams
-	sp   subParams
-	srp  srParams
-	ss   stochasticSubParams
-	sub  bool // ss applies
-	slow [block]uint8
+	f        *Format
+	m        Mode
+	p        addAndMaskParams
+	sp       subParams
+	pc       portableConsts
+	portable bool // the portable loops of an add-and-mask or stochastic mode: roundPortable
+	srp      srParams
+	ss       stochasticSubParams
+	sub      bool // ss applies
+	slow     [block]uint8
 }
 
 // init sets rr up in place (the struct is large: no copies per chunk).
@@ -136,10 +143,12 @@ func (rr *blockRounder) init(f *Format, m Mode) {
 	switch {
 	case m.addAndMask():
 		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
+		rr.pc.init(&rr.p, &rr.sp)
 	case m.IsStochastic():
 		rr.srp = f.srParams(m)
 		rr.ss, rr.sub = f.stochasticSubParams(m)
 	}
+	rr.portable = !useAVX2 && f.specials != Unsigned && m != ToOdd
 }
 
 // round rounds ≤ block values (dst may be src): the fast loop of the mode
@@ -168,6 +177,27 @@ func (rr *blockRounder) round(dst, src []float64, state uint64) {
 		for _, j := range slow[:n] {
 			dst[j] = f.Round(dst[j], m)
 		}
+	}
+}
+
+// roundPortable rounds a float64 chunk by the portable loops, without
+// blocks: the general path takes the values they leave, one by one (the
+// i-th of a stochastic mode with the word wyrandAt(seed, i)).
+func (rr *blockRounder) roundPortable(dst, src []float64, seed uint64) {
+	d, s := bitsOf(dst), bitsOf(src)
+	d = d[:len(s)]
+	for i := 0; i < len(s); i++ {
+		if !rr.m.IsStochastic() {
+			if i += rr.pc.next(d[i:], s[i:], &rr.sp); i == len(s) {
+				break
+			}
+			dst[i] = rr.f.roundSlow(math.Float64frombits(s[i]), rr.m, 0)
+			continue
+		}
+		if i += rr.srp.next(d[i:], s[i:], seed+uint64(i)*wyrandIncrement); i == len(s) {
+			break
+		}
+		dst[i] = rr.stochasticOne(math.Float64frombits(s[i]), wyrandAt(seed, uint64(i)))
 	}
 }
 
@@ -269,6 +299,9 @@ type subParams struct {
 	// C below 2^Emin is then its C at Emin, max(exponent bits, eminExp)
 	// + pShift (FP4MAX).
 	eminExp [4]uint64
+
+	// tab (where always is set) is the portable loops' expTable.
+	tab *expTable
 }
 
 // subAlwaysEmin: from this emin up (fp8 e4m3, fp6, fp4, P3109 p ≥ 4), values
@@ -300,6 +333,7 @@ func (f *Format) subParams(m Mode) subParams {
 	set(&sp.maxBits, f.maxBits)
 	if f.emin >= subAlwaysEmin {
 		sp.always[0] = 1
+		sp.tab = f.expTable(m)
 		if f.subnormals && f.specials.HasNegativeZero() {
 			set(&sp.eminExp, f.minNormal)
 		}

@@ -3,6 +3,7 @@ package format
 import (
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // The stochastic streams use Wang Yi's wyrand, a counter-based generator
@@ -11,6 +12,11 @@ import (
 const (
 	wyrandIncrement = 0xa0761d6478bd642f
 	wyrandXor       = 0xe7037ed1a0b428db
+
+	// 2, 3 and 4 increments, mod 2^64 (the unrolled loops' offsets).
+	wyrandInc2 = 2 * wyrandIncrement % (1 << 64)
+	wyrandInc3 = 3 * wyrandIncrement % (1 << 64)
+	wyrandInc4 = 4 * wyrandIncrement % (1 << 64)
 )
 
 func wyrandMix(s uint64) uint64 {
@@ -100,6 +106,12 @@ type srParams struct {
 	subLoop        uint64 // 1: the step below 2^Emin in the loop
 	lo2, span2     uint64 // 2·minNormal, 2·span (the portable loop's)
 	kshift         uint64 // the kernel's rshift: 64 where incMask is 0 (its shifts give 0)
+	subSkip        uint64 // 1: the kernel skips the step in groups with no lane out (emin < srSkipEmin)
+
+	// The portable loops': the top n bits (Stochastic: all; 0 where
+	// nothing is dropped), 64 - shift, and where subLoop is set the table.
+	tn, rsh uint64
+	tab     *srTable
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -128,6 +140,9 @@ func (f *Format) srParams(m Mode) srParams {
 	if p.incMask[0] == 0 {
 		p.kshift = 64
 	}
+	if n := m.randomBits(); n > 0 && f.shift > 0 {
+		p.tn, p.rsh = ^uint64(0)<<(64-n), uint64(64-f.shift)
+	}
 	set(&p.abs, ^uint64(signBit))
 	set(&p.one, 1)
 	set(&p.c64, 64)
@@ -139,117 +154,178 @@ func (f *Format) srParams(m Mode) srParams {
 		set(&p.nBits, ss.n)
 		set(&p.quantum, math.Float64bits(ss.quantum))
 		set(&p.noNegZero, ss.noNegZero)
+		p.tab = f.srTable(m == StochasticHalf)
+		if f.emin < srSkipEmin {
+			p.subSkip = 1
+		}
 	}
 	return p
 }
 
-// inc is srParams' increment for the random word r.
-func (p *srParams) inc(r uint64) uint64 {
-	return (r>>(p.rshift&63))<<(p.lshift&63)&p.incMask[0] | p.halfMask[0]&-(r>>63)
-}
+// srSkipEmin: below this emin (fp8 e4m3, P3109 p = 4), values of everyday
+// magnitude seldom fall below 2^Emin, and the AVX2 kernel's step there
+// (as costly as the rest of a group) is behind a branch on each group; from
+// it up (fp6, fp4) it is on every group: there the branch would mispredict.
+const srSkipEmin = -2
 
 // roundStochasticPortable is the portable loop of a stochastic mode over
 // ≤ block values, the i-th with the word wyrandAt(state, i): it leaves x
 // at the positions it could not round, lists them in slow (in order) and
-// returns their count, as the AVX2 kernel does.
+// returns their count. (The AVX2 kernel leaves more: values below 2^Emin
+// that the portable tables round; finishStochastic gives both the same
+// results.)
 func roundStochasticPortable(dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
 	d, s := bitsOf(dst), bitsOf(src)
-	d = d[:len(s)]
-	if p.subLoop != 0 {
-		return srSubRun(d, s, p, state, slow)
-	}
-	var hi uint64
-	if p.half != 0 {
-		hi = srHalfRun(d, s, p, state)
-	} else {
-		hi = srRun(d, s, p, state)
-	}
-	if hi <= p.span2 {
-		return 0
-	}
-	// There dst holds x, out of range; results are in range.
 	n := 0
-	for i, b := range d {
+	for i := 0; i < len(s); i++ {
+		if i += p.next(d[i:], s[i:], state+uint64(i)*wyrandIncrement); i == len(s) {
+			break
+		}
+		d[i] = s[i]
 		slow[n&(block-1)] = uint8(i)
-		n += int(b2u(b<<1-p.lo2 > p.span2))
+		n++
 	}
 	return n
 }
 
-// srRun is the loop of Stochastic and StochasticBits(n); it returns the
-// largest u.
-func srRun(d, s []uint64, p *srParams, state uint64) (hi uint64) {
-	rshift, lshift, keep := p.rshift&63, p.lshift&63, p.keep[0]
-	for i, b := range s {
-		state += wyrandIncrement
-		h, l := bits.Mul64(state, state^wyrandXor)
-		r := (b + ((h^l)>>rshift)<<lshift&p.incMask[0]) & keep
-		u := b<<1 - p.lo2
-		if u > p.span2 {
-			r = b
-		}
-		hi = max(hi, u)
-		d[i] = r
+// The portable stochastic loops, as the deterministic ones (portable.go):
+// each rounds s into d, the i-th value with the word wyrandAt(state, i),
+// up to the first value it cannot round (tested on the input: |x| out of
+// the range its formula covers, Inf, NaN) and returns that value's index.
+// next picks the loop.
+func (p *srParams) next(d, s []uint64, state uint64) int {
+	switch {
+	case p.tab != nil && p.half != 0:
+		return srTableHalfUntil(d, s, p, state)
+	case p.tab != nil:
+		return srTableUntil(d, s, p, state)
+	case p.half != 0:
+		return srHalfUntil(d, s, p, state)
 	}
-	return hi
+	return srUntil(d, s, p, state)
 }
 
-// srHalfRun is the loop of StochasticHalf.
-func srHalfRun(d, s []uint64, p *srParams, state uint64) (hi uint64) {
-	for i, b := range s {
-		state += wyrandIncrement
-		h, l := bits.Mul64(state, state^wyrandXor)
-		r := (b + p.halfMask[0]&uint64(int64(h^l)>>63)) & p.keep[0]
-		u := b<<1 - p.lo2
-		if u > p.span2 {
-			r = b
-		}
-		hi = max(hi, u)
-		d[i] = r
-	}
-	return hi
-}
+// srLane is Stochastic's and StochasticBits(n)'s formula (srParams) for a
+// format without the table: the top n bits of r below the kept last bit.
+func srLane(b, r, tn, rsh, keep uint64) uint64 { return (b + (r&tn)>>rsh) & keep }
 
-// srSubRun is the loop where subLoop is set: each value rounded both ways,
-// by the fast formula and by stochasticSubParams' step (as its round,
-// without branches), the second kept in the lanes that step covers (|x| <
-// limit, s ≤ 63); the other positions out of range are listed in slow as
-// they come. One function body: a call per value would cost more than the
-// arithmetic.
-func srSubRun(d, s []uint64, p *srParams, state uint64, slow *[block]uint8) int {
+// srUntil is the loop of Stochastic and StochasticBits(n): 2^Emin ≤ |x| ≤
+// MaxFinite.
+func srUntil(d, s []uint64, p *srParams, state uint64) int {
+	tn, rsh, keep, lo2, span2 := p.tn, p.rsh&63, p.keep[0], p.lo2, p.span2
 	d = d[:len(s)]
-	quantum := math.Float64frombits(p.quantum[0])
-	n := 0
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		if outOf(s4[0], lo2, span2) {
+			return i
+		}
+		d4[0] = srLane(s4[0], wyrandMix(state+wyrandIncrement), tn, rsh, keep)
+		if outOf(s4[1], lo2, span2) {
+			return i + 1
+		}
+		d4[1] = srLane(s4[1], wyrandMix(state+wyrandInc2), tn, rsh, keep)
+		if outOf(s4[2], lo2, span2) {
+			return i + 2
+		}
+		d4[2] = srLane(s4[2], wyrandMix(state+wyrandInc3), tn, rsh, keep)
+		if outOf(s4[3], lo2, span2) {
+			return i + 3
+		}
+		state += wyrandInc4
+		d4[3] = srLane(s4[3], wyrandMix(state), tn, rsh, keep)
+	}
+	for ; i < len(s); i++ {
+		if outOf(s[i], lo2, span2) {
+			return i
+		}
+		state += wyrandIncrement
+		d[i] = srLane(s[i], wyrandMix(state), tn, rsh, keep)
+	}
+	return i
+}
+
+// srHalfLane is StochasticHalf's formula: all the dropped bits where r's
+// top bit is set.
+func srHalfLane(b, r, half, keep uint64) uint64 { return (b + half&uint64(int64(r)>>63)) & keep }
+
+// srHalfUntil is the loop of StochasticHalf.
+func srHalfUntil(d, s []uint64, p *srParams, state uint64) int {
+	half, keep, lo2, span2 := p.halfMask[0], p.keep[0], p.lo2, p.span2
+	d = d[:len(s)]
+	for i, b := range s {
+		if outOf(b, lo2, span2) {
+			return i
+		}
+		state += wyrandIncrement
+		d[i] = srHalfLane(b, wyrandMix(state), half, keep)
+	}
+	return len(s)
+}
+
+// srTableLane is srTable's formula; rho is r's part: r & T (η needs no
+// mask: with rho's low bits 0, η's low bits cannot carry into the top n),
+// or for StochasticHalf all ones or zeros by r's top bit.
+func srTableLane(b, rho uint64, t *srTable) uint64 {
+	i := b >> 52
+	_, up := bits.Add64(b*t.mul[i]-t.c[i], rho, 0)
+	return b&t.k[i] + t.u[i]&-up + t.v[i]
+}
+
+// srTableUntil is the loop of Stochastic and StochasticBits(n) with the
+// table; results above MaxFinite (and the table's out values) stop it.
+func srTableUntil(d, s []uint64, p *srParams, state uint64) int {
+	t, tn, max2 := p.tab, p.tn, p.lo2+p.span2
+	_ = t.mul[0] // the nil check, before the loop
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		r := srTableLane(s4[0], wyrandMix(state+wyrandIncrement)&tn, t)
+		if r<<1 > max2 {
+			return i
+		}
+		d4[0] = r
+		if r = srTableLane(s4[1], wyrandMix(state+wyrandInc2)&tn, t); r<<1 > max2 {
+			return i + 1
+		}
+		d4[1] = r
+		if r = srTableLane(s4[2], wyrandMix(state+wyrandInc3)&tn, t); r<<1 > max2 {
+			return i + 2
+		}
+		d4[2] = r
+		state += wyrandInc4
+		if r = srTableLane(s4[3], wyrandMix(state)&tn, t); r<<1 > max2 {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		state += wyrandIncrement
+		r := srTableLane(s[i], wyrandMix(state)&tn, t)
+		if r<<1 > max2 {
+			return i
+		}
+		d[i] = r
+	}
+	return i
+}
+
+// srTableHalfUntil is the loop of StochasticHalf with the table.
+func srTableHalfUntil(d, s []uint64, p *srParams, state uint64) int {
+	t, max2 := p.tab, p.lo2+p.span2
+	d = d[:len(s)]
 	for i, b := range s {
 		state += wyrandIncrement
-		h, l := bits.Mul64(state, state^wyrandXor)
-		r := h ^ l
-		res := (b + p.inc(r)) & p.keep[0]
-		out := b<<1-p.lo2 > p.span2
-		a := b &^ signBit
-		e1 := max(a>>52, 1)
-		mant := a - (e1-1)<<52
-		sh := p.k[0] - e1 // wraps for large a: then sh ≥ 64, not covered
-		j := min(p.nBits[0], sh)
-		inc := r >> ((64 - j) & 63) << ((sh - j) & 63)
-		if p.half != 0 {
-			inc = (1<<(sh&63) - 1) & -(r >> 63)
+		r := srTableLane(b, uint64(int64(wyrandMix(state))>>63), t)
+		if r<<1 > max2 {
+			return i
 		}
-		q := (mant + inc) >> (sh & 63)
-		sign := b & signBit &^ (p.noNegZero[0] & -((q - 1) >> 63))
-		v := math.Float64bits(float64(int64(q))*quantum) | sign
-		covered := a < p.limit[0] && sh < 64 // only out-of-range lanes
-		if out {
-			res = b
-		}
-		if covered {
-			res = v
-		}
-		d[i] = res
-		slow[n&(block-1)] = uint8(i)
-		n += int(b2u(out) &^ b2u(covered))
+		d[i] = r
 	}
-	return n
+	return len(s)
 }
 
 // finishStochastic rounds the positions a stochastic loop listed (there
@@ -258,12 +334,15 @@ func srSubRun(d, s []uint64, p *srParams, state uint64, slow *[block]uint8) int 
 // have used.
 func (rr *blockRounder) finishStochastic(dst []float64, slow []uint8, state uint64) {
 	for _, j := range slow {
-		r := wyrandAt(state, uint64(j))
-		x := dst[j]
-		if v, ok := rr.ss.round(math.Float64bits(x), r); ok && rr.sub {
-			dst[j] = math.Float64frombits(v)
-		} else {
-			dst[j] = rr.f.roundStochastic(x, rr.m, r)
-		}
+		dst[j] = rr.stochasticOne(dst[j], wyrandAt(state, uint64(j)))
 	}
+}
+
+// stochasticOne rounds x with the word r: below 2^Emin by roundSub's
+// stochastic step inline, else by the general path.
+func (rr *blockRounder) stochasticOne(x float64, r uint64) float64 {
+	if v, ok := rr.ss.round(math.Float64bits(x), r); ok && rr.sub {
+		return math.Float64frombits(v)
+	}
+	return rr.f.roundStochastic(x, rr.m, r)
 }

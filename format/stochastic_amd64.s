@@ -31,6 +31,7 @@
 #define R_HALF     592
 #define R_SUBLOOP  600
 #define R_KSHIFT   624
+#define R_SUBSKIP  632
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -152,6 +153,8 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 
 // The loops' group of 4 without and with the step below 2^Emin: the words
 // for the values at OFF(SI), the results stored, the lanes still out in Y8.
+// GROUPSKIP skips the step where no lane is out (R_SUBSKIP: fp8 e4m3 in
+// its normal range, where the step would cost as much as the rest).
 #define GROUP(INC, OFF) \
 	WYRAND; \
 	INC; \
@@ -166,6 +169,18 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VMOVDQU OFF(SI)(R9*8), Y6; \
 	ROUND4; \
 	SUBSTEP(INCSUB); \
+	VMOVDQU Y7, OFF(DI)(R9*8)
+
+#define GROUPSKIP(INC, INCSUB, OFF, skip) \
+	WYRAND; \
+	VMOVDQU Y0, Y10; \
+	INC; \
+	VMOVDQU OFF(SI)(R9*8), Y6; \
+	ROUND4; \
+	VPTEST  Y8, Y8; \
+	JZ      skip; \
+	SUBSTEP(INCSUB); \
+skip: \
 	VMOVDQU Y7, OFF(DI)(R9*8)
 
 // APPEND appends i+k to slow for each set bit k of AX (clobbers AX, BX, R11):
@@ -228,10 +243,17 @@ TEXT ·roundStochasticAVX2(SB), NOSPLIT, $0-56
 	LOOP8(GROUP(INCSR, 0), GROUP(INCSR, 32), srloop, srappend, srnext)
 	LOOP8(GROUP(INCHALF, 0), GROUP(INCHALF, 32), halfloop, halfappend, halfnext)
 subloops:
+	CMPQ R_SUBSKIP(DX), $0
+	JNE  skiploops
 	CMPQ R_HALF(DX), $0
 	JNE  halfsubloop
 	LOOP8(GROUPSUB(INCSR, INCSUBSR, 0), GROUPSUB(INCSR, INCSUBSR, 32), srsubloop, srsubappend, srsubnext)
 	LOOP8(GROUPSUB(INCHALF, INCSUBHALF, 0), GROUPSUB(INCHALF, INCSUBHALF, 32), halfsubloop, halfsubappend, halfsubnext)
+skiploops:
+	CMPQ R_HALF(DX), $0
+	JNE  halfskiploop
+	LOOP8(GROUPSKIP(INCSR, INCSUBSR, 0, srskip0), GROUPSKIP(INCSR, INCSUBSR, 32, srskip1), srskiploop, srskipappend, srskipnext)
+	LOOP8(GROUPSKIP(INCHALF, INCSUBHALF, 0, halfskip0), GROUPSKIP(INCHALF, INCSUBHALF, 32, halfskip1), halfskiploop, halfskipappend, halfskipnext)
 
 	// The last 0 to 7 values, by at most two masked groups of up to 4,
 	// each as the loop's (R_HALF and R_SUBLOOP pick the steps again).

@@ -214,6 +214,49 @@ func testRoundSliceMatchesScalar(t *testing.T) {
 	}
 }
 
+// TestRoundSliceStochasticEdges holds RoundSlice's stochastic modes, under
+// each kernel, to roundStochastic word by word on kernelInputs (specials,
+// float64 subnormals, any bit pattern, ties, values far below the spacing
+// 2^qe where the portable tables switch from one shift to another) for
+// every format variant, in and out of place.
+func TestRoundSliceStochasticEdges(t *testing.T) {
+	for _, k := range testKernels() {
+		t.Run(k, func(t *testing.T) {
+			defer useKernel(k)()
+			testRoundSliceStochasticEdges(t, k)
+		})
+	}
+}
+
+func testRoundSliceStochasticEdges(t *testing.T, k string) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, f := range append(kernelFormats(), Binary64) {
+		xs := kernelInputs(f, rng, chunk+333)
+		for _, m := range kernelStochasticModes(t) {
+			seed := rng.Uint64()
+			for _, inPlace := range []bool{false, true} {
+				dst, src := make([]float64, len(xs)), xs
+				if inPlace {
+					copy(dst, xs)
+					src = dst
+				}
+				f.RoundSlice(dst, src, m, rand.New(rand.NewPCG(seed, 0)))
+				seeds := rand.New(rand.NewPCG(seed, 0))
+				var state uint64
+				for i, x := range xs {
+					if i%chunk == 0 {
+						state = seeds.Uint64()
+					}
+					if want := f.roundStochastic(x, m, wyrandAt(state, uint64(i%chunk))); !identical(dst[i], want) {
+						t.Fatalf("%s %s %v in-place=%v: RoundSlice[%d] of %v [%#x] = %v, want %v",
+							k, f.Name(), m, inPlace, i, x, math.Float64bits(x), dst[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestRoundSliceDeterministic checks that a seed fixes the result whatever
 // the number of goroutines, and that in-place rounding works.
 func TestRoundSliceDeterministic(t *testing.T) {
@@ -275,4 +318,54 @@ func identical(a, b float64) bool {
 		return a != a && b != b
 	}
 	return math.Float64bits(a) == math.Float64bits(b)
+}
+
+// TestSRTableBoundary holds the portable tables' stochastic formula
+// (srTableLane) to roundStochastic at the random words where rounding
+// turns from down to up: the result is monotone in r, so a binary search
+// over r with roundStochastic finds the first word that rounds up, and the
+// formula must agree there and one below (random words hit that edge with
+// probability η, which far below the spacing is under 2^-11).
+func TestSRTableBoundary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, f := range kernelFormats() {
+		for _, m := range kernelStochasticModes(t) {
+			p := f.srParams(m)
+			if p.tab == nil {
+				continue
+			}
+			lane := func(b, r uint64) uint64 {
+				if m == StochasticHalf {
+					return srTableLane(b, uint64(int64(r)>>63), p.tab)
+				}
+				return srTableLane(b, r&p.tn, p.tab)
+			}
+			for _, x := range kernelInputs(f, rng, 3000) {
+				down := math.Float64bits(f.roundStochastic(x, m, 0))
+				lo, hi := uint64(0), ^uint64(0) // the first r that rounds up is in (lo, hi], or none
+				if math.Float64bits(f.roundStochastic(x, m, hi)) == down {
+					lo = hi
+				}
+				for hi-lo > 1 {
+					mid := lo + (hi-lo)/2
+					if math.Float64bits(f.roundStochastic(x, m, mid)) == down {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				for _, r := range []uint64{0, lo, hi, ^uint64(0), rng.Uint64()} {
+					b := math.Float64bits(x)
+					got := lane(b, r)
+					if got<<1 > p.lo2+p.span2 { // left to the exception path
+						continue
+					}
+					if want := f.roundStochastic(x, m, r); !identical(math.Float64frombits(got), want) {
+						t.Fatalf("%s %v: x=%v [%#x] r=%#x: table %v [%#x], roundStochastic %v", f.Name(), m, x, b, r,
+							math.Float64frombits(got), got, want)
+					}
+				}
+			}
+		}
+	}
 }
