@@ -141,6 +141,12 @@ type Model struct {
 	// Normal values of Input pass readInput untouched: their float64 bits
 	// have no fraction bits below the format's and lie in [inLow, inHigh].
 	inDrop, inLow, inHigh uint64
+	inSubScale            float64 // 1/Input.MinSubnormal(): subnormals become integers
+	outMinNormal          float64
+
+	// Each rounding step's format and mode, worked out once (Round per
+	// value spent a third of a dot product on them).
+	inR, prodR, accR, outR, addR format.Rounder
 }
 
 // NewModel checks the parameters and builds the model.
@@ -159,7 +165,18 @@ func NewModel(p Params) (*Model, error) {
 	m.sameOut = p.Output == p.Accumulator
 	m.inDrop = 1<<uint(53-p.Input.Precision()) - 1
 	m.inLow = math.Float64bits(p.Input.MinNormal())
+	m.outMinNormal = p.Output.MinNormal()
 	m.inHigh = math.Float64bits(p.Input.MaxFinite())
+	if p.Input.Subnormals() {
+		m.inSubScale = 1 / p.Input.MinSubnormal()
+	}
+	m.inR = p.Input.Rounder(p.InputConversion)
+	if p.Product != nil {
+		m.prodR = p.Product.Rounder(p.ProductMode)
+	}
+	m.accR = p.Accumulator.Rounder(p.AccumulatorMode)
+	m.outR = p.Output.Rounder(p.OutputMode)
+	m.addR = p.Output.Rounder(format.NearestEven)
 	return m, nil
 }
 
@@ -246,18 +263,26 @@ func (m *Model) Dot(a, b []float64, c float64) float64 {
 }
 
 func (m *Model) readInput(x float64) float64 {
-	if b := math.Float64bits(x) &^ (1 << 63); b&m.inDrop == 0 && b-m.inLow <= m.inHigh-m.inLow || b == 0 {
+	b := math.Float64bits(x) &^ (1 << 63)
+	if b&m.inDrop == 0 && b-m.inLow <= m.inHigh-m.inLow || b == 0 {
 		return x
 	}
-	if m.flushIn && math.Abs(x) < m.p.Input.MinNormal() {
-		return math.Copysign(0, x)
+	if b < m.inLow { // below Input's MinNormal
+		if m.flushIn {
+			return math.Copysign(0, x)
+		}
+		// A subnormal of Input is a whole multiple of its smallest one
+		// (the low words of a split often are): it reads as itself.
+		if y := math.Abs(x) * m.inSubScale; y == float64(int64(y)) {
+			return x
+		}
 	}
-	return m.p.Input.Round(x, m.p.InputConversion)
+	return m.inR.Round(x)
 }
 
 func (m *Model) readAddend(c float64) float64 {
-	c = m.p.Output.Round(c, format.NearestEven)
-	if m.flushOut && math.Abs(c) < m.p.Output.MinNormal() {
+	c = m.addR.Round(c)
+	if m.flushOut && math.Abs(c) < m.outMinNormal {
 		return math.Copysign(0, c)
 	}
 	return c
@@ -293,7 +318,7 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 			anchor = max(anchor, anchorExp(x, emin)+anchorExp(y, emin))
 		}
 		if m.p.Product != nil {
-			p = m.p.Product.Round(p, m.p.ProductMode)
+			p = m.prodR.Round(p)
 		}
 		prods[i] = p
 		finite = finite && !isSpecial(p)
@@ -305,7 +330,7 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		for _, t := range prods {
 			s += t
 		}
-		return m.p.Output.Round(s, format.NearestEven)
+		return m.addR.Round(s)
 	}
 	if anchored && c != 0 && !m.p.AddendAfter {
 		anchor = max(anchor, anchorExp(c, m.p.Output.Emin()))
@@ -325,7 +350,7 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 	if m.sameOut {
 		return s
 	}
-	return m.p.Output.Round(s, m.p.OutputMode)
+	return m.outR.Round(s)
 }
 
 func isSpecial(x float64) bool { return x-x != 0 }

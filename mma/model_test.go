@@ -461,3 +461,15 @@ func TestPresetsBuild(t *testing.T) {
 		}
 	}
 }
+
+// scale is math.Ldexp for the integers and exponents normalize gives it.
+func TestScaleIsLdexp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for e := -1074; e <= 1100; e++ {
+		for _, m := range []float64{0, 1, 3, 1<<53 - 1, float64(rng.Uint64() >> 11), float64(rng.Uint64() >> (11 + rng.IntN(53)))} {
+			if got, want := scale(m, e), math.Ldexp(m, e); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("scale(%v, %d) = %v, Ldexp %v", m, e, got, want)
+			}
+		}
+	}
+}
