@@ -228,6 +228,10 @@ func exhaustiveFinal(f Format, v float64, neg bool, m Mode) float64 {
 func TestNeighboursExhaustive(t *testing.T) {
 	src := rand.New(rand.NewPCG(9, 10))
 	sb1, _ := StochasticBits(1)
+	// Every input, and its expected result per mode, for RoundSlice: reused
+	// from format to format (fresh slices made the GC run a thousand times).
+	var sliceXs []float64
+	sliceWant := make([][]float64, numFixedModes)
 	for _, base := range exhaustiveFormats(t) {
 		for _, f := range []Format{base, base.WithSubnormals(false), base.WithSaturation(true)} {
 			g := exhaustiveGrid(t, f)
@@ -246,9 +250,10 @@ func TestNeighboursExhaustive(t *testing.T) {
 					t.Errorf(format, args...)
 				}
 			}
-			// Every input and its expected result per mode, for RoundSlice.
-			sliceXs := make([][]float64, numFixedModes)
-			sliceWant := make([][]float64, numFixedModes)
+			sliceXs = sliceXs[:0]
+			for m := range sliceWant {
+				sliceWant[m] = sliceWant[m][:0]
+			}
 			for i := 0; i+1 < len(g); i++ {
 				a, b := g[i], g[i+1]
 				q := b - a
@@ -281,8 +286,9 @@ func TestNeighboursExhaustive(t *testing.T) {
 							if got := f.Round(x, m); !bitSame(got, want) {
 								fail("%v.Round(%v, %v) = %v, want %v (neighbours %v, %v)", f.Name(), x, m, got, want, a, b)
 							}
-							sliceXs[m], sliceWant[m] = append(sliceXs[m], x), append(sliceWant[m], want)
+							sliceWant[m] = append(sliceWant[m], want)
 						}
+						sliceXs = append(sliceXs, x)
 						for _, m := range exhaustiveStochasticModes {
 							hi = exhaustiveFinal(f, b, neg, m)
 							got := f.RoundRand(x, m, src)
@@ -300,7 +306,7 @@ func TestNeighboursExhaustive(t *testing.T) {
 				}
 			}
 			for _, m := range allDeterministicModes {
-				fails += checkRoundSlice(t, f, m, sliceXs[m], sliceWant[m])
+				fails += checkRoundSlice(t, f, m, sliceXs, sliceWant[m])
 			}
 			if fails > 4 {
 				t.Errorf("%v: %d failures in all", f.Name(), fails)

@@ -382,11 +382,10 @@ func TestRoundSliceKernelMatchesRound(t *testing.T) {
 	}
 	defer func(u bool) { useAVX2 = u }(useAVX2)
 	rng := rand.New(rand.NewPCG(15, 16))
-	dst := make([]float64, n)
+	dst, want := make([]float64, n), make([]float64, n)
 	for _, f := range fs {
 		src := kernelInputs(f, rng, n)[:n]
 		for _, m := range []Mode{NearestEven, NearestAway, NearestTowardZero, TowardZero, Up, Down, AwayFromZero, ToOdd} {
-			want := make([]float64, n)
 			for i, x := range src {
 				want[i] = f.Round(x, m)
 			}

@@ -55,13 +55,13 @@ func TestSubnormalPathExhaustive(t *testing.T) {
 	for i, x := range xs {
 		xs32[i] = float32(x)
 	}
+	want := make([]float64, len(xs))
 	for _, f := range fs {
 		sub := 0
 		for _, m := range Modes() {
 			if m.IsStochastic() {
 				continue
 			}
-			want := make([]float64, len(xs))
 			for i, x := range xs {
 				want[i] = f.roundSlow(x, m, 0)
 				if got := f.Round(x, m); !identical(got, want[i]) {
