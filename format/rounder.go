@@ -9,14 +9,16 @@ import "math"
 type Rounder struct {
 	p   addAndMaskParams
 	max uint64 // bits of MaxFinite: above it Round decides
-	f   Format
+	f   *Format
 	m   Mode
 }
 
-// Rounder returns the rounder of f in mode m. A mode Round refuses
-// (stochastic, invalid) makes Round panic at the first value, as f.Round does.
+// Rounder returns the rounder of f in mode m; it refers to f for the values
+// off the fast path, so f must not be overwritten while it is in use. A mode
+// Round refuses (stochastic, invalid) makes Round panic at the first value,
+// as f.Round does.
 func (f *Format) Rounder(m Mode) Rounder {
-	r := Rounder{p: f.addAndMaskParams(m), max: f.maxBits, f: *f, m: m}
+	r := Rounder{p: f.addAndMaskParams(m), max: f.maxBits, f: f, m: m}
 	if m == ToOdd || m.IsStochastic() || !m.valid() || f.specials == Unsigned {
 		// No |x| (sign bit clear) passes the fast test: all go to f.Round.
 		r.p.minNormal, r.p.span = signBit, 0

@@ -170,13 +170,14 @@ func NewModel(p Params) (*Model, error) {
 	if p.Input.Subnormals() {
 		m.inSubScale = 1 / p.Input.MinSubnormal()
 	}
-	m.inR = p.Input.Rounder(p.InputConversion)
+	// The rounders refer to m.p's formats, which never change.
+	m.inR = m.p.Input.Rounder(p.InputConversion)
 	if p.Product != nil {
 		m.prodR = p.Product.Rounder(p.ProductMode)
 	}
-	m.accR = p.Accumulator.Rounder(p.AccumulatorMode)
-	m.outR = p.Output.Rounder(p.OutputMode)
-	m.addR = p.Output.Rounder(format.NearestEven)
+	m.accR = m.p.Accumulator.Rounder(p.AccumulatorMode)
+	m.outR = m.p.Output.Rounder(p.OutputMode)
+	m.addR = m.p.Output.Rounder(format.NearestEven)
 	return m, nil
 }
 

@@ -586,6 +586,9 @@ func (pr *prober) inferOnce(f feature, cur mma.Params) (Finding, mma.Params) {
 		alive[v] = true
 	}
 	distinct := false
+	if len(tests) > 0 {
+		fd.Evidence = make([]Observation, 0, len(tests))
+	}
 	got := pr.evalAll(casesOf(tests))
 	for i, t := range tests {
 		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: make(map[string]float64, len(models))}
