@@ -139,10 +139,18 @@ type Model struct {
 	forceBig bool // tests: always use the big.Int adder
 
 	// Normal values of Input pass readInput untouched: their float64 bits
-	// have no fraction bits below the format's and lie in [inLow, inHigh].
-	inDrop, inLow, inHigh uint64
+	// have no fraction bits below the format's and lie in [inLow, inLow+inSpan].
+	inDrop, inLow, inSpan uint64
 	inSubScale            float64 // 1/Input.MinSubnormal(): subnormals become integers
 	outMinNormal          float64
+	inEmin, outEmin       int
+
+	// An FMA chain (InOrder with intermediate normalisation) starts from
+	// c: products go after it.
+	cFirst bool
+	// The grid hangs from the terms' exponents (AnchorExponents), not
+	// from the largest leading bit.
+	anchored bool
 
 	// Each rounding step's format and mode, worked out once (Round per
 	// value spent a third of a dot product on them).
@@ -166,7 +174,10 @@ func NewModel(p Params) (*Model, error) {
 	m.inDrop = 1<<uint(53-p.Input.Precision()) - 1
 	m.inLow = math.Float64bits(p.Input.MinNormal())
 	m.outMinNormal = p.Output.MinNormal()
-	m.inHigh = math.Float64bits(p.Input.MaxFinite())
+	m.inEmin, m.outEmin = p.Input.Emin(), p.Output.Emin()
+	m.cFirst = p.NormalizeEach && p.Order == InOrder && !p.AddendAfter
+	m.anchored = p.AnchorExponents && !p.NormalizeEach
+	m.inSpan = math.Float64bits(p.Input.MaxFinite()) - m.inLow
 	if p.Input.Subnormals() {
 		m.inSubScale = 1 / p.Input.MinSubnormal()
 	}
@@ -263,12 +274,25 @@ func (m *Model) Dot(a, b []float64, c float64) float64 {
 	return d
 }
 
+// readInput is x as the unit reads it.
 func (m *Model) readInput(x float64) float64 {
-	b := math.Float64bits(x) &^ (1 << 63)
-	if b&m.inDrop == 0 && b-m.inLow <= m.inHigh-m.inLow || b == 0 {
+	if m.normalIn(x) {
 		return x
 	}
-	if b < m.inLow { // below Input's MinNormal
+	return m.readInputSlow(x)
+}
+
+// normalIn says whether x is a normal value of Input, which reads as itself
+// (the common case: small enough to inline in block's loop).
+func (m *Model) normalIn(x float64) bool {
+	b := math.Float64bits(x) &^ (1 << 63)
+	return b&m.inDrop == 0 && b-m.inLow <= m.inSpan
+}
+
+func (m *Model) readInputSlow(x float64) float64 {
+	if b := math.Float64bits(x) &^ (1 << 63); b == 0 {
+		return x
+	} else if b < m.inLow { // below Input's MinNormal
 		if m.flushIn {
 			return math.Copysign(0, x)
 		}
@@ -299,9 +323,7 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		return acc
 	}
 	n := len(a)
-	// An FMA chain (InOrder with intermediate normalisation) starts from c:
-	// products go after it.
-	cFirst := m.p.NormalizeEach && m.p.Order == InOrder && !m.p.AddendAfter
+	cFirst := m.cFirst
 	prods := terms[:n]
 	if cFirst {
 		prods = terms[1 : n+1]
@@ -309,11 +331,17 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 	finite := !isSpecial(c)
 	// The anchor (see anchorExp) is built from the inputs as read, here
 	// rather than by reading them again.
-	anchored := m.p.AnchorExponents && !m.p.NormalizeEach
+	anchored := m.anchored
 	anchor := noAnchor
-	emin := m.p.Input.Emin()
+	emin := m.inEmin
 	for i := range a {
-		x, y := m.readInput(a[i]), m.readInput(b[i])
+		x, y := a[i], b[i]
+		if !m.normalIn(x) {
+			x = m.readInputSlow(x)
+		}
+		if !m.normalIn(y) {
+			y = m.readInputSlow(y)
+		}
 		p := x * y // exact: inputs have ≤ 26 bits
 		if anchored && x != 0 && y != 0 {
 			anchor = max(anchor, anchorExp(x, emin)+anchorExp(y, emin))
@@ -334,7 +362,7 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		return m.addR.Round(s)
 	}
 	if anchored && c != 0 && !m.p.AddendAfter {
-		anchor = max(anchor, anchorExp(c, m.p.Output.Emin()))
+		anchor = max(anchor, anchorExp(c, m.outEmin))
 	}
 	var s float64
 	switch {
