@@ -151,6 +151,9 @@ type Model struct {
 	// The grid hangs from the terms' exponents (AnchorExponents), not
 	// from the largest leading bit.
 	anchored bool
+	// An FMA chain of blocks of one product (the experiments' fp32 on
+	// CUDA cores): chainStep, not block, does each step.
+	chain1 bool
 
 	// Each rounding step's format and mode, worked out once (Round per
 	// value spent a third of a dot product on them).
@@ -177,6 +180,7 @@ func NewModel(p Params) (*Model, error) {
 	m.inEmin, m.outEmin = p.Input.Emin(), p.Output.Emin()
 	m.cFirst = p.NormalizeEach && p.Order == InOrder && !p.AddendAfter
 	m.anchored = p.AnchorExponents && !p.NormalizeEach
+	m.chain1 = m.cFirst && p.BlockK == 1 && !m.fma64
 	m.inSpan = math.Float64bits(p.Input.MaxFinite()) - m.inLow
 	if p.Input.Subnormals() {
 		m.inSubScale = 1 / p.Input.MinSubnormal()
@@ -267,6 +271,12 @@ func (m *Model) Dot(a, b []float64, c float64) float64 {
 		terms = make([]float64, m.p.BlockK+1)
 	}
 	d := m.readAddend(c)
+	if m.chain1 {
+		for i := range a {
+			d = m.chainStep(a[i], b[i], d)
+		}
+		return d
+	}
 	for i := 0; i < len(a); i += m.p.BlockK {
 		j := min(i+m.p.BlockK, len(a))
 		d = m.block(a[i:j], b[i:j], d, terms)
@@ -376,6 +386,24 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		terms[n] = c
 		s = m.sumAt(terms[:n+1], anchor)
 	}
+	if m.sameOut {
+		return s
+	}
+	return m.outR.Round(s)
+}
+
+// chainStep is block for one product with c first (cFirst): what block
+// does for n = 1, without its slices and loops.
+func (m *Model) chainStep(x, y, c float64) float64 {
+	x, y = m.readInput(x), m.readInput(y)
+	p := x * y // exact: inputs have ≤ 26 bits
+	if m.p.Product != nil {
+		p = m.prodR.Round(p)
+	}
+	if isSpecial(c) || isSpecial(p) {
+		return m.addR.Round(c + p) // NaN or ±Inf, by IEEE rules
+	}
+	s := m.sum2(c, p)
 	if m.sameOut {
 		return s
 	}
