@@ -181,6 +181,9 @@ func TestFig31(t *testing.T) {
 
 func TestFig43RoundToNearestFixesDoubleFP16(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("fig4.3 runs the V100 and A100 models for seconds; they are tested bit for bit in mma")
+	}
 	rows := runQuick(t, "fig4.3")
 	rz := series(rows, "round toward zero", "double-fp16")
 	rn := series(rows, "round to nearest", "double-fp16")
@@ -204,6 +207,9 @@ func TestFig43RoundToNearestFixesDoubleFP16(t *testing.T) {
 // double-fp16's grows like n.
 func TestFig44Sim(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("fig4.4-sim runs the V100 and A100 models for seconds; they are tested bit for bit in mma")
+	}
 	rows := runQuick(t, "fig4.4-sim")
 	lo, hi := float64(1<<10), float64(1<<14)
 	for _, unit := range []string{"V100 model", "A100 model"} {

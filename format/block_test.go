@@ -137,6 +137,7 @@ func TestBlockHandDerived(t *testing.T) {
 // bf16 value x (all exponents and leading bits) and its float32
 // neighbours (ties and near-ties).
 func TestBlockElementsExhaustive(t *testing.T) {
+	t.Parallel()
 	xs := subnormalInputs()
 	for _, b := range BlockFormats() {
 		pin := math.Ldexp(1, b.emaxElem)

@@ -226,84 +226,111 @@ func exhaustiveFinal(f Format, v float64, neg bool, m Mode) float64 {
 // the midpoint, the float64s next to it and the quarter points round as each
 // mode prescribes; stochastic modes give a or b.
 func TestNeighboursExhaustive(t *testing.T) {
-	src := rand.New(rand.NewPCG(9, 10))
+	t.Parallel()
+	for i, base := range exhaustiveFormats(t) {
+		t.Run(base.Name(), func(t *testing.T) {
+			t.Parallel()
+			src := rand.New(rand.NewPCG(9, uint64(i)))
+			// Every input, and its expected result per mode, for RoundSlice:
+			// reused from variant to variant (fresh slices made the GC run
+			// a thousand times).
+			buf := &neighbourInputs{want: make([][]float64, numFixedModes)}
+			for _, f := range []Format{base, base.WithSubnormals(false), base.WithSaturation(true)} {
+				neighboursOf(t, f, src, buf)
+			}
+		})
+	}
+}
+
+// neighbourInputs are the inputs of RoundSlice and the results per mode.
+type neighbourInputs struct {
+	xs   []float64
+	want [][]float64
+}
+
+// neighboursOf is TestNeighboursExhaustive for one format.
+func neighboursOf(t *testing.T, f Format, src *rand.Rand, buf *neighbourInputs) {
+	g := exhaustiveGrid(t, f)
+	maxF := g[len(g)-1]
+	if maxF != f.MaxFinite() || g[0] != 0 || (f.MinSubnormal() > 0 && g[1] != f.MinSubnormal()) ||
+		(f.MinSubnormal() == 0 && g[1] != f.MinNormal()) || !slices.Contains(g, f.MinNormal()) {
+		t.Errorf("%v: grid from the codes starts %v, %v and ends %v; MinSubnormal %v, MinNormal %v, MaxFinite %v",
+			f.Name(), g[0], g[1], maxF, f.MinSubnormal(), f.MinNormal(), f.MaxFinite())
+	}
+	_, e := math.Frexp(maxF)
+	ulp := math.Ldexp(1, e-1-f.Precision()+1) // spacing in MaxFinite's binade
+	g = append(g, maxF+ulp)
+	fails := 0
+	fail := func(format string, args ...any) {
+		if fails++; fails <= 4 {
+			t.Errorf(format, args...)
+		}
+	}
+	buf.xs = buf.xs[:0]
+	for m := range buf.want {
+		buf.want[m] = buf.want[m][:0]
+	}
+	for i := 0; i+1 < len(g); i++ {
+		neighbourPair(f, g[i], g[i+1], src, buf, fail)
+	}
+	for _, m := range allDeterministicModes {
+		fails += checkRoundSlice(t, f, m, buf.xs, buf.want[m])
+	}
+	if fails > 4 {
+		t.Errorf("%v: %d failures in all", f.Name(), fails)
+	}
+}
+
+// neighbourPair checks the inputs between neighbours a < b of f, and
+// appends them and their results per mode to buf.
+func neighbourPair(f Format, a, b float64, src *rand.Rand, buf *neighbourInputs, fail func(string, ...any)) {
 	sb1, _ := StochasticBits(1)
-	for _, base := range exhaustiveFormats(t) {
-		for _, f := range []Format{base, base.WithSubnormals(false), base.WithSaturation(true)} {
-			g := exhaustiveGrid(t, f)
-			maxF := g[len(g)-1]
-			if maxF != f.MaxFinite() || g[0] != 0 || (f.MinSubnormal() > 0 && g[1] != f.MinSubnormal()) ||
-				(f.MinSubnormal() == 0 && g[1] != f.MinNormal()) || !slices.Contains(g, f.MinNormal()) {
-				t.Errorf("%v: grid from the codes starts %v, %v and ends %v; MinSubnormal %v, MinNormal %v, MaxFinite %v",
-					f.Name(), g[0], g[1], maxF, f.MinSubnormal(), f.MinNormal(), f.MaxFinite())
-			}
-			_, e := math.Frexp(maxF)
-			ulp := math.Ldexp(1, e-1-f.Precision()+1) // spacing in MaxFinite's binade
-			g = append(g, maxF+ulp)
-			fails := 0
-			fail := func(format string, args ...any) {
-				if fails++; fails <= 4 {
-					t.Errorf(format, args...)
-				}
-			}
-			// Every input and its expected result per mode, for RoundSlice.
-			sliceXs := make([][]float64, numFixedModes)
-			sliceWant := make([][]float64, numFixedModes)
-			for i := 0; i+1 < len(g); i++ {
-				a, b := g[i], g[i+1]
-				q := b - a
-				if k := a / q; k != math.Trunc(k) || math.Exp2(math.Round(math.Log2(q))) != q {
-					t.Fatalf("%v: neighbours %v, %v are not k·q, (k+1)·q with q a power of two", f, a, b)
-				}
-				aOdd := math.Mod(a/q, 2) == 1
-				mid := a + q/2
-				inputs := []struct {
-					x   float64
-					cmp int
-				}{
-					{mid, 0},
-					{math.Nextafter(mid, 0), -1},
-					{math.Nextafter(mid, math.Inf(1)), 1},
-					{a + q/4, -1},
-					{a + 3*q/4, 1},
-					{math.Nextafter(a, math.Inf(1)), -1},
-					{math.Nextafter(b, 0), 1},
-				}
-				for _, in := range inputs {
-					for _, neg := range []bool{false, true} {
-						x := signedMag(in.x, neg)
-						lo, hi := exhaustiveFinal(f, a, neg, NearestEven), 0.0
-						for _, m := range allDeterministicModes {
-							want := exhaustiveFinal(f, a, neg, m)
-							if exhaustiveExpectUp(m, in.cmp, aOdd, neg) {
-								want = exhaustiveFinal(f, b, neg, m)
-							}
-							if got := f.Round(x, m); !bitSame(got, want) {
-								fail("%v.Round(%v, %v) = %v, want %v (neighbours %v, %v)", f.Name(), x, m, got, want, a, b)
-							}
-							sliceXs[m], sliceWant[m] = append(sliceXs[m], x), append(sliceWant[m], want)
-						}
-						for _, m := range exhaustiveStochasticModes {
-							hi = exhaustiveFinal(f, b, neg, m)
-							got := f.RoundRand(x, m, src)
-							if !bitSame(got, lo) && !bitSame(got, hi) {
-								fail("%v.RoundRand(%v, %v) = %v, want %v or %v", f.Name(), x, m, got, lo, hi)
-							}
-						}
-						// One random bit: η = 1/4 < 2^-1 never rounds up.
-						if in.x == a+q/4 {
-							if got := f.RoundRand(x, sb1, src); !bitSame(got, lo) {
-								fail("%v.RoundRand(%v, %v) = %v, want %v (η = 1/4)", f.Name(), x, sb1, got, lo)
-							}
-						}
-					}
-				}
-			}
+	q := b - a
+	if k := a / q; k != math.Trunc(k) || math.Exp2(math.Round(math.Log2(q))) != q {
+		fail("%v: neighbours %v, %v are not k·q, (k+1)·q with q a power of two", f, a, b)
+		return
+	}
+	aOdd := math.Mod(a/q, 2) == 1
+	mid := a + q/2
+	inputs := []struct {
+		x   float64
+		cmp int
+	}{
+		{mid, 0},
+		{math.Nextafter(mid, 0), -1},
+		{math.Nextafter(mid, math.Inf(1)), 1},
+		{a + q/4, -1},
+		{a + 3*q/4, 1},
+		{math.Nextafter(a, math.Inf(1)), -1},
+		{math.Nextafter(b, 0), 1},
+	}
+	for _, in := range inputs {
+		for _, neg := range []bool{false, true} {
+			x := signedMag(in.x, neg)
+			lo, hi := exhaustiveFinal(f, a, neg, NearestEven), 0.0
 			for _, m := range allDeterministicModes {
-				fails += checkRoundSlice(t, f, m, sliceXs[m], sliceWant[m])
+				want := exhaustiveFinal(f, a, neg, m)
+				if exhaustiveExpectUp(m, in.cmp, aOdd, neg) {
+					want = exhaustiveFinal(f, b, neg, m)
+				}
+				if got := f.Round(x, m); !bitSame(got, want) {
+					fail("%v.Round(%v, %v) = %v, want %v (neighbours %v, %v)", f.Name(), x, m, got, want, a, b)
+				}
+				buf.want[m] = append(buf.want[m], want)
 			}
-			if fails > 4 {
-				t.Errorf("%v: %d failures in all", f.Name(), fails)
+			buf.xs = append(buf.xs, x)
+			for _, m := range exhaustiveStochasticModes {
+				hi = exhaustiveFinal(f, b, neg, m)
+				got := f.RoundRand(x, m, src)
+				if !bitSame(got, lo) && !bitSame(got, hi) {
+					fail("%v.RoundRand(%v, %v) = %v, want %v or %v", f.Name(), x, m, got, lo, hi)
+				}
+			}
+			// One random bit: η = 1/4 < 2^-1 never rounds up.
+			if in.x == a+q/4 {
+				if got := f.RoundRand(x, sb1, src); !bitSame(got, lo) {
+					fail("%v.RoundRand(%v, %v) = %v, want %v (η = 1/4)", f.Name(), x, sb1, got, lo)
+				}
 			}
 		}
 	}

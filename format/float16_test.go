@@ -75,6 +75,7 @@ var float16All = flag.Bool("float16.all", false, "TestBinary16AgainstFloat16: ev
 // With -float16.all, every float32 up to 65520 instead; with -short, a
 // random sample of 2·10^6 patterns.
 func TestBinary16AgainstFloat16(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		rng := rand.New(rand.NewPCG(11, 12))
 		const n = 2_000_000

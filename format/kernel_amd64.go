@@ -17,9 +17,9 @@ var haveAVX2 = cpu.X86.HasAVX2
 func roundAddAndMaskAVX2(dst, src *float64, n int, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int
 
 // roundAddAndMask is the fast loop of blockRounder: the AVX2 kernel when
-// the CPU has AVX2, the portable loop otherwise.
-func roundAddAndMask(dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
-	if useAVX2 && len(src) > 0 {
+// avx2 is set (useAVX2: the CPU has AVX2), the portable loop otherwise.
+func roundAddAndMask(avx2 bool, dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+	if avx2 && len(src) > 0 {
 		dst = dst[:len(src)]
 		return roundAddAndMaskAVX2(&dst[0], &src[0], len(src), p, sp, slow)
 	}
@@ -34,9 +34,9 @@ func roundAddAndMask(dst, src []float64, p *addAndMaskParams, sp *subParams, slo
 func roundStochasticAVX2(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
 
 // roundStochastic is the fast loop of a stochastic mode: the AVX2 kernel
-// when the CPU has AVX2, the portable loop otherwise.
-func roundStochastic(dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
-	if useAVX2 && len(src) > 0 {
+// when avx2 is set, the portable loop otherwise.
+func roundStochastic(avx2 bool, dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
+	if avx2 && len(src) > 0 {
 		dst = dst[:len(src)]
 		return roundStochasticAVX2(&dst[0], &src[0], len(src), p, state, slow)
 	}

@@ -4,12 +4,12 @@ package format
 
 // roundAddAndMask is the portable fast loop; an architecture may replace it
 // with a vector kernel of the same contract (kernel_amd64.go).
-func roundAddAndMask(dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+func roundAddAndMask(_ bool, dst, src []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
 	return roundAddAndMaskPortable(dst, src, p, sp, slow)
 }
 
 // roundStochastic is the portable stochastic loop (kernel_amd64.go).
-func roundStochastic(dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
+func roundStochastic(_ bool, dst, src []float64, p *srParams, state uint64, slow *[block]uint8) int {
 	return roundStochasticPortable(dst, src, p, state, slow)
 }
 

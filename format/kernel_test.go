@@ -94,8 +94,14 @@ func testKernels() []string {
 	return ks
 }
 
+// roundSliceWith is RoundSlice (or RoundSlice32) on kernel k whatever
+// useAVX2 says, so that tests of both kernels can run in parallel.
+func roundSliceWith[T float32 | float64](k string, f *Format, dst, src []T, m Mode, rnd Source) {
+	roundChunks(f, dst, src, m, rnd, k == "avx2")
+}
+
 // useKernel switches RoundSlice to kernel k; the returned func restores
-// the previous choice.
+// the previous choice. Tests that call it cannot run in parallel.
 func useKernel(k string) (restore func()) {
 	saved := useAVX2
 	useAVX2 = k == "avx2"
@@ -327,7 +333,10 @@ func TestRoundAddAndMaskAVX2RandomParams(t *testing.T) {
 func TestRoundAddAndMaskDispatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	loops := map[string]func([]float64, []float64, *addAndMaskParams, *subParams, *[block]uint8) int{
-		"dispatch": roundAddAndMask, "portable": roundAddAndMaskPortable,
+		"portable": roundAddAndMaskPortable,
+		"dispatch": func(d, s []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
+			return roundAddAndMask(useAVX2, d, s, p, sp, slow)
+		},
 	}
 	for _, f := range kernelFormats() {
 		xs := kernelInputs(f, rng, 4*block)
@@ -368,43 +377,45 @@ func TestRoundAddAndMaskDispatch(t *testing.T) {
 // TestRoundSliceKernelMatchesRound checks RoundSlice on a long slice (many
 // blocks, a ragged end, several goroutines) against element-wise Round in
 // every deterministic mode, with the AVX2 kernel (where the CPU has it) and
-// with the Go loop.
+// with the Go loop; the formats in parallel.
 func TestRoundSliceKernelMatchesRound(t *testing.T) {
+	t.Parallel()
 	n := 1<<18 + 3
 	fs := kernelFormats()
 	if testing.Short() {
 		n = 1<<12 + 3
 		fs = []Format{Binary16, BFloat16, E4M3, E2M1}
 	}
-	kernels := []bool{false}
-	if useAVX2 {
-		kernels = append(kernels, true)
-	}
-	defer func(u bool) { useAVX2 = u }(useAVX2)
 	rng := rand.New(rand.NewPCG(15, 16))
-	dst := make([]float64, n)
 	for _, f := range fs {
 		src := kernelInputs(f, rng, n)[:n]
-		for _, m := range []Mode{NearestEven, NearestAway, NearestTowardZero, TowardZero, Up, Down, AwayFromZero, ToOdd} {
-			want := make([]float64, n)
-			for i, x := range src {
-				want[i] = f.Round(x, m)
-			}
-			for _, k := range kernels {
-				useAVX2 = k
-				f.RoundSlice(dst, src, m, nil)
-				bad := 0
-				for i := range dst {
-					if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
-						if bad < 3 {
-							t.Errorf("%v %v avx2=%v: RoundSlice(%v) = %v, Round %v", f.Name(), m, k, src[i], dst[i], want[i])
-						}
-						bad++
+		t.Run(f.Name(), func(t *testing.T) {
+			t.Parallel()
+			kernelMatchesRound(t, f, src)
+		})
+	}
+}
+
+func kernelMatchesRound(t *testing.T, f Format, src []float64) {
+	n := len(src)
+	dst, want := make([]float64, n), make([]float64, n)
+	for _, m := range []Mode{NearestEven, NearestAway, NearestTowardZero, TowardZero, Up, Down, AwayFromZero, ToOdd} {
+		for i, x := range src {
+			want[i] = f.Round(x, m)
+		}
+		for _, k := range testKernels() {
+			roundSliceWith(k, &f, dst, src, m, nil)
+			bad := 0
+			for i := range dst {
+				if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+					if bad < 3 {
+						t.Errorf("%v %v %s: RoundSlice(%v) = %v, Round %v", f.Name(), m, k, src[i], dst[i], want[i])
 					}
+					bad++
 				}
-				if bad > 0 {
-					t.Errorf("%v %v avx2=%v: %d of %d differ", f.Name(), m, k, bad, n)
-				}
+			}
+			if bad > 0 {
+				t.Errorf("%v %v %s: %d of %d differ", f.Name(), m, k, bad, n)
 			}
 		}
 	}
@@ -536,7 +547,7 @@ func TestRoundStochasticAVX2(t *testing.T) {
 		for _, m := range kernelStochasticModes(t) {
 			p := f.srParams(m)
 			var rr blockRounder
-			rr.init(&f, m)
+			rr.init(&f, m, true)
 			for n := 0; n <= block; n++ {
 				off := rng.IntN(len(xs) - n + 1)
 				src := xs[off : off+n]

@@ -406,6 +406,7 @@ func TestOracleSelfCheck(t *testing.T) {
 }
 
 func TestRoundOracle(t *testing.T) {
+	t.Parallel()
 	n := 1500
 	if testing.Short() {
 		n = 300
@@ -447,14 +448,13 @@ func checkRoundSlice(t *testing.T, f Format, m Mode, xs, want []float64) int {
 	fails := 0
 	got := make([]float64, len(xs))
 	for _, k := range testKernels() {
-		restore := useKernel(k)
 		for _, inPlace := range []bool{false, true} {
 			in := xs
 			if inPlace {
 				copy(got, xs)
 				in = got
 			}
-			f.RoundSlice(got, in, m, nil)
+			roundSliceWith(k, &f, got, in, m, nil)
 			for i, x := range xs {
 				if !bitSame(got[i], want[i]) {
 					if fails++; fails <= 3 {
@@ -464,7 +464,6 @@ func checkRoundSlice(t *testing.T, f Format, m Mode, xs, want []float64) int {
 				}
 			}
 		}
-		restore()
 	}
 	return fails
 }

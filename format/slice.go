@@ -17,7 +17,7 @@ const chunk = 1 << 14
 // from src per 16384 values as seeds of fast internal streams: the same seed
 // gives the same result on any machine. rnd may be nil for deterministic modes.
 func (f *Format) RoundSlice(dst, src []float64, m Mode, rnd Source) {
-	roundChunks(f, dst, src, m, rnd)
+	roundChunks(f, dst, src, m, rnd, useAVX2)
 }
 
 // Kernel names the loops RoundSlice and RoundSlice32 run on this machine:
@@ -32,10 +32,12 @@ func Kernel() string {
 
 // RoundSlice32 is RoundSlice for float32 values.
 func (f *Format) RoundSlice32(dst, src []float32, m Mode, rnd Source) {
-	roundChunks(f, dst, src, m, rnd)
+	roundChunks(f, dst, src, m, rnd, useAVX2)
 }
 
-func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Source) {
+// roundChunks is RoundSlice on the AVX2 kernels or the portable loops, as
+// avx2 says (tests run both side by side).
+func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Source, avx2 bool) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("format: RoundSlice into %d values from %d", len(dst), len(src)))
 	}
@@ -57,7 +59,7 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	if workers <= 1 { // no allocation for short slices
 		for i := range n {
 			lo, hi := rangeOf(i)
-			roundRange(f, dst[lo:hi], src[lo:hi], m, nextSeed())
+			roundRange(f, dst[lo:hi], src[lo:hi], m, nextSeed(), avx2)
 		}
 		return
 	}
@@ -67,7 +69,7 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	}
 	one := func(i int) {
 		lo, hi := rangeOf(i)
-		roundRange(f, dst[lo:hi], src[lo:hi], m, seeds[i])
+		roundRange(f, dst[lo:hi], src[lo:hi], m, seeds[i], avx2)
 	}
 	var wg sync.WaitGroup
 	next := make(chan int, n)
@@ -89,10 +91,10 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 // portable loops take a float64 chunk whole); float32 values go through a
 // float64 buffer (exact both ways), so both types take the same loops and
 // give the same results.
-func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64) {
+func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64, avx2 bool) {
 	dst = dst[:len(src)]
 	var rr blockRounder
-	rr.init(f, m)
+	rr.init(f, m, avx2)
 	state := seed
 	if s64, ok := any(src).([]float64); ok {
 		d64 := any(dst).([]float64)
@@ -131,6 +133,7 @@ type blockRounder struct {
 	sp       subParams
 	pc       portableConsts
 	portable bool // the portable loops of an add-and-mask or stochastic mode: roundPortable
+	avx2     bool // the AVX2 kernels, not the portable loops
 	srp      srParams
 	ss       stochasticSubParams
 	sub      bool // ss applies
@@ -138,8 +141,8 @@ type blockRounder struct {
 }
 
 // init sets rr up in place (the struct is large: no copies per chunk).
-func (rr *blockRounder) init(f *Format, m Mode) {
-	rr.f, rr.m = f, m
+func (rr *blockRounder) init(f *Format, m Mode, avx2 bool) {
+	rr.f, rr.m, rr.avx2 = f, m, avx2
 	switch {
 	case m.addAndMask():
 		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
@@ -148,7 +151,7 @@ func (rr *blockRounder) init(f *Format, m Mode) {
 		rr.srp = f.srParams(m)
 		rr.ss, rr.sub = f.stochasticSubParams(m)
 	}
-	rr.portable = !useAVX2 && f.specials != Unsigned && m != ToOdd
+	rr.portable = !avx2 && f.specials != Unsigned && m != ToOdd
 }
 
 // round rounds ≤ block values (dst may be src): the fast loop of the mode
@@ -163,14 +166,14 @@ func (rr *blockRounder) round(dst, src []float64, state uint64) {
 			dst[i] = f.roundUnsigned(x, m, wyrandAt(state, uint64(i)))
 		}
 	case m.addAndMask():
-		n := roundAddAndMask(dst, src, &rr.p, &rr.sp, slow)
+		n := roundAddAndMask(rr.avx2, dst, src, &rr.p, &rr.sp, slow)
 		// The loops leave x itself at the positions they list, so this
 		// reads the input even when dst is src.
 		for _, j := range slow[:n] {
 			dst[j] = f.roundSlow(dst[j], m, 0)
 		}
 	case m.IsStochastic():
-		n := roundStochastic(dst, src, &rr.srp, state, slow)
+		n := roundStochastic(rr.avx2, dst, src, &rr.srp, state, slow)
 		rr.finishStochastic(dst, slow[:n], state)
 	default: // ToOdd
 		n := roundToOdd(dst, src, f, slow)

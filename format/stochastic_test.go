@@ -165,15 +165,16 @@ func TestDeterministicFastMatchesSlow(t *testing.T) {
 // stochastic modes against roundStochastic with the documented per-chunk
 // streams.
 func TestRoundSliceMatchesScalar(t *testing.T) {
+	t.Parallel()
 	for _, k := range testKernels() {
 		t.Run(k, func(t *testing.T) {
-			defer useKernel(k)()
-			testRoundSliceMatchesScalar(t)
+			t.Parallel()
+			testRoundSliceMatchesScalar(t, k)
 		})
 	}
 }
 
-func testRoundSliceMatchesScalar(t *testing.T) {
+func testRoundSliceMatchesScalar(t *testing.T, k string) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, f := range []Format{Binary16, BFloat16, E4M3, E2M1, P3109K8P3, Binary64, Binary16.WithSubnormals(false), E2M3, E3M2.WithSubnormals(false), P3109K8P5, P3109K8P4Finite, mustP3109(8, 6, false)} {
 		src := make([]float64, 3*chunk+77)
@@ -187,9 +188,9 @@ func testRoundSliceMatchesScalar(t *testing.T) {
 		for _, m := range append(Modes(), mustStochasticBits(t, 5)) {
 			seed := rng.Uint64()
 			dst := make([]float64, len(src))
-			f.RoundSlice(dst, src, m, rand.New(rand.NewPCG(seed, 0)))
+			roundSliceWith(k, &f, dst, src, m, rand.New(rand.NewPCG(seed, 0)))
 			dst32 := make([]float32, len(src))
-			f.RoundSlice32(dst32, src32, m, rand.New(rand.NewPCG(seed, 0)))
+			roundSliceWith(k, &f, dst32, src32, m, rand.New(rand.NewPCG(seed, 0)))
 			seeds := rand.New(rand.NewPCG(seed, 0))
 			var state uint64
 			for i, x := range src {

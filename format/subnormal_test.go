@@ -29,7 +29,12 @@ func subnormalInputs() []float64 {
 // and without subnormals; and, for inputs below 2^Emin, to the math/big
 // oracle. roundSlow is itself held to the oracle by TestRoundOracle.
 func TestSubnormalPathExhaustive(t *testing.T) {
+	t.Parallel()
 	xs := subnormalInputs()
+	xs32 := make([]float32, len(xs))
+	for i, x := range xs {
+		xs32[i] = float32(x)
+	}
 	var fs []Format
 	for _, f := range []Format{E2M1, E2M3, E3M2, E4M3, E5M2, Binary16, BFloat16, P3109K8P3, P3109K8P4Finite, mustP3109(8, 1, true)} {
 		fs = append(fs, f, f.WithSubnormals(false))
@@ -44,55 +49,52 @@ func TestSubnormalPathExhaustive(t *testing.T) {
 		}
 		fs = append(fs, f, f.WithSubnormals(false))
 	}
-	kernels := []bool{false}
-	if useAVX2 {
-		kernels = append(kernels, true)
-	}
-	defer func(u bool) { useAVX2 = u }(useAVX2)
-	dst := make([]float64, len(xs))
-	dst32 := make([]float32, len(xs))
-	xs32 := make([]float32, len(xs))
-	for i, x := range xs {
-		xs32[i] = float32(x)
-	}
 	for _, f := range fs {
-		sub := 0
-		for _, m := range Modes() {
-			if m.IsStochastic() {
-				continue
+		t.Run(f.Name(), func(t *testing.T) {
+			t.Parallel()
+			subnormalPath(t, f, xs, xs32)
+		})
+	}
+}
+
+// subnormalPath is TestSubnormalPathExhaustive for one format.
+func subnormalPath(t *testing.T, f Format, xs []float64, xs32 []float32) {
+	dst, want := make([]float64, len(xs)), make([]float64, len(xs))
+	dst32 := make([]float32, len(xs))
+	sub := 0
+	for _, m := range Modes() {
+		if m.IsStochastic() {
+			continue
+		}
+		for i, x := range xs {
+			want[i] = f.roundSlow(x, m, 0)
+			if got := f.Round(x, m); !identical(got, want[i]) {
+				t.Fatalf("%s %v: Round(%v) = %v, roundSlow %v", f.Name(), m, x, got, want[i])
 			}
-			want := make([]float64, len(xs))
-			for i, x := range xs {
-				want[i] = f.roundSlow(x, m, 0)
-				if got := f.Round(x, m); !identical(got, want[i]) {
-					t.Fatalf("%s %v: Round(%v) = %v, roundSlow %v", f.Name(), m, x, got, want[i])
-				}
-				if math.Abs(x) < f.MinNormal() {
-					sub++
-					if i%7 == 0 { // the oracle is slow: a seventh of them
-						if o := oracleRound(f, x, m); !bitSame(want[i], o) {
-							t.Fatalf("%s %v: roundSlow(%v) = %v, oracle %v", f.Name(), m, x, want[i], o)
-						}
-					}
-				}
-			}
-			for _, k := range kernels {
-				useAVX2 = k
-				f.RoundSlice(dst, xs, m, nil)
-				f.RoundSlice32(dst32, xs32, m, nil)
-				for i := range xs {
-					if !identical(dst[i], want[i]) {
-						t.Fatalf("%s %v avx2=%v: RoundSlice(%v) = %v, roundSlow %v", f.Name(), m, k, xs[i], dst[i], want[i])
-					}
-					if w := float32(want[i]); !identical(float64(dst32[i]), float64(w)) {
-						t.Fatalf("%s %v avx2=%v: RoundSlice32(%v) = %v, roundSlow %v", f.Name(), m, k, xs[i], dst32[i], w)
+			if math.Abs(x) < f.MinNormal() {
+				sub++
+				if i%7 == 0 { // the oracle is slow: a seventh of them
+					if o := oracleRound(f, x, m); !bitSame(want[i], o) {
+						t.Fatalf("%s %v: roundSlow(%v) = %v, oracle %v", f.Name(), m, x, want[i], o)
 					}
 				}
 			}
 		}
-		if sub == 0 {
-			t.Fatalf("%s: no input below 2^Emin", f.Name())
+		for _, k := range testKernels() {
+			roundSliceWith(k, &f, dst, xs, m, nil)
+			roundSliceWith(k, &f, dst32, xs32, m, nil)
+			for i := range xs {
+				if !identical(dst[i], want[i]) {
+					t.Fatalf("%s %v %s: RoundSlice(%v) = %v, roundSlow %v", f.Name(), m, k, xs[i], dst[i], want[i])
+				}
+				if w := float32(want[i]); !identical(float64(dst32[i]), float64(w)) {
+					t.Fatalf("%s %v %s: RoundSlice32(%v) = %v, roundSlow %v", f.Name(), m, k, xs[i], dst32[i], w)
+				}
+			}
 		}
+	}
+	if sub == 0 {
+		t.Fatalf("%s: no input below 2^Emin", f.Name())
 	}
 }
 

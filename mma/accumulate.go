@@ -192,11 +192,23 @@ func (m *Model) normalize(neg bool, mag uint64, sticky bool, unit int) float64 {
 	if sticky {
 		mag |= 1
 	}
-	x := math.Ldexp(float64(mag), unit)
+	x := scale(float64(mag), unit)
 	if neg {
 		x = -x
 	}
 	return m.roundAcc(x)
+}
+
+// scale is math.Ldexp(m, e) for an integer m < 2^53 and e ≥ -1074, where
+// it is exact: one product by the power of two, built from its bits.
+func scale(m float64, e int) float64 {
+	switch {
+	case e > 1023:
+		return math.Ldexp(m, e)
+	case e >= -1022:
+		return m * math.Float64frombits(uint64(e+1023)<<52)
+	}
+	return m * math.Float64frombits(1<<uint(e+1074)) // a subnormal power of two
 }
 
 // roundAcc rounds into the accumulator; with FixedRange past its top
@@ -206,11 +218,11 @@ func (m *Model) roundAcc(x float64) float64 {
 		if _, e := math.Frexp(x); e-1 > m.p.Accumulator.Emax() {
 			return math.Copysign(math.Inf(1), x)
 		}
-		if r := m.p.Accumulator.Round(x, m.p.AccumulatorMode); r == 0 {
+		if r := m.accR.Round(x); r == 0 {
 			return 0
 		}
 	}
-	return m.p.Accumulator.Round(x, m.p.AccumulatorMode)
+	return m.accR.Round(x)
 }
 
 // exactPairSum rounds x+y exactly for two nonzero terms however far apart:

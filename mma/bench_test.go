@@ -13,7 +13,7 @@ func BenchmarkUnit(b *testing.B) {
 	units := []struct{ spec, in, out string }{
 		{"v100", "fp16", "fp32"}, {"v100", "fp16", "fp16"}, {"t4", "fp16", "fp32"},
 		{"a100", "fp16", "fp32"}, {"a100", "bf16", "fp32"}, {"a100", "tf32", "fp32"}, {"a100", "fp64", "fp64"},
-		{"ieee", "fp16", "fp32"}, {"exact", "fp16", "fp32"},
+		{"ieee", "fp16", "fp32"}, {"ieee:k=1", "fp16", "fp32"}, {"exact", "fp16", "fp32"},
 	}
 	const k, cases = 16, 1024
 	for _, spec := range units {

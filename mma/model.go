@@ -139,8 +139,25 @@ type Model struct {
 	forceBig bool // tests: always use the big.Int adder
 
 	// Normal values of Input pass readInput untouched: their float64 bits
-	// have no fraction bits below the format's and lie in [inLow, inHigh].
-	inDrop, inLow, inHigh uint64
+	// have no fraction bits below the format's and lie in [inLow, inLow+inSpan].
+	inDrop, inLow, inSpan uint64
+	inSubScale            float64 // 1/Input.MinSubnormal(): subnormals become integers
+	outMinNormal          float64
+	inEmin, outEmin       int
+
+	// An FMA chain (InOrder with intermediate normalisation) starts from
+	// c: products go after it.
+	cFirst bool
+	// The grid hangs from the terms' exponents (AnchorExponents), not
+	// from the largest leading bit.
+	anchored bool
+	// An FMA chain of blocks of one product (the experiments' fp32 on
+	// CUDA cores): chainStep, not block, does each step.
+	chain1 bool
+
+	// Each rounding step's format and mode, worked out once (Round per
+	// value spent a third of a dot product on them).
+	inR, prodR, accR, outR, addR format.Rounder
 }
 
 // NewModel checks the parameters and builds the model.
@@ -159,7 +176,23 @@ func NewModel(p Params) (*Model, error) {
 	m.sameOut = p.Output == p.Accumulator
 	m.inDrop = 1<<uint(53-p.Input.Precision()) - 1
 	m.inLow = math.Float64bits(p.Input.MinNormal())
-	m.inHigh = math.Float64bits(p.Input.MaxFinite())
+	m.outMinNormal = p.Output.MinNormal()
+	m.inEmin, m.outEmin = p.Input.Emin(), p.Output.Emin()
+	m.cFirst = p.NormalizeEach && p.Order == InOrder && !p.AddendAfter
+	m.anchored = p.AnchorExponents && !p.NormalizeEach
+	m.chain1 = m.cFirst && p.BlockK == 1 && !m.fma64
+	m.inSpan = math.Float64bits(p.Input.MaxFinite()) - m.inLow
+	if p.Input.Subnormals() {
+		m.inSubScale = 1 / p.Input.MinSubnormal()
+	}
+	// The rounders refer to m.p's formats, which never change.
+	m.inR = m.p.Input.Rounder(p.InputConversion)
+	if p.Product != nil {
+		m.prodR = p.Product.Rounder(p.ProductMode)
+	}
+	m.accR = m.p.Accumulator.Rounder(p.AccumulatorMode)
+	m.outR = m.p.Output.Rounder(p.OutputMode)
+	m.addR = m.p.Output.Rounder(format.NearestEven)
 	return m, nil
 }
 
@@ -238,6 +271,12 @@ func (m *Model) Dot(a, b []float64, c float64) float64 {
 		terms = make([]float64, m.p.BlockK+1)
 	}
 	d := m.readAddend(c)
+	if m.chain1 {
+		for i := range a {
+			d = m.chainStep(a[i], b[i], d)
+		}
+		return d
+	}
 	for i := 0; i < len(a); i += m.p.BlockK {
 		j := min(i+m.p.BlockK, len(a))
 		d = m.block(a[i:j], b[i:j], d, terms)
@@ -245,19 +284,40 @@ func (m *Model) Dot(a, b []float64, c float64) float64 {
 	return d
 }
 
+// readInput is x as the unit reads it.
 func (m *Model) readInput(x float64) float64 {
-	if b := math.Float64bits(x) &^ (1 << 63); b&m.inDrop == 0 && b-m.inLow <= m.inHigh-m.inLow || b == 0 {
+	if m.normalIn(x) {
 		return x
 	}
-	if m.flushIn && math.Abs(x) < m.p.Input.MinNormal() {
-		return math.Copysign(0, x)
+	return m.readInputSlow(x)
+}
+
+// normalIn says whether x is a normal value of Input, which reads as itself
+// (the common case: small enough to inline in block's loop).
+func (m *Model) normalIn(x float64) bool {
+	b := math.Float64bits(x) &^ (1 << 63)
+	return b&m.inDrop == 0 && b-m.inLow <= m.inSpan
+}
+
+func (m *Model) readInputSlow(x float64) float64 {
+	if b := math.Float64bits(x) &^ (1 << 63); b == 0 {
+		return x
+	} else if b < m.inLow { // below Input's MinNormal
+		if m.flushIn {
+			return math.Copysign(0, x)
+		}
+		// A subnormal of Input is a whole multiple of its smallest one
+		// (the low words of a split often are): it reads as itself.
+		if y := math.Abs(x) * m.inSubScale; y == float64(int64(y)) {
+			return x
+		}
 	}
-	return m.p.Input.Round(x, m.p.InputConversion)
+	return m.inR.Round(x)
 }
 
 func (m *Model) readAddend(c float64) float64 {
-	c = m.p.Output.Round(c, format.NearestEven)
-	if m.flushOut && math.Abs(c) < m.p.Output.MinNormal() {
+	c = m.addR.Round(c)
+	if m.flushOut && math.Abs(c) < m.outMinNormal {
 		return math.Copysign(0, c)
 	}
 	return c
@@ -273,9 +333,7 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		return acc
 	}
 	n := len(a)
-	// An FMA chain (InOrder with intermediate normalisation) starts from c:
-	// products go after it.
-	cFirst := m.p.NormalizeEach && m.p.Order == InOrder && !m.p.AddendAfter
+	cFirst := m.cFirst
 	prods := terms[:n]
 	if cFirst {
 		prods = terms[1 : n+1]
@@ -283,17 +341,23 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 	finite := !isSpecial(c)
 	// The anchor (see anchorExp) is built from the inputs as read, here
 	// rather than by reading them again.
-	anchored := m.p.AnchorExponents && !m.p.NormalizeEach
+	anchored := m.anchored
 	anchor := noAnchor
-	emin := m.p.Input.Emin()
+	emin := m.inEmin
 	for i := range a {
-		x, y := m.readInput(a[i]), m.readInput(b[i])
+		x, y := a[i], b[i]
+		if !m.normalIn(x) {
+			x = m.readInputSlow(x)
+		}
+		if !m.normalIn(y) {
+			y = m.readInputSlow(y)
+		}
 		p := x * y // exact: inputs have ≤ 26 bits
 		if anchored && x != 0 && y != 0 {
 			anchor = max(anchor, anchorExp(x, emin)+anchorExp(y, emin))
 		}
 		if m.p.Product != nil {
-			p = m.p.Product.Round(p, m.p.ProductMode)
+			p = m.prodR.Round(p)
 		}
 		prods[i] = p
 		finite = finite && !isSpecial(p)
@@ -305,10 +369,10 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 		for _, t := range prods {
 			s += t
 		}
-		return m.p.Output.Round(s, format.NearestEven)
+		return m.addR.Round(s)
 	}
 	if anchored && c != 0 && !m.p.AddendAfter {
-		anchor = max(anchor, anchorExp(c, m.p.Output.Emin()))
+		anchor = max(anchor, anchorExp(c, m.outEmin))
 	}
 	var s float64
 	switch {
@@ -325,7 +389,25 @@ func (m *Model) block(a, b []float64, c float64, terms []float64) float64 {
 	if m.sameOut {
 		return s
 	}
-	return m.p.Output.Round(s, m.p.OutputMode)
+	return m.outR.Round(s)
+}
+
+// chainStep is block for one product with c first (cFirst): what block
+// does for n = 1, without its slices and loops.
+func (m *Model) chainStep(x, y, c float64) float64 {
+	x, y = m.readInput(x), m.readInput(y)
+	p := x * y // exact: inputs have ≤ 26 bits
+	if m.p.Product != nil {
+		p = m.prodR.Round(p)
+	}
+	if isSpecial(c) || isSpecial(p) {
+		return m.addR.Round(c + p) // NaN or ±Inf, by IEEE rules
+	}
+	s := m.sum2(c, p)
+	if m.sameOut {
+		return s
+	}
+	return m.outR.Round(s)
 }
 
 func isSpecial(x float64) bool { return x-x != 0 }

@@ -461,3 +461,47 @@ func TestPresetsBuild(t *testing.T) {
 		}
 	}
 }
+
+// scale is math.Ldexp for the integers and exponents normalize gives it.
+func TestScaleIsLdexp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for e := -1074; e <= 1100; e++ {
+		for _, m := range []float64{0, 1, 3, 1<<53 - 1, float64(rng.Uint64() >> 11), float64(rng.Uint64() >> (11 + rng.IntN(53)))} {
+			if got, want := scale(m, e), math.Ldexp(m, e); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("scale(%v, %d) = %v, Ldexp %v", m, e, got, want)
+			}
+		}
+	}
+}
+
+// The FMA chain's one-product steps (chainStep) give block's bits: the
+// same model with the shortcut off agrees on random cases, specials and
+// overflow included, in several modes, formats and product roundings.
+func TestChainStepMatchesBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	specials := []float64{math.Inf(1), math.Inf(-1), math.NaN(), 65504, -65504, 3e38, 0, math.Copysign(0, -1)}
+	for _, c := range [][3]string{{"ieee:k=1", "fp16", "fp32"}, {"ieee:k=1", "fp32", "fp32"}, {"ieee:k=1,accmode=rz", "bf16", "fp16"},
+		{"ieee:k=1,accmode=down", "fp16", "fp32"}, {"ieee:k=1,products=bf16,productmode=rz", "fp16", "fp32"}, {"ieee:k=1,range=fixed", "e4m3", "fp32"}} {
+		fast, err := Lookup(c[0], c[1], c[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fast.chain1 {
+			t.Fatalf("%s: not an FMA chain of one-product blocks", c[0])
+		}
+		slow, _ := Lookup(c[0], c[1], c[2])
+		slow.chain1 = false
+		for trial := 0; trial < 3000; trial++ {
+			a, b, cc := randomCase(rng, fast.Input(), 1+rng.IntN(20))
+			if rng.IntN(10) == 0 {
+				a[rng.IntN(len(a))] = specials[rng.IntN(len(specials))]
+			}
+			if rng.IntN(10) == 0 {
+				cc = specials[rng.IntN(len(specials))]
+			}
+			if x, y := fast.Dot(a, b, cc), slow.Dot(a, b, cc); math.Float64bits(x) != math.Float64bits(y) && !(x != x && y != y) {
+				t.Fatalf("%s %s→%s: a=%v b=%v c=%v: chain %x, blocks %x", c[0], c[1], c[2], a, b, cc, x, y)
+			}
+		}
+	}
+}

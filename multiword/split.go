@@ -26,8 +26,9 @@ func Split(x []float64, low format.Format, p int, mode format.Mode, shift int, r
 	for i := range words {
 		words[i] = make([]float64, len(x))
 	}
+	sp := newSplitter(low, p, mode, shift, rnd)
 	for e, v := range x {
-		splitOne(v, low, p, mode, shift, rnd, words, e)
+		sp.one(v, words, e)
 	}
 	return words
 }
@@ -36,20 +37,40 @@ func Split(x []float64, low format.Format, p int, mode format.Mode, shift int, r
 // in a deterministic mode: 0 when a word overflows (the overflow, not the
 // residual, is then the error).
 func Residual(x float64, low format.Format, p int, mode format.Mode, shift int) float64 {
-	return splitOne(x, low, p, mode, shift, nil, nil, 0)
+	sp := newSplitter(low, p, mode, shift, nil)
+	return sp.one(x, nil, 0)
 }
 
-// splitOne splits x into p words, storing word i in words[i][e] when words
+// A splitter holds one split's parameters, its rounder made once.
+type splitter struct {
+	low   format.Format
+	rr    format.Rounder // low in mode, for deterministic modes
+	p     int
+	mode  format.Mode
+	shift int
+	rnd   format.Source
+}
+
+func newSplitter(low format.Format, p int, mode format.Mode, shift int, rnd format.Source) *splitter {
+	sp := &splitter{low: low, p: p, mode: mode, shift: shift, rnd: rnd}
+	sp.rr = sp.low.Rounder(mode)
+	return sp
+}
+
+// one splits x into p words, storing word i in words[i][e] when words
 // is given, and returns the residual (0 after an overflow).
-func splitOne(x float64, low format.Format, p int, mode format.Mode, shift int, rnd format.Source, words [][]float64, e int) float64 {
+func (sp *splitter) one(x float64, words [][]float64, e int) float64 {
 	r := x
-	for i := 0; i < p && r != 0; i++ {
-		scaled := math.Ldexp(r, shift*i)
+	for i := 0; i < sp.p && r != 0; i++ {
+		scaled := r
+		if sp.shift != 0 {
+			scaled = math.Ldexp(r, sp.shift*i)
+		}
 		var w float64
-		if mode.IsStochastic() {
-			w = low.RoundRand(scaled, mode, rnd)
+		if sp.mode.IsStochastic() {
+			w = sp.low.RoundRand(scaled, sp.mode, sp.rnd)
 		} else {
-			w = low.Round(scaled, mode)
+			w = sp.rr.Round(scaled)
 		}
 		if words != nil {
 			words[i][e] = w
@@ -57,7 +78,10 @@ func splitOne(x float64, low format.Format, p int, mode format.Mode, shift int, 
 		if math.IsInf(w, 0) || math.IsNaN(w) {
 			return 0
 		}
-		r -= math.Ldexp(w, -shift*i)
+		if sp.shift != 0 {
+			w = math.Ldexp(w, -sp.shift*i)
+		}
+		r -= w
 	}
 	return r
 }

@@ -486,41 +486,44 @@ func (pr *prober) eval(c Case) float64 {
 // evalAll runs the cases not run before on the unit, one Dots call per
 // length (one launch each on hardware), and returns every result.
 func (pr *prober) evalAll(cs []Case) []float64 {
-	keys := make([]string, len(cs))
-	byLen := map[int][]Case{}
+	got := make([]float64, len(cs))
+	byLen := map[int][]int{} // indices of the cases not in the cache
+	var key []byte
 	for i, c := range cs {
-		keys[i] = caseKey(c)
-		if _, ok := pr.cache[keys[i]]; !ok {
-			byLen[len(c.A)] = append(byLen[len(c.A)], c)
+		key = appendCaseKey(key[:0], c)
+		if d, ok := pr.cache[string(key)]; ok { // a lookup by string(key) does not copy it
+			got[i] = d
+		} else {
+			byLen[len(c.A)] = append(byLen[len(c.A)], i)
 		}
 	}
-	for k, batch := range byLen {
+	for k, idx := range byLen {
+		batch := make([]Case, len(idx))
+		for j, i := range idx {
+			batch[j] = cs[i]
+		}
 		d, err := runCases(pr.u, k, batch)
 		if err != nil && pr.err == nil {
 			pr.err = err
 		}
 		pr.runs += len(batch)
-		for i, x := range batch {
-			pr.cache[caseKey(x)] = d[i]
+		for j, i := range idx {
+			got[i] = d[j]
+			pr.cache[string(appendCaseKey(key[:0], cs[i]))] = d[j]
 		}
-	}
-	got := make([]float64, len(cs))
-	for i := range cs {
-		got[i] = pr.cache[keys[i]]
 	}
 	return got
 }
 
-// caseKey identifies a case by the bits of its values.
-func caseKey(c Case) string {
-	b := make([]byte, 0, 8*(2*len(c.A)+1))
+// appendCaseKey appends the bits of c's values, which identify the case.
+func appendCaseKey(b []byte, c Case) []byte {
 	for _, x := range c.A {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
 	for _, x := range c.B {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
-	return string(binary.LittleEndian.AppendUint64(b, math.Float64bits(c.C)))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(c.C))
 }
 
 // liftedTests are f's tests under hypothesis p and, when p's accumulator is
@@ -583,6 +586,9 @@ func (pr *prober) inferOnce(f feature, cur mma.Params) (Finding, mma.Params) {
 		alive[v] = true
 	}
 	distinct := false
+	if len(tests) > 0 {
+		fd.Evidence = make([]Observation, 0, len(tests))
+	}
 	got := pr.evalAll(casesOf(tests))
 	for i, t := range tests {
 		obs := Observation{Case: t.c, Note: t.note, Got: got[i], Predictions: make(map[string]float64, len(models))}

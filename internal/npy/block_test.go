@@ -240,3 +240,23 @@ func TestReadFileTruncated(t *testing.T) {
 		}
 	}
 }
+
+// adviseHuge is advice only: on slices short, long and starting anywhere
+// in a page it changes no value and does not fail.
+func TestAdviseHuge(t *testing.T) {
+	for _, n := range []int{0, 1, 1 << 18, 1<<19 + 3, 3 << 20} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(i)
+		}
+		adviseHuge(x)
+		if n > 1 {
+			adviseHuge(x[1:])
+		}
+		for i, v := range x {
+			if v != float64(i) {
+				t.Fatalf("n=%d: x[%d] = %v after the advice", n, i, v)
+			}
+		}
+	}
+}

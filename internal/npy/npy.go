@@ -202,6 +202,7 @@ func decode(r io.Reader, size int64, at io.ReaderAt) (Matrix, error) {
 	var data []float64
 	if at != nil {
 		data = make([]float64, n)
+		adviseHuge(data) // before the read faults its pages in
 		err = readDataAt(at, consumed, &h, data)
 	} else {
 		data, err = readData(r, h, n, size >= 0)
@@ -211,6 +212,7 @@ func decode(r io.Reader, size int64, at io.ReaderAt) (Matrix, error) {
 	}
 	if h.fortran && m.Rows > 1 && m.Cols > 1 {
 		t := make([]float64, n)
+		adviseHuge(t)
 		transpose(t, data, m.Rows, m.Cols)
 		data = t
 	}

@@ -106,7 +106,7 @@ func speedOne(t *testing.T, dir string, mb int) {
 	}
 }
 
-// streamCopy copies src to dst through Reader and Writer, 1 Mi values at a
+// streamCopy copies src to dst through Reader and Writer, 128 Ki values at a
 // time, as mwmm round --in --out does (without the rounding).
 func streamCopy(src, dst string) error {
 	in, err := os.Open(src)
@@ -128,7 +128,7 @@ func streamCopy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	buf := make([]float64, 1<<20)
+	buf := make([]float64, 1<<17)
 	for {
 		k, err := r.Read(buf)
 		if err == io.EOF {
@@ -163,4 +163,68 @@ func best(t *testing.T, f func() error) time.Duration {
 		}
 	}
 	return d
+}
+
+// BenchmarkBesideCp times cp of a float64 .npy file (NPY_BENCH_MB, default
+// 256 MB; in NPY_SPEED_DIR or a temporary folder) beside ReadFile,
+// WriteFile and the Reader→Writer copy of mwmm round --in --out, each as
+// MB/s of the file, so that one run gives the ratios:
+//
+//	go test -run '^$' -bench BesideCp -count 5 ./internal/npy/
+//
+// The page cache is warm after the first iteration, for cp as for the rest.
+func BenchmarkBesideCp(b *testing.B) {
+	mb := 256
+	if env := os.Getenv("NPY_BENCH_MB"); env != "" {
+		var err error
+		if mb, err = strconv.Atoi(env); err != nil || mb <= 0 {
+			b.Fatalf("NPY_BENCH_MB=%q is not a positive size in MB", env)
+		}
+	}
+	dir := os.Getenv("NPY_SPEED_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	const cols = 4096
+	rows := (mb << 20 / 8) / cols
+	m := Matrix{Rows: rows, Cols: cols, Data: make([]float64, rows*cols), Dtype: "float64"}
+	rng := rand.New(rand.NewPCG(1, uint64(mb)))
+	for i := range m.Data {
+		m.Data[i] = rng.NormFloat64()
+	}
+	src, dst := filepath.Join(dir, "bench-src.npy"), filepath.Join(dir, "bench-dst.npy")
+	defer os.Remove(src)
+	defer os.Remove(dst)
+	if err := WriteFile(src, m); err != nil {
+		b.Fatal(err)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    func(b *testing.B) error
+	}{
+		{"cp", func(*testing.B) error { os.Remove(dst); return exec.Command("cp", src, dst).Run() }},
+		{"ReadFile", func(*testing.B) error { _, err := ReadFile(src); return err }},
+		{"ReadFile-fresh", func(b *testing.B) error {
+			b.StopTimer()
+			debug.FreeOSMemory() // as a fresh process: the read faults its pages in
+			b.StartTimer()
+			_, err := ReadFile(src)
+			return err
+		}},
+		{"WriteFile", func(*testing.B) error { os.Remove(dst); return WriteFile(dst, m) }},
+		{"Reader-Writer", func(*testing.B) error { os.Remove(dst); return streamCopy(src, dst) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(fi.Size())
+			for b.Loop() {
+				if err := c.f(b); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -19,6 +19,7 @@ type File struct {
 	target string    // the file a temporary one replaces (links resolved)
 	tmp    *os.File  // the temporary file; nil when written in place
 	dst    io.Closer // the special file written in place; nil for "-"
+	w      io.Writer // what bw writes to
 	bw     *bufio.Writer
 	done   bool
 }
@@ -33,7 +34,7 @@ const chunk = 1 << 20
 func Create(ctx context.Context, path string, stdout io.Writer) (*File, error) {
 	f := &File{ctx: ctx, path: path}
 	if IsStdout(path) {
-		f.bw = bufio.NewWriterSize(stdout, chunk)
+		f.w, f.bw = stdout, bufio.NewWriterSize(stdout, chunk)
 		return f, nil
 	}
 	if err := Check(path); err != nil {
@@ -49,7 +50,7 @@ func Create(ctx context.Context, path string, stdout io.Writer) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
 		}
-		f.dst, f.bw = d, bufio.NewWriterSize(d, chunk)
+		f.dst, f.w, f.bw = d, d, bufio.NewWriterSize(d, chunk)
 		return f, nil
 	}
 	if f.tmp, err = createTemp(filepath.Dir(target), "."+filepath.Base(target)); err != nil {
@@ -58,7 +59,7 @@ func Create(ctx context.Context, path string, stdout io.Writer) (*File, error) {
 	if st != nil { // the new file keeps the old one's permissions
 		f.tmp.Chmod(st.Mode().Perm())
 	}
-	f.bw = bufio.NewWriterSize(f.tmp, chunk)
+	f.w, f.bw = f.tmp, bufio.NewWriterSize(f.tmp, chunk)
 	return f, nil
 }
 
@@ -69,15 +70,28 @@ func (f *File) Write(p []byte) (int, error) {
 		if err := f.interrupted(); err != nil {
 			return n, err
 		}
-		k := min(len(p), chunk)
-		m, err := f.bw.Write(p[:k])
-		n += m
+		k, err := f.writeSome(p)
+		n += k
 		if err != nil {
 			return n, fmt.Errorf("%s: %w", f.path, unwrapPath(err))
 		}
 		p = p[k:]
 	}
 	return n, nil
+}
+
+// writeSome writes at most a chunk of p and returns how much it wrote.
+// A whole chunk goes straight to the file, after what the buffer holds:
+// bufio would copy a write of its own size through the buffer, and after
+// a header, every chunk of a large array.
+func (f *File) writeSome(p []byte) (int, error) {
+	if len(p) < chunk {
+		return f.bw.Write(p)
+	}
+	if err := f.bw.Flush(); err != nil {
+		return 0, err
+	}
+	return f.w.Write(p[:chunk])
 }
 
 // interrupted is the context's error as a message about this file.

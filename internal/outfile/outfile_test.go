@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -228,5 +229,28 @@ func TestCheck(t *testing.T) {
 	}
 	if l := leftovers(t, dir); len(l) > 0 {
 		t.Errorf("Check left %v", l)
+	}
+}
+
+// Writes of every size, around the buffer's and after a short header,
+// reach the file in order, byte for byte (large ones bypass the buffer).
+func TestWriteSizesInOrder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "y.npy")
+	var want []byte
+	err := WriteFile(context.Background(), p, nil, func(w io.Writer) error {
+		for i, n := range []int{128, chunk, 3*chunk + 5, 7, chunk - 1, chunk + 1, 2 * chunk, 0, 1} {
+			b := bytes.Repeat([]byte{byte(i + 1)}, n)
+			want = append(want, b...)
+			if k, err := w.Write(b); err != nil || k != n {
+				return fmt.Errorf("write %d of %d bytes: %v", k, n, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("file of %d bytes (%v), want %d bytes as written", len(got), err, len(want))
 	}
 }
