@@ -112,7 +112,8 @@ func TestSolveBenchFile(t *testing.T) {
 
 // --bench's list of kinds keeps each kind's options together.
 func TestBenchKindsClasses(t *testing.T) {
-	o := &systemOptions{bench: "64", matrix: "centered, hpl-mxp:scale=0.5,fasi-higham:kappa=1e8,scale=2,hpl-mxp"}
+	o := &systemOptions{gpuOptions: gpuOptions{bench: "64"},
+		systemSource: systemSource{matrix: "centered, hpl-mxp:scale=0.5,fasi-higham:kappa=1e8,scale=2,hpl-mxp"}}
 	sizes, kinds, err := benchSystems(systemFlagsFor(t), o)
 	var got []string
 	for _, k := range kinds {

@@ -198,16 +198,40 @@ func matrixKindsHelp() string {
 	return b.String()
 }
 
+// systemOptions are lu's and solve's flags, grouped by the modes that read
+// them; the GPU solve (solvegpu.go) reads them through the promoted fields.
 type systemOptions struct {
-	a, b, x, out, perm, matrix, factor, unit, input, refine, residual string
-	precond                                                           string
-	engine, bench, csv, panel, pivot, plot, replot                    string
-	size, nb, maxIter, maxInner, lookahead                            int
-	gpus                                                              string
-	tol, gmresTol                                                     float64
-	cpuPivot                                                          lu.Pivoting // --pivot on this machine
-	seed                                                              uint64
-	json, luError, profile, tolSet, force                             bool
+	systemSource  // every mode: A, b, the factorization, the report
+	refineOptions // solve: the refinement
+	luOutputs     // lu: the factors' files
+	gpuOptions    // solve --engine gpu, --gpus and --bench
+}
+
+// systemSource says what to factor and how, and what to print.
+type systemSource struct {
+	a, b, x, matrix, factor, unit, input, engine, pivot string
+	size, nb                                            int
+	seed                                                uint64
+	cpuPivot                                            lu.Pivoting // --pivot on this machine
+	json, force                                         bool
+}
+
+// refineOptions are solve's refinement flags.
+type refineOptions struct {
+	refine, residual, precond string
+	tol, gmresTol             float64
+	maxIter, maxInner         int
+	luError                   bool
+}
+
+// luOutputs are lu's files: L\U and the permutation.
+type luOutputs struct{ out, perm string }
+
+// gpuOptions are the GPU's blocked LU and its benchmark.
+type gpuOptions struct {
+	gpus, bench, csv, panel, plot, replot string
+	lookahead                             int
+	profile, tolSet                       bool
 }
 
 func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
@@ -298,7 +322,7 @@ func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []f
 	if err != nil {
 		return 0, nil, nil, "", form, err
 	}
-	if err := checkSystemCost(o, form, in.n, !withB || o.luError); err != nil {
+	if err := checkSystemCost(&o.systemSource, form, in.n, !withB || o.luError); err != nil {
 		return 0, nil, nil, "", form, err
 	}
 	if in.a == nil {
@@ -425,7 +449,7 @@ func readRHS(path string, n int) ([]float64, error) {
 
 // factorOptions shows a progress bar for the factorization on a terminal,
 // and warns of long runs.
-func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.Options, func()) {
+func factorOptions(o *systemSource, form lu.Form, n int, stderr io.Writer) (lu.Options, func()) {
 	if secs := estimateSeconds(form, n); secs > 30 {
 		fmt.Fprintf(stderr, "mwmm: factoring %d×%d in %s takes about %s on this machine (Ctrl-C stops it)\n", n, n, form.Name, budget.Words(secs))
 	}
@@ -443,7 +467,7 @@ func factorOptions(o *systemOptions, form lu.Form, n int, stderr io.Writer) (lu.
 // checkSystemCost refuses an n×n factorization (with its backward error
 // when withErrors) that would take over an hour or more memory than the
 // machine has, as gemm does (package budget's policy).
-func checkSystemCost(o *systemOptions, form lu.Form, n int, withErrors bool) error {
+func checkSystemCost(o *systemSource, form lu.Form, n int, withErrors bool) error {
 	secs := estimateSeconds(form, n)
 	if withErrors {
 		m := float64(n)
@@ -527,14 +551,37 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	fa, sum, err := factorHere(ctx, &o.systemSource, form, n, a, stderr)
+	if fa == nil {
+		return err
+	}
+	sum.Matrix = what
+	if werr := writeLU(ctx, o.luOutputs, fa, stdout); werr != nil {
+		err = errors.Join(werr, err) // reported after the report
+	}
+	stdout = reportTo(stdout, stderr, outs...)
+	if o.json {
+		if jerr := writeJSON(stdout, sum); jerr != nil {
+			return jerr
+		}
+	} else if rerr := writeLUReport(stdout, sum); rerr != nil {
+		return rerr
+	}
+	return err // the SingularError or a failed write, if any, after the report
+}
+
+// factorHere factors A on this machine and measures the factors: nil
+// factors with a failure, factors and a *lu.SingularError for a singular A
+// (the report still comes).
+func factorHere(ctx context.Context, o *systemSource, form lu.Form, n int, a []float64, stderr io.Writer) (*lu.Factors, luSummary, error) {
 	opt, finish := factorOptions(o, form, n, stderr)
 	fa, err := lu.Factor(ctx, form, n, a, opt)
 	finish()
 	var se *lu.SingularError
 	if err != nil && !errors.As(err, &se) {
-		return err
+		return nil, luSummary{}, err
 	}
-	sum := luSummary{Factor: form.Name, Update: form.Update, Matrix: what, N: n, NB: fa.NB, Storage: form.Storage.Name(),
+	sum := luSummary{Factor: form.Name, Update: form.Update, N: n, NB: fa.NB, Storage: form.Storage.Name(),
 		Seconds: fa.Duration.Seconds(), Underflows: fa.Underflows, Pivot: fa.Pivot.String()}
 	for i, p := range fa.Piv {
 		if p != i {
@@ -544,26 +591,21 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if se == nil {
 		e, err := fa.ErrorsContext(ctx, a)
 		if err != nil {
-			return err
+			return nil, sum, err
 		}
 		sum.Errors = &e
 	}
 	if b, err := form.Bound(n, fa.NB); err == nil {
 		sum.Bound, sum.BoundFirstOrder = b.Total, b.Dominant
 	}
-	if werr := writeLU(ctx, o, fa, stdout); werr != nil {
-		err = errors.Join(werr, err) // reported after the report
-	}
-	stdout = reportTo(stdout, stderr, outs...)
-	if o.json {
-		if err := writeJSON(stdout, sum); err != nil {
-			return err
-		}
-		return err // the SingularError or a failed write, if any, after the report
-	}
+	return fa, sum, err
+}
+
+// writeLUReport prints lu's report as a table.
+func writeLUReport(stdout io.Writer, sum luSummary) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "factor\t%s: %s\n", form.Name, form.Update)
-	fmt.Fprintf(w, "matrix\t%s\n", what)
+	fmt.Fprintf(w, "factor\t%s: %s\n", sum.Factor, sum.Update)
+	fmt.Fprintf(w, "matrix\t%s\n", sum.Matrix)
 	fmt.Fprintf(w, "storage\t%s, block size %d\n", sum.Storage, sum.NB)
 	fmt.Fprintf(w, "pivoting\t%s, %d row swaps\n", sum.Pivot, sum.Swaps)
 	fmt.Fprintf(w, "time\t%.3g s\n", sum.Seconds)
@@ -576,14 +618,11 @@ func runLU(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if sum.Underflows > 0 {
 		fmt.Fprintf(w, "underflows\t%d\tnonzero entries of A that are 0 in %s\n", sum.Underflows, sum.Storage)
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return err
+	return w.Flush()
 }
 
 // writeLU writes --out (L\\U) and --perm (int64 indices, as NumPy indexes).
-func writeLU(ctx context.Context, o *systemOptions, fa *lu.Factors, stdout io.Writer) error {
+func writeLU(ctx context.Context, o luOutputs, fa *lu.Factors, stdout io.Writer) error {
 	n := fa.N
 	if o.out != "" {
 		if err := writeArray(ctx, o.out, stdout, "float64", []int{n, n}, fa.LU); err != nil {
@@ -642,6 +681,16 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.engine == "gpu" {
 		return runSolveGPU(fs, o, method, res, stdout, stderr)
 	}
+	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res, Precond: precond}
+	if o.maxIter == 0 {
+		sopt.Refine = solve.None // no steps; Options would read 0 as its default
+	}
+	return solveHere(fs, o, sopt, stdout, stderr)
+}
+
+// solveHere is solve on this machine: a model's or the reference's LU and
+// the refinement in float64.
+func solveHere(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout, stderr io.Writer) error {
 	if err := cpuEngine(fs, o); err != nil {
 		return err
 	}
@@ -662,38 +711,14 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	luOpt, finish := factorOptions(o, form, n, stderr)
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res, Precond: precond}
-	if o.maxIter == 0 {
-		sopt.Refine = solve.None // no steps; Options would read 0 as its default
-	}
+	luOpt, finish := factorOptions(&o.systemSource, form, n, stderr)
 	x, rep, serr := solve.System(ctx, form, n, a, b, luOpt, sopt, o.luError)
 	finish()
 	if serr != nil && !errors.Is(serr, solve.ErrNotConverged) {
 		return serr
 	}
 	sum := solveSummary{Matrix: what, Update: form.Update, Report: rep}
-	var xerr error // reported after the report, which it does not change
-	if serr == nil && o.x != "" {
-		if xerr = writeArray(ctx, o.x, stdout, "float64", []int{n}, x); xerr == nil {
-			sum.X = o.x
-		}
-	}
-	stdout = reportTo(stdout, stderr, output{"x", o.x})
-	if o.json {
-		if err := writeJSON(stdout, sum); err != nil {
-			return err
-		}
-	} else if err := writeSolveReport(stdout, sum); err != nil {
-		return err
-	}
-	if serr != nil {
-		if o.x != "" {
-			return fmt.Errorf("%w; %s not written", serr, o.x)
-		}
-		return serr
-	}
-	return xerr
+	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
 }
 
 func writeSolveReport(stdout io.Writer, s solveSummary) error {
