@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
@@ -369,7 +370,7 @@ func (fa *Factors) check(mod *gpu.Module) error {
 	name := "diag_check"
 	if fa.single {
 		name, mod = "diag_check_f32", nil
-		if mod, err = d.Module(kernel("half")); err != nil {
+		if mod, err = d.Module(fp16.Kernels()); err != nil {
 			return err
 		}
 	}

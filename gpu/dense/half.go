@@ -3,16 +3,11 @@ package dense
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
-
-// halfExponent places each column of the scaled A in [2^8, 2^9): above
-// fp16's subnormals (2^-14) by 22 binades, below its largest value
-// (65504) by 7, the room the growth check leaves U.
-const halfExponent = 8
 
 // halfLU is the fp16-storage LU's state: the scaled A in fp16 becoming
 // the factors, the diagonal block's fp32 work, the inverted triangles, and
@@ -47,16 +42,19 @@ type halfLU struct {
 	algos          map[string]*gpu.Algorithm
 }
 
-var halfKernels = map[string]string{
-	"row_amax": "half", "pow2_scales": "half", "col_amax": "half", "scale_to_f16": "half",
-	"to_f32_f16": "half", "from_f32_f16": "half", "copy_f16": "half",
-	"amax_f16": "half", "amax_tri_f32": "half", "eye_f32": "lu", "copy_f32": "lu",
+// halfKernels are the kernels fp16-store launches: package fp16's, and
+// lu.cu's identity and copy.
+var halfKernels = map[string]func() gpu.Source{
+	"row_amax": fp16.Kernels, "pow2_scales": fp16.Kernels, "col_amax": fp16.Kernels, "scale_to_f16": fp16.Kernels,
+	"to_f32_f16": fp16.Kernels, "from_f32_f16": fp16.Kernels, "copy_f16": fp16.Kernels,
+	"amax_f16": fp16.Kernels, "amax_tri_f32": fp16.Kernels,
+	"eye_f32": func() gpu.Source { return kernel("lu") }, "copy_f32": func() gpu.Source { return kernel("lu") },
 }
 
 func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
 	h := &halfLU{e: e, d: e.d, la: la, n: n, nb: nb, fn: map[string]*gpu.Function{}, algos: map[string]*gpu.Algorithm{}}
 	for name, src := range halfKernels {
-		mod, err := e.d.Module(kernel(src))
+		mod, err := e.d.Module(src())
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +179,7 @@ func amaxGrid(m, n int) [3]uint32 {
 
 // scale writes R·A·C into w in fp16, with r and c (n fp64 each) powers
 // of two: every row's largest entry brought to [1, 2), then every
-// column's to [2^halfExponent, 2^(halfExponent+1)), in three passes over
+// column's to [2^fp16.Exponent, 2^(fp16.Exponent+1)), in three passes over
 // A (the rows' maxima, the columns', the scaled copy); the largest
 // |entry| goes to growth's first word.
 func (h *halfLU) scale(a, r, c *gpu.Buffer) error {
@@ -196,17 +194,17 @@ func (h *halfLU) scale(a, r, c *gpu.Buffer) error {
 	steps := []func() error{
 		func() error { return h.d.Memset32(maxBits, 0) },
 		func() error {
-			return h.launch("row_amax", [3]uint32{chunks, chunks, 1}, nil, a, int64(n), int32(256), maxBits)
+			return h.launch("row_amax", [3]uint32{chunks, chunks, 1}, nil, a, int64(n), int64(n), int64(n), int32(256), maxBits)
 		},
 		func() error { return h.launch("pow2_scales", spread, nil, maxBits, r, int64(n), int32(0)) },
 		func() error { return h.d.Memset32(maxBits, 0) },
 		func() error {
-			return h.launch("col_amax", [3]uint32{uint32(min(n, 65535)), 1, 1}, nil, a, int64(n), r, maxBits)
+			return h.launch("col_amax", [3]uint32{uint32(min(n, 65535)), 1, 1}, nil, a, int64(n), int64(n), int64(n), r, maxBits)
 		},
-		func() error { return h.launch("pow2_scales", spread, nil, maxBits, c, int64(n), int32(halfExponent)) },
+		func() error { return h.launch("pow2_scales", spread, nil, maxBits, c, int64(n), int32(fp16.Exponent)) },
 		func() error {
 			grid := [3]uint32{min(chunks, 4), uint32(min(n, 4096)), 1}
-			return h.launch("scale_to_f16", grid, nil, a, int64(n), r, c, h.w, h.growth)
+			return h.launch("scale_to_f16", grid, nil, a, int64(n), int64(n), int64(n), r, c, h.w, int64(n), h.growth)
 		},
 	}
 	for _, s := range steps {
@@ -246,59 +244,20 @@ func (h *halfLU) matmul(kind string, spec gpu.MatmulSpec) error {
 	return err
 }
 
-// The growth check's limits: elimination without pivoting is taken as
-// safe while every multiplier |l_ij| stays at most HalfMaxMultiplier and
-// every |u_ij| at most HalfMaxGrowth times A's largest entry (both
-// after the scaling). Partial pivoting keeps |l_ij| ≤ 1; a random matrix
-// eliminated without pivoting shows multipliers of 10^3 and more in its
-// first panel (measured: 2·10^3 to 6·10^4 at n = 8192–32768), a
-// diagonally dominant one none above 1. The limits are a heuristic, not a
-// bound: the factors' error grows with max|L|·max|U|/max|A| (at most 2^12
-// here), and refinement, not the check, says whether fp16 factors of a
-// matrix that passes are good enough. They also keep U below fp16's
-// overflow (2^9·2^6 < 65504).
+// The growth check (package fp16), under the names this package has
+// always given it.
 const (
-	HalfMaxMultiplier = 64
-	HalfMaxGrowth     = 64
+	HalfMaxMultiplier = fp16.MaxMultiplier
+	HalfMaxGrowth     = fp16.MaxGrowth
 )
 
 // ErrNeedsPivoting is wrapped by the error of a factorization without
 // pivoting whose growth check failed: factor again with partial pivoting.
-var ErrNeedsPivoting = errors.New("the matrix needs pivoting")
+var ErrNeedsPivoting = fp16.ErrNeedsPivoting
 
 // A GrowthError says where and by how much an LU without pivoting
 // failed its growth check.
-type GrowthError struct {
-	Column     int     // the first column of the first panel that failed
-	Multiplier float64 // the largest |l_ij| up to that panel
-	Growth     float64 // the largest |u_ij| over the largest |a_ij|
-}
-
-func (e *GrowthError) Error() string {
-	return fmt.Sprintf("%v: without pivoting, the panel at column %d has multipliers up to %.3g and |U| up to %.3g·max|A| (the check allows %d and %d)",
-		ErrNeedsPivoting, e.Column+1, e.Multiplier, e.Growth, HalfMaxMultiplier, HalfMaxGrowth)
-}
-
-func (e *GrowthError) Unwrap() error { return ErrNeedsPivoting }
-
-// growthVerdict judges the steps' maxima (max |L|, max |U| per step,
-// after maxA, A's largest |entry|): the first step past a limit, or with
-// a NaN or an Inf, as a GrowthError; nil when none is.
-func growthVerdict(maxA float32, steps []float32, nb int) *GrowthError {
-	if maxA == 0 {
-		return nil // A = 0: the factors' check says it is singular
-	}
-	var l, u float64
-	for k := 0; 2*k+1 < len(steps); k++ {
-		l, u = max(l, float64(steps[2*k])), max(u, float64(steps[2*k+1]))
-		bad := func(x float32) bool { return x != x || math.IsInf(float64(x), 0) }
-		g := u / float64(maxA)
-		if bad(steps[2*k]) || bad(steps[2*k+1]) || l > HalfMaxMultiplier || !(g <= HalfMaxGrowth) {
-			return &GrowthError{Column: k * nb, Multiplier: l, Growth: g}
-		}
-	}
-	return nil
-}
+type GrowthError = fp16.GrowthError
 
 // factorHalf factors R·A·C in fp16 without pivoting (the Half update),
 // checking the growth unless the form says PivotNone, and brings the

@@ -59,29 +59,6 @@ func needingPivotAt(n, c int, seed uint64) []float64 {
 	return a
 }
 
-func TestGrowthVerdict(t *testing.T) {
-	const nb = 100
-	ok := []float32{1, 40, 0.5, 60}
-	if v := growthVerdict(2, ok, nb); v != nil {
-		t.Errorf("within the limits: %v", v)
-	}
-	for _, c := range []struct {
-		steps  []float32
-		column int
-	}{
-		{[]float32{HalfMaxMultiplier + 1, 1, 0, 0}, 0},                             // a multiplier
-		{[]float32{1, 1, 1, 2*HalfMaxGrowth + 1}, nb},                              // growth of U (maxA = 2)
-		{[]float32{1, 1, 1, 1, float32(math.NaN()), 1}, 2 * nb},                    // a NaN
-		{[]float32{1, 1, 1, 1, 1, float32(math.Inf(1))}, 2 * nb},                   // an Inf
-		{append(append([]float32{}, ok...), 1, 1, HalfMaxMultiplier*2, 1), 3 * nb}, // later
-	} {
-		v := growthVerdict(2, c.steps, nb)
-		if v == nil || v.Column != c.column || !errors.Is(v, ErrNeedsPivoting) {
-			t.Errorf("%v: verdict %v, want a failure at column %d", c.steps, v, c.column)
-		}
-	}
-}
-
 // unscale turns the factors of R·A·C back into A's, exactly.
 func TestUnscale(t *testing.T) {
 	const n = 5

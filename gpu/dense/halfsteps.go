@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 )
 
@@ -44,7 +45,7 @@ func (h *halfLU) verdict(steps int) error {
 	if err := h.d.Download(words, h.growth); err != nil {
 		return err
 	}
-	if bad := growthVerdict(words[0], words[1:], h.nb); bad != nil {
+	if bad := fp16.Verdict(words[0], words[1:], h.nb); bad != nil {
 		return bad
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/solve"
 )
@@ -57,7 +58,7 @@ func (fa *Factors) precond() (*preconditioner, error) {
 		}
 	}
 	if fa.rows != nil {
-		half, err := d.Module(kernel("half"))
+		half, err := d.Module(fp16.Kernels())
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
-// The half-storage LU's kernels (half.go): A scaled into fp16 by
-// powers of two, blocks converted between the stored word and fp32, the
-// growth check's maxima, and the scalings applied to vectors.
+// The fp16-storage LU's kernels (package fp16, for gpu/dense and
+// gpu/dist): A scaled into fp16 by powers of two, blocks converted between
+// the stored word and fp32, the growth check's maxima, and the scalings
+// applied to vectors.
 
 typedef unsigned long long u64;
 
@@ -8,18 +9,19 @@ typedef unsigned long long u64;
 // atomic max of the bits is a max of the values, with NaN above all.
 //
 // row_amax: rowMax[i] = max |a_ij| over the columns of this block's slice
-// (threads take rows: a warp reads consecutive rows of a column).
-extern "C" __global__ void row_amax(const double* a, long long n, int cols, u64* rowMax) {
+// of the m×n matrix at a (leading dimension lda; threads take rows: a
+// warp reads consecutive rows of a column).
+extern "C" __global__ void row_amax(const double* a, long long lda, long long m, long long n, int cols, u64* rowMax) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= m) return;
     long long j0 = (long long)blockIdx.y * cols, j1 = min(j0 + cols, n);
-    u64 m = 0;
+    u64 mx = 0;
 #pragma unroll 8
     for (long long j = j0; j < j1; j++) {
-        u64 b = (u64)__double_as_longlong(fabs(a[i + j * n]));
-        m = b > m ? b : m;
+        u64 b = (u64)__double_as_longlong(fabs(a[i + j * lda]));
+        mx = b > mx ? b : mx;
     }
-    atomicMax(rowMax + i, m);
+    if (j0 < j1) atomicMax(rowMax + i, mx);
 }
 
 // pow2_scales turns maxima (bits) into powers of two: s = 2^(e − ilogb(max)),
@@ -52,34 +54,36 @@ __device__ void block_max(unsigned b, unsigned* out) {
     __syncthreads();
 }
 
-// col_amax: colMax[j] = max_i |a_ij·r_i| (fp64 bits), a block a column.
-extern "C" __global__ void col_amax(const double* a, long long n, const double* r, u64* colMax) {
+// col_amax: colMax[j] = max_i |a_ij·r_i| (fp64 bits) over the m×n
+// matrix at a, a block a column.
+extern "C" __global__ void col_amax(const double* a, long long lda, long long m, long long n, const double* r, u64* colMax) {
     for (long long j = blockIdx.x; j < n; j += gridDim.x) {
-        u64 m = 0;
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-            u64 b = (u64)__double_as_longlong(fabs(a[i + j * n] * r[i]));
-            m = b > m ? b : m;
+        u64 mx = 0;
+        for (long long i = threadIdx.x; i < m; i += blockDim.x) {
+            u64 b = (u64)__double_as_longlong(fabs(a[i + j * lda] * r[i]));
+            mx = b > mx ? b : mx;
         }
         for (int o = 16; o > 0; o >>= 1) {
-            u64 t = __shfl_xor_sync(0xffffffffu, m, o);
-            m = t > m ? t : m;
+            u64 t = __shfl_xor_sync(0xffffffffu, mx, o);
+            mx = t > mx ? t : mx;
         }
-        if ((threadIdx.x & 31) == 0) atomicMax(colMax + j, m);
+        if ((threadIdx.x & 31) == 0) atomicMax(colMax + j, mx);
     }
 }
 
-// scale_to_f16: w = r_i·a_ij·c_j rounded once to fp16 (the scalings are
-// powers of two: exact short of overflow), and *maxA raised to the
-// largest |w| (binary32 bits). Blocks take columns.
-extern "C" __global__ void scale_to_f16(const double* a, long long n, const double* r, const double* c, unsigned short* w, unsigned* maxA) {
-    unsigned m = 0;
+// scale_to_f16: w = r_i·a_ij·c_j over the m×n matrix at a, rounded once
+// to fp16 (the scalings are powers of two: exact short of overflow), and
+// *maxA raised to the largest |w| (binary32 bits). Blocks take columns.
+extern "C" __global__ void scale_to_f16(const double* a, long long lda, long long m, long long n, const double* r, const double* c,
+                                        unsigned short* w, long long ldw, unsigned* maxA) {
+    unsigned mx = 0;
     for (long long j = blockIdx.y; j < n; j += gridDim.y)
-        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-            unsigned short h = f16_of(a[i + j * n] * r[i] * c[j]);
-            w[i + j * n] = h;
-            m = max(m, __float_as_uint(fabsf(f32_of(h))));
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += (long long)gridDim.x * blockDim.x) {
+            unsigned short h = f16_of(a[i + j * lda] * r[i] * c[j]);
+            w[i + j * ldw] = h;
+            mx = max(mx, __float_as_uint(fabsf(f32_of(h))));
         }
-    block_max(m, maxA);
+    block_max(mx, maxA);
 }
 
 // Blocks (column-major, m×n) between fp16 and fp32, and copies.
