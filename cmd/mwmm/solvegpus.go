@@ -19,19 +19,40 @@ import (
 
 // gpusSolve is one solve on several GPUs, and what it is compared with.
 type gpusSolve struct {
-	plan  multiword.Plan
-	grid  dist.Grid
-	nb    int
-	sopt  solve.Options
-	seed  uint64
-	kind  string
-	sizes []int
-	pivot string // none, partial, or auto: partial on 1×Q grids unless the kind is dominant
+	plan    multiword.Plan
+	grid    dist.Grid
+	nb      int
+	sopt    solve.Options
+	seed    uint64
+	kind    string
+	sizes   []int
+	storage dist.Storage
+	pivot   dist.Pivot
+}
+
+// gpusStorage reads --factor for --gpus: fp16-store, or a fused FABsum
+// plan as the fp32 storage's update; unset, the auto policy (fp16 first,
+// double-fp16-fabsum's fp32 after it).
+func gpusStorage(factor string, set bool) (dist.Storage, multiword.Plan, error) {
+	storage, name := dist.StorageAuto, "double-fp16-fabsum"
+	switch {
+	case set && factor == dense.HalfForm:
+		storage = dist.StorageHalf
+	case set:
+		storage, name = dist.StorageSingle, factor
+	}
+	plan, err := multiword.Lookup(name)
+	if err == nil {
+		err = gemm.FusedSupports(&plan)
+	}
+	if err != nil {
+		return 0, plan, usagef("--factor %s: %v (several GPUs take %s or the fused kernels' plans)", name, err, dense.HalfForm)
+	}
+	return storage, plan, nil
 }
 
 // parseGPUsSolve reads solve's flags for --gpus: a generated A (a kind
-// the GPUs draw) or --a, and a fused FABsum plan as the factorization's
-// update.
+// the GPUs draw) or --a, the storage (gpusStorage) and the pivoting.
 func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (*gpusSolve, error) {
 	g, err := dist.ParseGPUs(o.gpus)
 	if err != nil {
@@ -47,32 +68,25 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 	if o.a == "" && !slices.Contains(dist.SystemKinds, kind) {
 		return nil, usagef("--matrix %s: several GPUs draw %v (hpl-mxp at its default scale)", o.matrix, dist.SystemKinds)
 	}
-	name := "double-fp16-fabsum"
-	if set["factor"] {
-		name = o.factor
-	}
-	plan, err := multiword.Lookup(name)
-	if err == nil {
-		err = gemm.FusedSupports(&plan)
-	}
+	storage, plan, err := gpusStorage(o.factor, set["factor"])
 	if err != nil {
-		return nil, usagef("--factor %s: %v (several GPUs update with the fused kernels' plans)", name, err)
+		return nil, err
 	}
-	s := &gpusSolve{plan: plan, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: kind, sizes: []int{256}}
+	s := &gpusSolve{plan: plan, storage: storage, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: kind, sizes: []int{256}}
 	if set["nb"] {
 		s.nb = o.nb
 	}
 	if set["size"] {
 		s.sizes = []int{o.size}
 	}
-	switch s.pivot = o.pivot; s.pivot {
-	case "auto", "none":
-	case "partial":
-		if g.P != 1 {
-			return nil, usagef("--pivot partial on several GPUs needs a 1xQ grid (whole columns on each GPU), not %v", g)
-		}
-	default:
+	pivots := map[string]dist.Pivot{"auto": dist.PivotAuto, "none": dist.PivotNone, "partial": dist.PivotPartial}
+	p, ok := pivots[o.pivot]
+	if !ok {
 		return nil, usagef("--pivot %s: several GPUs take auto, none or partial", o.pivot)
+	}
+	s.pivot = p
+	if _, err := dist.FirstRoad(s.options(), g); err != nil {
+		return nil, usage(err)
 	}
 	if o.bench != "" {
 		if s.sizes, err = parseSizes(o.bench); err != nil {
@@ -107,13 +121,13 @@ func (s *gpusSolve) solveOnce(ctx context.Context, fs *flag.FlagSet, o *systemOp
 		return err
 	}
 	defer sys.Free()
-	x, rep, serr := dist.Solve(ctx, sys, b, s.options(a != nil))
+	x, rep, serr := dist.Solve(ctx, sys, b, s.options())
 	if len(rep.Refine.Steps) == 0 {
 		return serr
 	}
 	sum := solveSummary{Matrix: what, Report: rep.Refine,
-		Update:   fmt.Sprintf("blocked LU over a %v grid of GPUs, nb %d, updates on the fused kernel (%s), factors gathered to GPU 0", s.grid, s.nb, s.plan.Name),
-		Pivoting: pivotingName(s.options(a != nil).Pivot)}
+		Update:   fmt.Sprintf("blocked LU over a %v grid of GPUs, nb %d, %s, factors gathered to GPU 0", s.grid, s.nb, roadUpdate(rep.Road, s.plan)),
+		Pivoting: roadPivoting(rep)}
 	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
 }
 
@@ -134,14 +148,9 @@ func (s *gpusSolve) input(fs *flag.FlagSet, o *systemOptions) (n int, what strin
 	return n, fmt.Sprintf("%s, %d×%d (seed %d)", s.kind, n, n, s.seed), nil, experiment.RandomVector(s.seed, "b", n), nil
 }
 
-// options are dist.Solve's: --pivot auto pivots on 1×Q grids, except for
-// the dominant kinds, which need no pivoting.
-func (s *gpusSolve) options(fromFile bool) dist.SolveOptions {
-	pivot := s.pivot == "partial"
-	if s.pivot == "auto" {
-		pivot = s.grid.P == 1 && (fromFile || s.kind == "centered" || s.kind == "uniform")
-	}
-	return dist.SolveOptions{Plan: &s.plan, Pivot: pivot, Refine: s.sopt}
+// options are dist.Solve's, which chooses the road (dist.FirstRoad).
+func (s *gpusSolve) options() dist.SolveOptions {
+	return dist.SolveOptions{Plan: &s.plan, Storage: s.storage, Pivot: s.pivot, Refine: s.sopt}
 }
 
 // rhs is the right-hand side of every --gpus solve: centered, from the seed.
@@ -182,7 +191,8 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 		}
 	}
 	w := stdout
-	fmt.Fprintf(w, "%s, %s, LU in blocks of %d (pivoting: %s), refined in fp64\n", s.kind, s.plan.Name, s.nb, pivotingName(s.options(false).Pivot))
+	first, _ := dist.FirstRoad(s.options(), s.grid)
+	fmt.Fprintf(w, "%s, LU in blocks of %d, first %s, refined in fp64\n", s.kind, s.nb, roadUpdate(first, s.plan))
 	fmt.Fprintf(w, gpusRow, "n", "solver", "GPUs", "LU (s)", "LU TFLOP/s", "gather (s)", "total (s)", "steps", "backward error")
 	for _, n := range s.sizes {
 		if err := s.solveOn(ctx, team, n, w); err != nil {
@@ -224,7 +234,7 @@ func (s *gpusSolve) solveOn(ctx context.Context, t *dist.Team, n int, w io.Write
 		return err
 	}
 	defer sys.Free()
-	_, rep, err := dist.Solve(ctx, sys, s.rhs(n), s.options(false))
+	_, rep, err := dist.Solve(ctx, sys, s.rhs(n), s.options())
 	if err != nil {
 		return fmt.Errorf("n = %d on %v GPUs: %w", n, t.Grid, err)
 	}
@@ -272,11 +282,27 @@ func (s *gpusSolve) mgRow(w io.Writer, cols *dist.Team, n int) error {
 	return nil
 }
 
-func pivotingName(partial bool) string {
-	if partial {
-		return "partial, on a 1xQ grid"
+// roadUpdate says how a road's LU updates the trailing matrix.
+func roadUpdate(r dist.Road, plan multiword.Plan) string {
+	if r.Half {
+		return "fp16-store (the matrix in fp16, fp16 products with fp32 accumulation)"
 	}
-	return "none"
+	return "updates on the fused kernel (" + plan.Name + ")"
+}
+
+// roadPivoting says how the solve pivoted, and what it tried before.
+func roadPivoting(rep dist.SolveReport) string {
+	p := "none"
+	switch {
+	case rep.Road.Pivoted:
+		p = "partial, on a 1xQ grid"
+	case rep.Road.Checked:
+		p = "none: the growth check passed"
+	}
+	for _, a := range rep.Attempts {
+		p += fmt.Sprintf("; before: %v, left because %v", a.Road, a.Err)
+	}
+	return p
 }
 
 func f3(x float64) string { return fmt.Sprintf("%.3f", x) }

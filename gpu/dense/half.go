@@ -43,12 +43,12 @@ type halfLU struct {
 }
 
 // halfKernels are the kernels fp16-store launches: package fp16's, and
-// lu.cu's identity and copy.
+// lu.cu's copy.
 var halfKernels = map[string]func() gpu.Source{
 	"row_amax": fp16.Kernels, "pow2_scales": fp16.Kernels, "col_amax": fp16.Kernels, "scale_to_f16": fp16.Kernels,
 	"to_f32_f16": fp16.Kernels, "from_f32_f16": fp16.Kernels, "copy_f16": fp16.Kernels,
-	"amax_f16": fp16.Kernels, "amax_tri_f32": fp16.Kernels,
-	"eye_f32": func() gpu.Source { return kernel("lu") }, "copy_f32": func() gpu.Source { return kernel("lu") },
+	"amax_f16": fp16.Kernels, "amax_tri_f32": fp16.Kernels, "eye_f32": fp16.Kernels,
+	"copy_f32": func() gpu.Source { return kernel("lu") },
 }
 
 func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
@@ -159,22 +159,10 @@ func (h *halfLU) free() {
 // at is the fp16 entry (i, j) of w.
 func (h *halfLU) at(i, j int) *gpu.Buffer { return h.w.View(2 * (i + j*h.n)) }
 
-// launch runs a kernel of half.cu (or lu.cu's eye_f32) on st with blocks
+// launch runs a kernel of half.cu (or lu.cu's copy_f32) on st with blocks
 // of 256 threads.
 func (h *halfLU) launch(name string, grid [3]uint32, st *gpu.Stream, args ...any) error {
 	return h.fn[name].Launch(grid, [3]uint32{256, 1, 1}, 0, st, args...)
-}
-
-// blockGrid covers an m×n block: blocks take rows of a column, up to 64
-// of them, and columns up to 65535.
-func blockGrid(m, n int) [3]uint32 {
-	return [3]uint32{uint32(max(1, min((m+255)/256, 64))), uint32(max(1, min(n, 65535))), 1}
-}
-
-// amaxGrid is an amax kernel's: at most 2048 blocks, each raising the
-// maximum once.
-func amaxGrid(m, n int) [3]uint32 {
-	return [3]uint32{uint32(max(1, min((m+255)/256, 8))), uint32(max(1, min(n, 256))), 1}
 }
 
 // scale writes R·A·C into w in fp16, with r and c (n fp64 each) powers
@@ -308,7 +296,7 @@ func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
 		return err
 	}
 	return h.timed(phaseConvert, func() error {
-		return h.launch("to_f32_f16", blockGrid(n, n), nil, h.w, int64(n), fa.lu, int64(n), int32(n), int32(n))
+		return h.launch("to_f32_f16", fp16.BlockGrid(n, n), nil, h.w, int64(n), fa.lu, int64(n), int32(n), int32(n))
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/solve"
 )
 
@@ -247,7 +248,7 @@ func BenchmarkHalfPieces(b *testing.B) {
 	}{
 		{"scale", func() error { return h.scale(sys.a, r, c) }},
 		{"to_f32", func() error {
-			return h.launch("to_f32_f16", blockGrid(n, n), nil, h.w, int64(n), lu64, int64(n), int32(n), int32(n))
+			return h.launch("to_f32_f16", fp16.BlockGrid(n, n), nil, h.w, int64(n), lu64, int64(n), int32(n), int32(n))
 		}},
 		{"panel", func() error { return h.panel(0, h.main) }},
 		{"getrf", func() error { return h.getrf(h.main, nb) }},

@@ -136,14 +136,14 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	s := stepOf(j, h.nb, h.n)
 	k, jb, below := j/h.nb, s.jb, s.rest
 	lMax, _ := h.growthAt(k)
-	grid := blockGrid(jb, jb)
+	grid := fp16.BlockGrid(jb, jb)
 	if err := h.launch("to_f32_f16", grid, st, h.at(j, j), int64(h.n), h.diag, int64(jb), int32(jb), int32(jb)); err != nil {
 		return err
 	}
 	if err := h.getrf(st, jb); err != nil {
 		return err
 	}
-	if err := h.launch("amax_tri_f32", amaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax); err != nil {
+	if err := h.launch("amax_tri_f32", fp16.AmaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax); err != nil {
 		return err
 	}
 	if err := h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)); err != nil {
@@ -157,7 +157,7 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	if err := h.inverse(st, h.la.Blas, true, k, jb, h.inv32, h.invU); err != nil || below == 0 {
 		return err
 	}
-	if err := h.launch("copy_f16", blockGrid(below, jb), st, h.at(j+jb, j), int64(h.n), h.tmpL, int64(below), int32(below), int32(jb)); err != nil {
+	if err := h.launch("copy_f16", fp16.BlockGrid(below, jb), st, h.at(j+jb, j), int64(h.n), h.tmpL, int64(below), int32(below), int32(jb)); err != nil {
 		return err
 	}
 	l21 := h.at(j+jb, j)
@@ -165,7 +165,7 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 		D: l21, LdD: h.n, Alpha: 1, Stream: st}); err != nil {
 		return err
 	}
-	return h.launch("amax_f16", amaxGrid(below, jb), st, l21, int64(h.n), int32(below), int32(jb), lMax)
+	return h.launch("amax_f16", fp16.AmaxGrid(below, jb), st, l21, int64(h.n), int32(below), int32(jb), lMax)
 }
 
 // getrf factors the jb×jb block in diag without pivoting, on st, by
@@ -216,7 +216,7 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, sc
 			return err
 		}
 	}
-	return h.launch("from_f32_f16", blockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
+	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
 }
 
 // u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for cols columns from c0, as a product from a
@@ -226,7 +226,7 @@ func (h *halfLU) u12(s step, k, c0, cols, sms int) error {
 	r := s.j + s.jb
 	tmp := h.tmpU.View(2 * (c0 - r) * s.jb)
 	a12 := h.at(s.j, c0)
-	if err := h.launch("copy_f16", blockGrid(s.jb, cols), h.main, a12, int64(h.n), tmp, int64(s.jb), int32(s.jb), int32(cols)); err != nil {
+	if err := h.launch("copy_f16", fp16.BlockGrid(s.jb, cols), h.main, a12, int64(h.n), tmp, int64(s.jb), int32(s.jb), int32(cols)); err != nil {
 		return err
 	}
 	if err := h.matmul("u12", gpu.MatmulSpec{M: s.jb, N: cols, K: s.jb, A: h.invL[k%2], LdA: s.jb, B: tmp, LdB: s.jb,
@@ -234,7 +234,7 @@ func (h *halfLU) u12(s step, k, c0, cols, sms int) error {
 		return err
 	}
 	_, uMax := h.growthAt(k)
-	return h.launch("amax_f16", amaxGrid(s.jb, cols), h.main, a12, int64(h.n), int32(s.jb), int32(cols), uMax)
+	return h.launch("amax_f16", fp16.AmaxGrid(s.jb, cols), h.main, a12, int64(h.n), int32(s.jb), int32(cols), uMax)
 }
 
 // update runs A₂₂ −= L₂₁·U₁₂ on cols columns from c0, in place in fp16.

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/nccl"
 	"github.com/mwmm/mwmm/multiword"
-	"github.com/mwmm/mwmm/solve"
 )
 
 // Scratch slots of the factorization (Rank.scratch); 0–3 are Multiply's
@@ -68,7 +66,7 @@ func Factor(ctx context.Context, s *System, plan multiword.Plan) (*Matrix, error
 				return err
 			}
 			st := &luStep{plan: plan, w: w, r: r, k: k, next: next}
-			if err := errors.Join(st.panelWork(), st.update()); err != nil {
+			if err := errors.Join(st.panelWork(), st.update(st.updateRegion)); err != nil {
 				return fmt.Errorf("block column %d: %w", k, err)
 			}
 		}
@@ -107,7 +105,7 @@ func (s *luStep) geometry() (width, pk, qk, rowT, colT int) {
 
 // at returns r's part of W from local element (i, j) on.
 func (s *luStep) at(i, j int) *gpu.Buffer {
-	return s.w.part(s.r).View(4 * (i + j*s.w.localRows(s.r)))
+	return s.w.part(s.r).View(s.w.elem() * (i + j*s.w.localRows(s.r)))
 }
 
 // panelWork queues on the transfer stream, once block column and row k
@@ -168,9 +166,10 @@ func (s *luStep) panelWork() error {
 }
 
 // update queues on the compute stream, once the panels have arrived, the
-// trailing update: first block column k+1 and block row k+1 (then the
-// next step's panel work may start), then the rest, beside that work.
-func (s *luStep) update() error {
+// trailing update (by region, fp32's or fp16's): first block column k+1
+// and block row k+1 (then the next step's panel work may start), then the
+// rest, beside that work.
+func (s *luStep) update(region func(i0, i1, j0, j1, width, sms int) error) error {
 	r := s.r
 	width, _, _, _, _ := s.geometry()
 	arrived, used, err := s.events()
@@ -189,7 +188,7 @@ func (s *luStep) update() error {
 			}
 			sms = max(all-LookaheadSMs, all/2)
 		}
-		if err := s.updateRegion(g.i0, g.i1, g.j0, g.j1, width, sms); err != nil {
+		if err := region(g.i0, g.i1, g.j0, g.j1, width, sms); err != nil {
 			return err
 		}
 	}
@@ -331,16 +330,20 @@ func (r *Rank) trsm(st *gpu.Stream, side, fill, unit, m, n int, a *gpu.Buffer, l
 }
 
 // Factors are fp32 LU factors gathered on the team's first GPU: the
-// preconditioner of refinement (solve.Factorization).
+// preconditioner of refinement (solve.Factorization). They factor
+// P·R·A·C, with P a permutation and R, C diagonal scalings.
 type Factors struct {
 	n    int
 	r    *Rank
 	lu   *gpu.Buffer // n×n column-major, unit L below the diagonal, U on and above
 	x    *gpu.Buffer // a vector in fp32
 	perm []int       // the rows' order, P (nil: none): row i of P·A is row perm[i] of A
+	rows []float64   // R's diagonal (nil: none)
+	cols []float64   // C's diagonal (nil: none)
 }
 
-// Gather copies W's factors into one n×n fp32 matrix on rank 0.
+// Gather copies W's factors (fp32, or fp16: FactorHalf's) into one n×n
+// fp32 matrix on rank 0.
 func Gather(w *Matrix) (*Factors, error) {
 	t := w.Team
 	if !t.Whole() {
@@ -359,7 +362,7 @@ func Gather(w *Matrix) (*Factors, error) {
 	}
 	err = t.Each(func(r *Rank) error {
 		if r != root {
-			if err := r.World.Send(w.part(r), w.localElems(r), nccl.Float32, 0, r.compute); err != nil {
+			if err := r.World.Send(w.part(r), w.elem()*w.localElems(r), nccl.Bytes, 0, r.compute); err != nil {
 				return err
 			}
 			return r.wait(t.Timeout)
@@ -382,14 +385,18 @@ func (f *Factors) receive(w *Matrix) error {
 		part := w.part(r)
 		if src != 0 {
 			var err error
-			if part, err = r.scratch(slotL, 4*max(1, rows*cols)); err != nil {
+			if part, err = r.scratch(slotL, w.elem()*max(1, rows*cols)); err != nil {
 				return err
 			}
-			if err := r.World.Recv(part, rows*cols, nccl.Float32, src, r.compute); err != nil {
+			if err := r.World.Recv(part, w.elem()*rows*cols, nccl.Bytes, src, r.compute); err != nil {
 				return err
 			}
 		}
-		err := r.launch("unpack_f32", rows*cols, part, int32(rows), int32(cols), int32(w.RowBlock), int32(w.ColBlock),
+		unpack := "unpack_f32"
+		if w.half {
+			unpack = "unpack_f16"
+		}
+		err := r.launch(unpack, rows*cols, part, int32(rows), int32(cols), int32(w.RowBlock), int32(w.ColBlock),
 			int32(p), int32(w.Grid.P), int32(q), int32(w.Grid.Q), f.lu, int64(f.n))
 		if err != nil {
 			return err
@@ -401,27 +408,44 @@ func (f *Factors) receive(w *Matrix) error {
 // Free frees the factors.
 func (f *Factors) Free() { gpu.FreeAll(f.lu, f.x) }
 
-// Solve sets x = Û⁻¹L̂⁻¹P·x: x permuted and scaled into fp32's range, two
-// triangular solves (cuBLAS strsv) on rank 0, scaled back.
+// Solve sets x = C·Û⁻¹L̂⁻¹·P·R·x: x scaled by R and permuted, scaled
+// into fp32's range, two triangular solves (cuBLAS strsv) on rank 0,
+// scaled back and by C.
 func (f *Factors) Solve(x []float64) error {
 	if len(x) != f.n {
 		return fmt.Errorf("dist: Solve of order %d with %d values", f.n, len(x))
 	}
-	scale := 0.0
-	for _, v := range x {
-		scale = max(scale, math.Abs(v))
+	y, scale := make([]float64, f.n), 0.0
+	for i := range y {
+		j := i
+		if f.perm != nil {
+			j = f.perm[i]
+		}
+		if y[i] = x[j]; f.rows != nil {
+			y[i] *= f.rows[j]
+		}
+		scale = max(scale, math.Abs(y[i]))
 	}
 	if scale == 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
 		return nil
 	}
 	v := make([]float32, f.n)
-	for i := range x {
-		j := i
-		if f.perm != nil {
-			j = f.perm[i]
-		}
-		v[i] = float32(x[j] / scale)
+	for i := range v {
+		v[i] = float32(y[i] / scale)
 	}
+	if err := f.triangularSolves(v); err != nil {
+		return err
+	}
+	for i := range x {
+		if x[i] = float64(v[i]) * scale; f.cols != nil {
+			x[i] *= f.cols[i]
+		}
+	}
+	return nil
+}
+
+// triangularSolves sets v = Û⁻¹L̂⁻¹·v on rank 0.
+func (f *Factors) triangularSolves(v []float32) error {
 	d := f.r.Engine.Device()
 	la, err := d.Linalg()
 	if err != nil {
@@ -440,84 +464,5 @@ func (f *Factors) Solve(x []float64) error {
 	if err != nil {
 		return err
 	}
-	if err := d.Download(v, f.x); err != nil {
-		return err
-	}
-	for i := range x {
-		x[i] = float64(v[i]) * scale
-	}
-	return nil
-}
-
-// A SolveReport times a solve on several GPUs and holds refinement's
-// report.
-type SolveReport struct {
-	GPUs   int
-	Grid   Grid
-	NB     int
-	Factor time.Duration // the distributed LU
-	Gather time.Duration // the factors to one GPU
-	Total  time.Duration // factor, gather and refinement
-	Refine solve.Report
-}
-
-// LUTFLOPs is the LU's rate, 2/3·n³ over its time, in TFLOP/s.
-func (r SolveReport) LUTFLOPs() float64 {
-	n := float64(r.Refine.N)
-	return 2 * n * n * n / 3 / r.Factor.Seconds() / 1e12
-}
-
-// SolveOptions choose Solve's factorization and refinement.
-type SolveOptions struct {
-	Plan   *multiword.Plan // the updates' plan; nil: double-fp16-fabsum
-	Pivot  bool            // partial pivoting (FactorPivoted, 1×Q grids); false: none (Factor)
-	Refine solve.Options   // GMRES-IR by default
-}
-
-// Solve solves A·x = b: Factor (or FactorPivoted), Gather, and refinement
-// in fp64.
-func Solve(ctx context.Context, s *System, b []float64, opt SolveOptions) ([]float64, SolveReport, error) {
-	rep := SolveReport{GPUs: s.A.Grid.Size(), Grid: s.A.Grid, NB: s.A.RowBlock}
-	plan := opt.Plan
-	if plan == nil {
-		p, err := multiword.Lookup("double-fp16-fabsum")
-		if err != nil {
-			return nil, rep, err
-		}
-		plan = &p
-	}
-	if len(b) != s.N() || !finite(b) {
-		return nil, rep, fmt.Errorf("dist: b has %d entries (want %d) or a NaN or Inf", len(b), s.N())
-	}
-	start := time.Now()
-	var w *Matrix
-	var perm []int
-	var err error
-	if opt.Pivot {
-		w, perm, err = FactorPivoted(ctx, s, *plan)
-	} else {
-		w, err = Factor(ctx, s, *plan)
-	}
-	if err != nil {
-		return nil, rep, err
-	}
-	rep.Factor = time.Since(start)
-	f, err := Gather(w)
-	w.Free()
-	if err != nil {
-		return nil, rep, err
-	}
-	defer f.Free()
-	f.perm = perm
-	rep.Gather = time.Since(start) - rep.Factor
-	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt.Refine)
-	rep.Refine = rr
-	pivoting := "no pivoting"
-	if opt.Pivot {
-		pivoting = "partial pivoting"
-	}
-	rep.Refine.Factor = plan.Name + " (" + pivoting + ", " + rep.Grid.String() + " GPUs)"
-	rep.Refine.FactorSeconds, rep.Refine.NB = (rep.Factor + rep.Gather).Seconds(), rep.NB
-	rep.Total = time.Since(start)
-	return x, rep, err
+	return d.Download(v, f.x)
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The LU without pivoting on several GPUs, refined by GMRES-IR, solves
-// dominant systems to the fp64 tolerance on every grid, with an order that
+// The LU without pivoting on several GPUs (fp32 storage and fp16's),
+// refined by GMRES-IR, solves dominant systems to the fp64 tolerance on every grid, with an order that
 // is not a multiple of the block size; and the System's product and norm
 // agree with a host product of the gathered matrix.
 func TestSolveDominant(t *testing.T) {
@@ -24,15 +24,20 @@ func TestSolveDominant(t *testing.T) {
 			for i := range b {
 				b[i] = float64(i%7) - 3
 			}
-			x, rep, err := Solve(context.Background(), s, b, SolveOptions{})
-			if err != nil || !rep.Refine.Converged {
-				t.Fatalf("%v grid, %s: %v (%+v)", g, kind, err, rep.Refine.Steps)
-			}
-			if len(x) != n || !finite(x) {
-				t.Fatalf("%v grid, %s: x has %d entries, finite %v", g, kind, len(x), finite(x))
-			}
-			if steps := rep.Refine.Outer; steps > 3 {
-				t.Errorf("%v grid, %s: %d refinement steps for a dominant A", g, kind, steps)
+			for _, c := range []struct {
+				storage  Storage
+				maxSteps int
+			}{{StorageSingle, 3}, {StorageAuto, 5}} { // fp32 factors, fp16's
+				x, rep, err := Solve(context.Background(), s, b, SolveOptions{Storage: c.storage})
+				if err != nil || !rep.Refine.Converged || rep.Road.Half != (c.storage == StorageAuto) {
+					t.Fatalf("%v grid, %s: %v, road %v (%+v)", g, kind, err, rep.Road, rep.Refine.Steps)
+				}
+				if len(x) != n || !finite(x) {
+					t.Fatalf("%v grid, %s: x has %d entries, finite %v", g, kind, len(x), finite(x))
+				}
+				if steps := rep.Refine.Outer; steps > c.maxSteps {
+					t.Errorf("%v grid, %s, %v: %d refinement steps for a dominant A", g, kind, rep.Road, steps)
+				}
 			}
 			s.Free()
 		}
@@ -167,7 +172,7 @@ func TestSolvePivoted(t *testing.T) {
 		for i := range b {
 			b[i] = math.Cos(float64(3 * i))
 		}
-		x, rep, err := Solve(context.Background(), s, b, SolveOptions{Pivot: true})
+		x, rep, err := Solve(context.Background(), s, b, SolveOptions{Pivot: PivotPartial})
 		if err != nil || !rep.Refine.Converged || len(x) != n {
 			t.Fatalf("%s: %v (%+v)", kind, err, rep.Refine.Steps)
 		}
@@ -183,7 +188,7 @@ func TestSolvePivoted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Free()
-	if _, _, err := Solve(context.Background(), s, make([]float64, 256), SolveOptions{Pivot: true}); err == nil {
+	if _, _, err := Solve(context.Background(), s, make([]float64, 256), SolveOptions{Pivot: PivotPartial}); err == nil {
 		t.Error("partial pivoting on a 2×1 grid was accepted")
 	}
 }

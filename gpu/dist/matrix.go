@@ -21,6 +21,7 @@ type Matrix struct {
 	Team    *Team
 	Parts   []*gpu.Buffer
 	Float64 bool // elements in fp64 (NewMatrix64); Scatter and Gather take fp32 ones only
+	half    bool // elements in fp16 (FactorHalf's working matrix)
 }
 
 // NewMatrix allocates the team's parts of an fp32 matrix of layout l (its
@@ -31,23 +32,31 @@ func NewMatrix(t *Team, l Layout) (*Matrix, error) { return newMatrix(t, l, fals
 func NewMatrix64(t *Team, l Layout) (*Matrix, error) { return newMatrix(t, l, true) }
 
 func (m *Matrix) elem() int {
-	if m.Float64 {
+	switch {
+	case m.Float64:
 		return 8
+	case m.half:
+		return 2
 	}
 	return 4
 }
 
 func newMatrix(t *Team, l Layout, double bool) (*Matrix, error) {
+	return allocMatrix(t, l, double, false)
+}
+
+// allocMatrix allocates the parts in fp64, fp16 or else fp32, set to zero.
+func allocMatrix(t *Team, l Layout, double, half bool) (*Matrix, error) {
 	if err := l.Check(); err != nil {
 		return nil, err
 	}
 	if l.Grid != t.Grid {
 		return nil, fmt.Errorf("dist: a matrix on a %v grid for a team on %v", l.Grid, t.Grid)
 	}
-	m := &Matrix{Layout: l, Team: t, Parts: make([]*gpu.Buffer, len(t.Ranks)), Float64: double}
+	m := &Matrix{Layout: l, Team: t, Parts: make([]*gpu.Buffer, len(t.Ranks)), Float64: double, half: half}
 	err := t.Each(func(r *Rank) error {
 		d := r.Engine.Device()
-		b, err := d.Alloc(m.elem() * max(1, m.localElems(r)))
+		b, err := d.Alloc((m.elem()*max(1, m.localElems(r)) + 3) / 4 * 4) // whole words, for Memset32
 		if err != nil {
 			return err
 		}
@@ -85,7 +94,7 @@ func (m *Matrix) Free() {
 // each rank of this process uploads its blocks. In a job of one process
 // per GPU every process passes the whole a.
 func (m *Matrix) Scatter(a []float64) error {
-	if len(a) != m.Rows*m.Cols || m.Float64 {
+	if len(a) != m.Rows*m.Cols || m.elem() != 4 {
 		return fmt.Errorf("dist: Scatter of %d values into a %d×%d matrix (fp64: %v; Scatter fills fp32 ones)", len(a), m.Rows, m.Cols, m.Float64)
 	}
 	return m.Team.Each(func(r *Rank) error {
@@ -99,7 +108,7 @@ func (m *Matrix) Scatter(a []float64) error {
 // per GPU sends every part to rank 0, which alone fills a (the others
 // leave it untouched).
 func (m *Matrix) Gather(a []float64) error {
-	if len(a) != m.Rows*m.Cols || m.Float64 {
+	if len(a) != m.Rows*m.Cols || m.elem() != 4 {
 		return fmt.Errorf("dist: Gather of a %d×%d matrix into %d values (fp64: %v; Gather reads fp32 ones)", m.Rows, m.Cols, len(a), m.Float64)
 	}
 	if m.Team.Whole() {

@@ -38,6 +38,19 @@ var kernelFS embed.FS
 // at run time by gpu.Device.Module.
 func Kernels() gpu.Source { return gpu.MustSource(kernelFS, "half") }
 
+// BlockGrid is the grid of the kernels that map an m×n block (the
+// conversions and copies, at 256 threads a block): blocks take rows of a
+// column, up to 64 of them, and columns up to 65535.
+func BlockGrid(m, n int) [3]uint32 {
+	return [3]uint32{uint32(max(1, min((m+255)/256, 64))), uint32(max(1, min(n, 65535))), 1}
+}
+
+// AmaxGrid is the amax kernels' grid: at most 2048 blocks, each raising
+// the maximum once (thousands of blocks raising one word serialize).
+func AmaxGrid(m, n int) [3]uint32 {
+	return [3]uint32{uint32(max(1, min((m+255)/256, 8))), uint32(max(1, min(n, 256))), 1}
+}
+
 // Exponent places each column of the scaled A in [2^8, 2^9): above
 // fp16's subnormals (2^-14) by 22 binades, below its largest value
 // (65504) by 7, the room the growth check leaves U.

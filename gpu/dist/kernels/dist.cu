@@ -90,14 +90,21 @@ extern "C" __global__ void gather_cols(const double* x, double* xl, int cols, in
 }
 
 // unpack_f32 copies a rank's local blocks to their places in a dense
-// column-major matrix g (leading dimension ldg).
-extern "C" __global__ void unpack_f32(const float* a, int rows, int cols, int mb, int nb, int p, int P, int q, int Q, float* g, long long ldg) {
-    long long n = (long long)rows * cols;
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {
-        long long i = global_index(k % rows, mb, p, P), j = global_index(k / rows, nb, q, Q);
-        g[i + j * ldg] = a[k];
+// column-major matrix g (leading dimension ldg); unpack_f16 does so from
+// fp16 blocks (FactorHalf's), exactly.
+#define UNPACK(NAME, T, CONVERT)                                                                         \
+    extern "C" __global__ void NAME(const T* a, int rows, int cols, int mb, int nb, int p, int P, int q, int Q, float* g, \
+                                    long long ldg) {                                                     \
+        long long n = (long long)rows * cols;                                                            \
+        for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) { \
+            long long i = global_index(k % rows, mb, p, P), j = global_index(k / rows, nb, q, Q);        \
+            g[i + j * ldg] = CONVERT(a[k]);                                                              \
+        }                                                                                                \
     }
-}
+__device__ float same_f32(float x) { return x; }
+__device__ float f32_of_f16(unsigned short h) { float x; asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h)); return x; }
+UNPACK(unpack_f32, float, same_f32)
+UNPACK(unpack_f16, unsigned short, f32_of_f16)
 
 // apply_swaps applies a panel's row interchanges (ipiv, 1-based from row
 // r0, in order) to every column of a column-major part but [skip0, skip1),

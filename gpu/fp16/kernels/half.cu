@@ -95,6 +95,16 @@ extern "C" __global__ void to_f32_f16(const unsigned short* x, long long ldx, fl
 extern "C" __global__ void from_f32_f16(const float* x, long long ldx, unsigned short* y, long long ldy, int m, int n) { MAP_BLOCK(f16_of) }
 extern "C" __global__ void copy_f16(const unsigned short* x, long long ldx, unsigned short* y, long long ldy, int m, int n) { MAP_BLOCK() }
 
+// eye_f32 sets the n×n block a (ld lda) to the identity: the right-hand
+// side whose triangular solve is a triangle's inverse.
+extern "C" __global__ void eye_f32(float* a, long long lda, int n) {
+    long long total = (long long)n * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % n, j = e / n;
+        a[i + j * lda] = i == j ? 1.0f : 0.0f;
+    }
+}
+
 // diag_check_f32 is lu.cu's diag_check on binary32 factors: *out (zeroed
 // first) becomes −1 for a NaN or an Inf, else the smallest 1-based k with
 // U(k, k) = 0, else stays 0.

@@ -1,0 +1,184 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/mwmm/mwmm/gpu/fp16"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// halfGrids are the grids FactorHalf is tested on: 1×1, and 1×2, 2×1
+// (2×2) where the GPUs are there.
+func halfGrids(t *testing.T) []Grid {
+	gs := []Grid{{1, 1}}
+	if gpusAtLeast(2) {
+		gs = append(gs, grids(t)...)
+	}
+	return gs
+}
+
+// weaklyDominant is HPL-MxP's matrix (row-major), its rows and columns
+// scaled by 10^(±e) (not powers of two: FactorHalf's scaling cannot undo
+// them exactly).
+func weaklyDominant(n int, e float64) []float64 {
+	a := make([]float64, n*n)
+	d := func(i, salt int) float64 { return math.Pow(10, e*math.Sin(float64(7*i+salt))) }
+	for i := range n {
+		s := 0.0
+		for j := range n {
+			if j != i {
+				a[i*n+j] = math.Sin(float64(i*n+j)*0.37) / 2
+				s += math.Abs(a[i*n+j])
+			}
+		}
+		a[i*n+i] = s
+	}
+	for i := range n {
+		for j := range n {
+			a[i*n+j] *= d(i, 1) * d(j, 2)
+		}
+	}
+	return a
+}
+
+// needingPivotAt is weaklyDominant with row c zero left of the diagonal,
+// 10^-6 on it, and a_(c+1,c) = a_(c+1,c+1): elimination without pivoting
+// meets the pivot 10^-6 and a multiplier of about 10^8 under it.
+func needingPivotAt(n, c int) []float64 {
+	a := weaklyDominant(n, 0)
+	for j := range c {
+		a[c*n+j] = 0
+	}
+	a[c*n+c], a[(c+1)*n+c] = 1e-6, a[(c+1)*n+c+1]
+	return a
+}
+
+// FactorHalf's factors of R·A·C, gathered, are within the fp16 bound of
+// the one-GPU fp16-store (normwise, 4·(steps+3)·u₁₆·‖|L̂||Û|‖∞), R and C
+// are powers of two, and Solve refines them to fp64 accuracy, on every
+// grid, with orders that are not multiples of the block size.
+func TestFactorHalf(t *testing.T) {
+	for _, g := range halfGrids(t) {
+		tm := team(t, g)
+		for _, c := range []struct {
+			n, nb int
+			e     float64
+		}{{300, 64, 0}, {1000, 128, 0}, {777, 128, 3}} {
+			a := weaklyDominant(c.n, c.e)
+			s, err := NewSystem(tm, c.nb, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lu, err := FactorHalf(context.Background(), s, true)
+			if err != nil {
+				t.Fatalf("%v, n=%d: %v", g, c.n, err)
+			}
+			checkHalfFactors(t, lu, a, c.n, c.nb)
+			lu.Free()
+			b := make([]float64, c.n)
+			for i := range b {
+				b[i] = math.Cos(float64(i))
+			}
+			x, rep, err := Solve(context.Background(), s, b, SolveOptions{Storage: StorageHalf})
+			if err != nil || !rep.Road.Half || len(rep.Attempts) != 0 {
+				t.Fatalf("%v, n=%d: %v, road %v after %v", g, c.n, err, rep.Road, rep.Attempts)
+			}
+			if be := solve.BackwardError(c.n, a, x, b); be > 4*rep.Refine.Tol {
+				t.Errorf("%v, n=%d: backward error %.3g", g, c.n, be)
+			}
+			s.Free()
+		}
+		tm.Close()
+	}
+}
+
+// checkHalfFactors compares L̂Û with R·A·C on the host.
+func checkHalfFactors(t *testing.T, lu *HalfLU, a []float64, n, nb int) {
+	t.Helper()
+	for i := range n {
+		for _, s := range []float64{lu.Rows[i], lu.Cols[i]} {
+			if fr, _ := math.Frexp(s); fr != 0.5 {
+				t.Fatalf("scaling %g is not a power of two", s)
+			}
+		}
+	}
+	f, err := Gather(lu.W)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Free()
+	m := make([]float32, n*n) // column-major
+	if err := f.r.Engine.Device().Download(m, f.lu); err != nil {
+		t.Fatal(err)
+	}
+	l := func(i, k int) float64 {
+		switch {
+		case i == k:
+			return 1
+		case i > k:
+			return float64(m[i+k*n])
+		}
+		return 0
+	}
+	u := func(k, j int) float64 {
+		if k <= j {
+			return float64(m[k+j*n])
+		}
+		return 0
+	}
+	var errNorm, luNorm float64
+	for i := range n {
+		var rowErr, rowLU float64
+		for j := range n {
+			var p, q float64
+			for k := range min(i, j) + 1 {
+				p += l(i, k) * u(k, j)
+				q += math.Abs(l(i, k) * u(k, j))
+			}
+			rowErr += math.Abs(lu.Rows[i]*a[i*n+j]*lu.Cols[j] - p)
+			rowLU += q
+		}
+		errNorm, luNorm = max(errNorm, rowErr), max(luNorm, rowLU)
+	}
+	steps := float64((n + nb - 1) / nb)
+	if bnd := 4 * (steps + 3) * 0x1p-11 * luNorm; !(errNorm <= bnd) {
+		t.Errorf("n=%d: ‖R·A·C − L̂Û‖∞ = %.3g above %.3g", n, errNorm, bnd)
+	}
+}
+
+// A matrix built to need pivoting at the first panel, in the middle and
+// at the last fails FactorHalf's check there, on every grid; Solve's auto
+// road then pivots on 1×Q grids and answers.
+func TestFactorHalfNeedsPivoting(t *testing.T) {
+	const n, nb = 600, 64
+	for _, g := range halfGrids(t) {
+		tm := team(t, g)
+		for _, c := range []int{0, 300, n - 2} {
+			a := needingPivotAt(n, c)
+			s, err := NewSystem(tm, nb, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = FactorHalf(context.Background(), s, true)
+			var ge *fp16.GrowthError
+			if !errors.As(err, &ge) || ge.Column != c/nb*nb {
+				t.Errorf("%v, pivot needed at %d: %v, want a GrowthError at column %d", g, c, err, c/nb*nb)
+			}
+			if g.P == 1 {
+				b := make([]float64, n)
+				b[c] = 1
+				x, rep, err := Solve(context.Background(), s, b, SolveOptions{})
+				if err != nil || !rep.Road.Pivoted || len(rep.Attempts) != 1 || !errors.As(rep.Attempts[0].Err, &ge) {
+					t.Errorf("%v, pivot needed at %d: %v, road %v after %v", g, c, err, rep.Road, rep.Attempts)
+				} else if be := solve.BackwardError(n, a, x, b); be > 4*rep.Refine.Tol {
+					t.Errorf("%v, pivot needed at %d: backward error %.3g", g, c, be)
+				}
+			}
+			s.Free()
+		}
+		tm.Close()
+	}
+}

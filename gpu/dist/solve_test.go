@@ -1,0 +1,55 @@
+package dist
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/mwmm/mwmm/gpu/fp16"
+	"github.com/mwmm/mwmm/solve"
+)
+
+// The roads Solve takes, first and after each kind of failure, for every
+// storage and pivoting on 1×Q and P×Q grids.
+func TestRoads(t *testing.T) {
+	growth := fmt.Errorf("dist: %w", &fp16.GrowthError{Column: 64, Multiplier: 1e8})
+	stalled := fmt.Errorf("%w: stalled", solve.ErrNotConverged)
+	other := errors.New("device lost")
+	half, checked := Road{Half: true}, Road{Half: true, Checked: true}
+	single, pivoted := Road{}, Road{Pivoted: true}
+	row, square := Grid{1, 2}, Grid{2, 2}
+	for _, c := range []struct {
+		opt   SolveOptions
+		g     Grid
+		first Road
+		after map[error]*Road // nil: stop
+	}{
+		{SolveOptions{}, row, checked, map[error]*Road{growth: &pivoted, stalled: &single, other: nil}},
+		{SolveOptions{}, square, checked, map[error]*Road{growth: &single, stalled: &single, other: nil}},
+		{SolveOptions{Storage: StorageHalf}, row, checked, map[error]*Road{growth: nil, stalled: nil}},
+		{SolveOptions{Pivot: PivotNone}, row, half, map[error]*Road{stalled: &single}},
+		{SolveOptions{Storage: StorageSingle}, row, single, map[error]*Road{stalled: &pivoted, other: nil}},
+		{SolveOptions{Storage: StorageSingle}, square, single, map[error]*Road{stalled: nil}},
+		{SolveOptions{Storage: StorageSingle, Pivot: PivotNone}, row, single, map[error]*Road{stalled: nil}},
+		{SolveOptions{Pivot: PivotPartial}, row, pivoted, map[error]*Road{stalled: nil}},
+	} {
+		first, err := FirstRoad(c.opt, c.g)
+		if err != nil || first != c.first {
+			t.Errorf("%+v on %v: first road %v (%v), want %v", c.opt, c.g, first, err, c.first)
+		}
+		for failure, want := range c.after {
+			next, ok := nextRoad(first, failure, c.opt, c.g)
+			if ok != (want != nil) || ok && next != *want {
+				t.Errorf("%+v on %v: after %v (%q): %v %v, want %v", c.opt, c.g, first, failure, next, ok, want)
+			}
+		}
+	}
+	for _, opt := range []SolveOptions{{Pivot: PivotPartial, Storage: StorageHalf}} {
+		if _, err := FirstRoad(opt, row); err == nil {
+			t.Errorf("%+v: accepted", opt)
+		}
+	}
+	if _, err := FirstRoad(SolveOptions{Pivot: PivotPartial}, square); err == nil {
+		t.Error("partial pivoting on a 2×2 grid: accepted")
+	}
+}
