@@ -28,6 +28,7 @@ type gpusSolve struct {
 	sizes   []int
 	storage dist.Storage
 	pivot   dist.Pivot
+	tol     float64 // --tol; 0: solve's default, or with --bench cuSOLVERMg's backward error
 }
 
 // gpusStorage reads --factor for --gpus: fp16-store, or a fused FABsum
@@ -72,7 +73,7 @@ func parseGPUsSolve(o *systemOptions, set map[string]bool, sopt solve.Options) (
 	if err != nil {
 		return nil, err
 	}
-	s := &gpusSolve{plan: plan, storage: storage, grid: g, nb: 1024, sopt: sopt, seed: o.seed, kind: kind, sizes: []int{256}}
+	s := &gpusSolve{plan: plan, storage: storage, grid: g, nb: 1024, sopt: sopt, tol: sopt.Tol, seed: o.seed, kind: kind, sizes: []int{256}}
 	if set["nb"] {
 		s.nb = o.nb
 	}
@@ -195,6 +196,9 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 	fmt.Fprintf(w, "%s, LU in blocks of %d, first %s, refined in fp64\n", s.kind, s.nb, roadUpdate(first, s.plan))
 	fmt.Fprintf(w, gpusRow, "n", "solver", "GPUs", "LU (s)", "LU TFLOP/s", "gather (s)", "total (s)", "steps", "backward error")
 	for _, n := range s.sizes {
+		if one != nil {
+			s.mgRow(w, cols, n) // first: its backward error is the others' tolerance
+		}
 		if err := s.solveOn(ctx, team, n, w); err != nil {
 			return err
 		}
@@ -203,9 +207,6 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 				return err
 			}
 			if err := s.denseRow(ctx, w, n); err != nil {
-				return err
-			}
-			if err := s.mgRow(w, cols, n); err != nil {
 				return err
 			}
 		}
@@ -257,7 +258,7 @@ func (s *gpusSolve) denseRow(ctx context.Context, w io.Writer, n int) error {
 	}
 	defer sys.Free()
 	start := time.Now()
-	_, rep, err := dense.Solve(ctx, sys, s.rhs(n), dense.Policy{})
+	_, rep, err := dense.Solve(ctx, sys, s.rhs(n), dense.Policy{Refine: s.sopt})
 	if err != nil {
 		return fmt.Errorf("n = %d, one-GPU solver: %w", n, err)
 	}
@@ -268,18 +269,23 @@ func (s *gpusSolve) denseRow(ctx context.Context, w io.Writer, n int) error {
 }
 
 // mgRow is cuSOLVERMg's getrf+getrs in fp64 on the same GPUs (columns in
-// blocks of 256), or why it did not run.
-func (s *gpusSolve) mgRow(w io.Writer, cols *dist.Team, n int) error {
+// blocks of 256), or why it did not run. Unless --tol was given, its
+// backward error becomes the tolerance of the solves after it: they
+// refine until at least as accurate.
+func (s *gpusSolve) mgRow(w io.Writer, cols *dist.Team, n int) {
 	const nb = 256
+	s.sopt.Tol = s.tol
 	t, err := dist.BenchCusolverMg(cols, n, nb, s.kind, s.seed, s.rhs(n))
 	if err != nil {
 		fmt.Fprintf(w, "%6v  cuSOLVERMg getrf+getrs: %v\n", n, err)
-		return nil
+		return
+	}
+	if s.tol == 0 {
+		s.sopt.Tol = t.BackwardError
 	}
 	lu := 2 * float64(n) * float64(n) * float64(n) / 3 / t.Getrf.Seconds() / 1e12
 	fmt.Fprintf(w, gpusRow, n, "cuSOLVERMg getrf+getrs, fp64", cols.Grid, f3(t.Getrf.Seconds()), fmt.Sprintf("%.0f", lu), "",
 		f3(t.Total.Seconds()), "", fmt.Sprintf("%.2g", t.BackwardError))
-	return nil
 }
 
 // roadUpdate says how a road's LU updates the trailing matrix.
