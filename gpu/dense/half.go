@@ -32,8 +32,11 @@ type halfLU struct {
 	// inverses, when set, keeps each diagonal block's L⁻¹ and U⁻¹ in fp32
 	// (Factors.inverses).
 	inverses *gpu.Buffer
-	ph       *Phases // nil: not profiling
-	fn       map[string]*gpu.Function
+	// invertU and invertL invert full diagonal blocks (nil: strsm, for
+	// orders the Inverter does not take and the last, narrower block).
+	invertU, invertL *fp16.Inverter
+	ph               *Phases // nil: not profiling
+	fn               map[string]*gpu.Function
 
 	main, side     *gpu.Stream
 	sideSMs        int
@@ -86,6 +89,11 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 	}
 	if err == nil {
 		h.blasL, err = e.d.SecondBlas()
+	}
+	if err == nil && fp16.Inverts(nb) && n >= nb {
+		if h.invertU, err = fp16.NewInverter(e.d, h.diag, h.inv32, nb, true); err == nil {
+			h.invertL, err = fp16.NewInverter(e.d, h.diag, h.inv32L, nb, false)
+		}
 	}
 	if err != nil {
 		h.free()
@@ -152,6 +160,11 @@ func (h *halfLU) free() {
 	}
 	if h.blasL != 0 {
 		h.d.Do(func() error { return cuda.CublasSetStream(h.blasL, 0) })
+	}
+	for _, v := range []*fp16.Inverter{h.invertU, h.invertL} {
+		if v != nil {
+			v.Free()
+		}
 	}
 	gpu.FreeAll(h.w, h.diag, h.inv32, h.inv32L, h.invU, h.invL[0], h.invL[1], h.tmpL, h.tmpU, h.growth, h.work)
 }

@@ -181,30 +181,21 @@ func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 }
 
 // inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
-// (upper) or unit lower one L₁₁: cuBLAS strsm (handle blas) on the
-// identity in scratch, in fp32, on st; step k's slot of inverses keeps it
-// in fp32. (Halving the triangle, its
-// inverses' products by sgemm, took as long at order 1024 on an H100:
-// 0.48 ms against 0.43, the chain of small calls' latencies in place of
-// strsm's slow rate.)
+// (upper) or unit lower one L₁₁, in fp32 in scratch first, on st with
+// cuBLAS handle blas: by the Inverter for full blocks, else strsm on the
+// identity; step k's slot of inverses keeps it in fp32.
 func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, scratch, out *gpu.Buffer) error {
-	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), int32(jb)); err != nil {
-		return err
-	}
-	fill, diag := cuda.FillLower, cuda.DiagUnit
+	v := h.invertL
 	if upper {
-		fill, diag = cuda.FillUpper, cuda.DiagNonUnit
+		v = h.invertU
 	}
-	if err := h.d.Do(func() error {
-		sh, err := st.Handle(h.d)
-		if err != nil {
-			return err
-		}
-		if err := cuda.CublasSetStream(blas, sh); err != nil {
-			return err
-		}
-		return cuda.Strsm(blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, h.diag.Ptr(), jb, scratch.Ptr(), jb)
-	}); err != nil {
+	var err error
+	if v != nil && jb == h.nb {
+		err = v.Invert(st, blas)
+	} else {
+		err = h.strsmInverse(st, blas, upper, jb, scratch)
+	}
+	if err != nil {
 		return err
 	}
 	if h.inverses != nil {
@@ -217,6 +208,28 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, sc
 		}
 	}
 	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
+}
+
+// strsmInverse sets scratch to the inverse of diag's triangle by cuBLAS
+// strsm on the identity, in fp32.
+func (h *halfLU) strsmInverse(st *gpu.Stream, blas uintptr, upper bool, jb int, scratch *gpu.Buffer) error {
+	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), int32(jb)); err != nil {
+		return err
+	}
+	fill, diag := cuda.FillLower, cuda.DiagUnit
+	if upper {
+		fill, diag = cuda.FillUpper, cuda.DiagNonUnit
+	}
+	return h.d.Do(func() error {
+		sh, err := st.Handle(h.d)
+		if err != nil {
+			return err
+		}
+		if err := cuda.CublasSetStream(blas, sh); err != nil {
+			return err
+		}
+		return cuda.Strsm(blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, h.diag.Ptr(), jb, scratch.Ptr(), jb)
+	})
 }
 
 // u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for cols columns from c0, as a product from a

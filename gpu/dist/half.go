@@ -60,6 +60,7 @@ func FactorHalf(ctx context.Context, s *System, check bool) (*HalfLU, error) {
 		if err != nil {
 			return err
 		}
+		defer h.free()
 		if err := h.scale(a); err != nil {
 			return err
 		}
@@ -85,6 +86,10 @@ type halfRank struct {
 	inv    *gpu.Buffer
 	inv32  *gpu.Buffer
 	work   *gpu.Buffer
+	diag   *gpu.Buffer
+	// invert inverts a full diagonal block's U and L (nil: strsm, for
+	// orders the Inverter does not take and the last, narrower block).
+	invert [2]*fp16.Inverter
 }
 
 func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
@@ -100,13 +105,31 @@ func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
 		slot, size int
 	}{
 		{&h.growth, slotGrowth, 4 * (1 + 2*steps)}, {&h.inv, slotInv, 2 * 2 * nb * nb},
-		{&h.inv32, slotInv32, 4 * nb * nb}, {&h.work, slotLtWork, ltWorkspace},
+		{&h.inv32, slotInv32, 4 * nb * nb}, {&h.work, slotLtWork, ltWorkspace}, {&h.diag, slotDiag, 4 * nb * nb},
 	} {
 		if *s.buf, err = r.scratch(s.slot, s.size); err != nil {
 			return nil, err
 		}
 	}
-	return h, r.Engine.Device().Memset32(h.growth, 0)
+	d := r.Engine.Device()
+	if fp16.Inverts(nb) && w.Rows >= nb {
+		for i, upper := range []bool{true, false} {
+			if h.invert[i], err = fp16.NewInverter(d, h.diag, h.inv32, nb, upper); err != nil {
+				h.free()
+				return nil, err
+			}
+		}
+	}
+	return h, d.Memset32(h.growth, 0)
+}
+
+// free frees the Inverters (the rest is the rank's scratch).
+func (h *halfRank) free() {
+	for _, v := range h.invert {
+		if v != nil {
+			v.Free()
+		}
+	}
 }
 
 // launch queues package fp16's kernel name on st.
@@ -380,10 +403,7 @@ func (h *halfRank) panel(kind string, spec gpu.MatmulSpec, dst *gpu.Buffer, ld i
 // the factors back in fp16 and their inverses to inv.
 func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 	r, st := h.r, h.r.transfers
-	diag, err := r.scratch(slotDiag, 4*width*width)
-	if err != nil {
-		return err
-	}
+	diag := h.diag // nb×nb, holding the width×width block
 	grid := fp16.BlockGrid(width, width)
 	if err := h.launch("to_f32_f16", grid, st, a, int64(ld), diag, int64(width), int32(width), int32(width)); err != nil {
 		return err
@@ -399,7 +419,7 @@ func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 		return err
 	}
 	for i, upper := range []bool{true, false} {
-		if err := h.inverse(diag, width, upper, h.inv.View(2*i*width*width)); err != nil {
+		if err := h.inverse(i, width, upper, h.inv.View(2*i*width*width)); err != nil {
 			return err
 		}
 	}
@@ -407,17 +427,25 @@ func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 }
 
 // inverse writes to out in fp16 the inverse of diag's upper triangle
-// (upper) or unit lower one: cuBLAS strsm on the identity, in fp32.
-func (h *halfRank) inverse(diag *gpu.Buffer, width int, upper bool, out *gpu.Buffer) error {
+// (upper, Inverter i) or unit lower one, in fp32 first: by the Inverter
+// for full blocks, else cuBLAS strsm on the identity.
+func (h *halfRank) inverse(i, width int, upper bool, out *gpu.Buffer) error {
 	r, st := h.r, h.r.transfers
-	if err := h.launch("eye_f32", gpu.StrideGrid(width*width), st, h.inv32, int64(width), int32(width)); err != nil {
+	d := r.Engine.Device()
+	la, err := d.Linalg()
+	if err != nil {
 		return err
 	}
-	fill, unit := cuda.FillLower, cuda.DiagUnit
-	if upper {
-		fill, unit = cuda.FillUpper, cuda.DiagNonUnit
+	if v := h.invert[i]; v != nil && width == h.w.RowBlock {
+		err = v.Invert(st, la.Blas)
+	} else if err = h.launch("eye_f32", gpu.StrideGrid(width*width), st, h.inv32, int64(width), int32(width)); err == nil {
+		fill, unit := cuda.FillLower, cuda.DiagUnit
+		if upper {
+			fill, unit = cuda.FillUpper, cuda.DiagNonUnit
+		}
+		err = r.trsm(st, cuda.SideLeft, fill, unit, width, width, h.diag, width, h.inv32, width)
 	}
-	if err := r.trsm(st, cuda.SideLeft, fill, unit, width, width, diag, width, h.inv32, width); err != nil {
+	if err != nil {
 		return err
 	}
 	return h.launch("from_f32_f16", fp16.BlockGrid(width, width), st, h.inv32, int64(width), out, int64(width), int32(width), int32(width))

@@ -105,6 +105,45 @@ extern "C" __global__ void eye_f32(float* a, long long lda, int n) {
     }
 }
 
+// tri_inv_leaf inverts the 64×64 diagonal blocks of the triangle at t
+// (ld ldt) into x (ld ldx), a thread block of 64 threads each (thread j
+// makes column j of the inverse): the unit lower triangle by forward
+// substitution, or (upper) the upper one with its diagonal by back
+// substitution; the block's other triangle becomes zero.
+extern "C" __global__ void tri_inv_leaf(const float* t, long long ldt, float* x, long long ldx, int upper) {
+    __shared__ float T[64][65], X[64][65];
+    long long o = (long long)blockIdx.x * 64;
+    int j = threadIdx.x;
+    for (int c = 0; c < 64; c++) T[j][c] = t[(o + j) + (o + c) * ldt];
+    __syncthreads();
+    if (!upper) {
+        for (int i = 0; i < 64; i++) {
+            float s = 0;
+            for (int k = 0; k < i; k++) s += T[i][k] * X[k][j];
+            X[i][j] = i == j ? 1.0f : (i > j ? -s : 0.0f);
+        }
+    } else {
+        for (int i = 63; i >= 0; i--) {
+            float s = 0;
+            for (int k = i + 1; k < 64; k++) s += T[i][k] * X[k][j];
+            X[i][j] = i > j ? 0.0f : ((i == j ? 1.0f : 0.0f) - s) / T[i][i];
+        }
+    }
+    __syncthreads();
+    for (int c = 0; c < 64; c++) x[(o + j) + (o + c) * ldx] = X[j][c];
+}
+
+// tri_zero zeroes the strict lower (upper = 1) or upper triangle of the
+// n×n x (ld ld): the other triangle of an inverse, which Inverter's
+// products of whole blocks read.
+extern "C" __global__ void tri_zero(float* x, long long ld, int n, int upper) {
+    long long total = (long long)n * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long i = e % n, j = e / n;
+        if (upper ? i > j : i < j) x[i + j * ld] = 0.0f;
+    }
+}
+
 // diag_check_f32 is lu.cu's diag_check on binary32 factors: *out (zeroed
 // first) becomes −1 for a NaN or an Inf, else the smallest 1-based k with
 // U(k, k) = 0, else stays 0.

@@ -41,6 +41,7 @@ var blas struct {
 	cublasDtrmm      func(h uintptr, side, uplo, trans, diag, m, n int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, c uintptr, ldc int32) result
 	cublasSgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) result
 	cublasDgemm      func(h uintptr, transa, transb, m, n, k int32, alpha *float64, a uintptr, lda int32, b uintptr, ldb int32, beta *float64, c uintptr, ldc int32) result
+	cublasSgemmBatch func(h uintptr, transa, transb, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32, count int32) result
 	cublasDgemv      func(h uintptr, trans, m, n int32, alpha *float64, a uintptr, lda int32, x uintptr, incx int32, beta *float64, y uintptr, incy int32) result
 	cublasSgemv      func(h uintptr, trans, m, n int32, alpha *float32, a uintptr, lda int32, x uintptr, incx int32, beta *float32, y uintptr, incy int32) result
 	cublasDtrsv      func(h uintptr, uplo, trans, diag, n int32, a uintptr, lda int32, x uintptr, incx int32) result
@@ -106,6 +107,7 @@ func loadCusolver() error {
 		fn(&b.cublasDtrmm, "cublasDtrmm_v2"),
 		fn(&b.cublasSgemm, "cublasSgemm_v2", "cublasSgemm"),
 		fn(&b.cublasDgemm, "cublasDgemm_v2", "cublasDgemm"),
+		fn(&b.cublasSgemmBatch, "cublasSgemmBatched"),
 		fn(&b.cublasDgemv, "cublasDgemv_v2", "cublasDgemv"),
 		fn(&b.cublasSgemv, "cublasSgemv_v2", "cublasSgemv"),
 		fn(&b.cublasDtrsv, "cublasDtrsv_v2", "cublasDtrsv"),
@@ -223,6 +225,15 @@ func Dtrmm(h uintptr, side, uplo, trans, diag, m, n int, alpha float64, a uintpt
 func Sgemm(h uintptr, transa, transb, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) error {
 	return ltCheck("cublasSgemm_v2", blas.cublasSgemm(h, int32(transa), int32(transb), int32(m), int32(n), int32(k),
 		&alpha, a, int32(lda), b, int32(ldb), &beta, c, int32(ldc)))
+}
+
+// SgemmBatched is Sgemm on count triples of matrices of one shape, their
+// addresses in device arrays a, b and c (count pointers each): one launch
+// for many small products. (The strided form takes 18 arguments, past
+// purego's 15.)
+func SgemmBatched(h uintptr, transa, transb, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc, count int) error {
+	return ltCheck("cublasSgemmBatched", blas.cublasSgemmBatch(h, int32(transa), int32(transb), int32(m), int32(n), int32(k),
+		&alpha, a, int32(lda), b, int32(ldb), &beta, c, int32(ldc), int32(count)))
 }
 
 // Dgemm is Sgemm in binary64.
