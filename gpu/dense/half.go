@@ -17,16 +17,14 @@ type halfLU struct {
 	d      *gpu.Device
 	la     *gpu.Linalg
 	n, nb  int
-	w      *gpu.Buffer    // R·A·C in fp16, then L̂ and Û
-	diag   *gpu.Buffer    // the diagonal block in fp32, then its LU
-	inv32  *gpu.Buffer    // U₁₁⁻¹ in fp32 (the panel's stream)
-	inv32L *gpu.Buffer    // L₁₁⁻¹ in fp32 (the update's stream)
-	blasL  uintptr        // the update's stream's cuBLAS handle
-	invU   *gpu.Buffer    // U₁₁⁻¹ in fp16, for L₂₁ (the panel's stream)
-	invL   [2]*gpu.Buffer // L₁₁⁻¹ in fp16, for U₁₂: one step's, the next's
-	tmpL   *gpu.Buffer    // A₂₁ copied: L₂₁ = A₂₁·U₁₁⁻¹ is out of place
-	tmpU   *gpu.Buffer    // A₁₂ copied
-	work   *gpu.Buffer    // sgetrf's work space, its info word at info
+	w      *gpu.Buffer // R·A·C in fp16, then L̂ and Û
+	diag   *gpu.Buffer // the diagonal block in fp32, then its LU
+	inv32  *gpu.Buffer // U₁₁⁻¹, then L₁₁⁻¹, in fp32
+	invU   *gpu.Buffer // U₁₁⁻¹ in fp16, for L₂₁
+	invL   *gpu.Buffer // L₁₁⁻¹ in fp16, for U₁₂
+	tmpL   *gpu.Buffer // A₂₁ copied: L₂₁ = A₂₁·U₁₁⁻¹ is out of place
+	tmpU   *gpu.Buffer // A₁₂ copied
+	work   *gpu.Buffer // sgetrf's work space, its info word at info
 	info   uintptr
 	growth *gpu.Buffer // max |Â|, then per step max |L| and max |U| (binary32 bits)
 	// inverses, when set, keeps each diagonal block's L⁻¹ and U⁻¹ in fp32
@@ -38,10 +36,9 @@ type halfLU struct {
 	ph               *Phases // nil: not profiling
 	fn               map[string]*gpu.Function
 
-	main, side     *gpu.Stream
+	main, side     *gpu.Stream // the updates' stream, the panels'
 	sideSMs        int
-	ready, paneled *gpu.Event
-	factored       *gpu.Event // the panel's diagonal block is factored
+	ready, paneled *gpu.Event // the next panel's columns and rows are updated; it is done
 	algos          map[string]*gpu.Algorithm
 }
 
@@ -84,15 +81,9 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 	if err == nil {
 		h.paneled, err = e.d.NewEvent()
 	}
-	if err == nil {
-		h.factored, err = e.d.NewEvent()
-	}
-	if err == nil {
-		h.blasL, err = e.d.SecondBlas()
-	}
 	if err == nil && fp16.Inverts(nb) && n >= nb {
 		if h.invertU, err = fp16.NewInverter(e.d, h.diag, h.inv32, nb, true); err == nil {
-			h.invertL, err = fp16.NewInverter(e.d, h.diag, h.inv32L, nb, false)
+			h.invertL, err = fp16.NewInverter(e.d, h.diag, h.inv32, nb, false)
 		}
 	}
 	if err != nil {
@@ -125,8 +116,7 @@ func (h *halfLU) alloc() error {
 		buf   **gpu.Buffer
 		bytes int
 	}{
-		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.inv32L, 4 * jb * jb}, {&h.invU, 2 * jb * jb},
-		{&h.invL[0], 2 * jb * jb}, {&h.invL[1], 2 * jb * jb},
+		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.invU, 2 * jb * jb}, {&h.invL, 2 * jb * jb},
 		{&h.tmpL, 2 * jb * max(n-jb, 1)}, {&h.tmpU, 2 * jb * max(n-jb, 1)},
 		{&h.growth, 4 * (1 + 2*h.steps())},
 	}
@@ -153,20 +143,17 @@ func (h *halfLU) free() {
 		})
 		h.ready.Close()
 	}
-	for _, ev := range []*gpu.Event{h.paneled, h.factored} {
+	for _, ev := range []*gpu.Event{h.paneled} {
 		if ev != nil {
 			ev.Close()
 		}
-	}
-	if h.blasL != 0 {
-		h.d.Do(func() error { return cuda.CublasSetStream(h.blasL, 0) })
 	}
 	for _, v := range []*fp16.Inverter{h.invertU, h.invertL} {
 		if v != nil {
 			v.Free()
 		}
 	}
-	gpu.FreeAll(h.w, h.diag, h.inv32, h.inv32L, h.invU, h.invL[0], h.invL[1], h.tmpL, h.tmpU, h.growth, h.work)
+	gpu.FreeAll(h.w, h.diag, h.inv32, h.invU, h.invL, h.tmpL, h.tmpU, h.growth, h.work)
 }
 
 // at is the fp16 entry (i, j) of w.

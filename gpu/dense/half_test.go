@@ -234,7 +234,7 @@ func BenchmarkHalfPieces(b *testing.B) {
 	// beside queues the update on 100 multiprocessors, then the diagonal
 	// block's sgetrf on the other stream.
 	beside := func() error {
-		if err := h.update(s, 2*nb, n-2*nb, 100); err != nil {
+		if err := h.update(s, 2*nb, n, 2*nb, n-2*nb, 100); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -252,15 +252,16 @@ func BenchmarkHalfPieces(b *testing.B) {
 		}},
 		{"panel", func() error { return h.panel(0, h.main) }},
 		{"getrf", func() error { return h.getrf(h.main, nb) }},
-		{"inverse", func() error { return h.inverse(h.main, h.la.Blas, true, 0, nb, h.inv32, h.invU) }},
-		{"u12-rest", func() error { return h.u12(s, 0, nb+nb, n-2*nb, 0) }},
-		{"update-next", func() error { return h.update(s, nb, nb, 0) }},
-		{"update-rest", func() error { return h.update(s, 2*nb, n-2*nb, 0) }},
-		{"update-rest-100", func() error { return h.update(s, 2*nb, n-2*nb, 100) }},
+		{"inverse", func() error { return h.inverse(h.main, true, 0, nb, h.invU) }},
+		{"strsm-inverse", func() error { return h.strsmInverse(h.main, true, nb) }},
+		{"u12", func() error { return h.u12(h.main, s, 0) }},
+		{"update-next", func() error { return h.update(s, nb, n, nb, nb, 0) }},
+		{"update-rest", func() error { return h.update(s, 2*nb, n, 2*nb, n-2*nb, 0) }},
+		{"update-rest-100", func() error { return h.update(s, 2*nb, n, 2*nb, n-2*nb, 100) }},
 		// The look-ahead: the update on 100 multiprocessors, the next panel
 		// beside it; overlapped, this takes the longer of the two.
 		{"overlap", func() error {
-			if err := h.update(s, 2*nb, n-2*nb, 100); err != nil {
+			if err := h.update(s, 2*nb, n, 2*nb, n-2*nb, 100); err != nil {
 				return err
 			}
 			start := time.Now()

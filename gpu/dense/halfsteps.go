@@ -1,6 +1,7 @@
 package dense
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mwmm/mwmm/gpu"
@@ -9,14 +10,14 @@ import (
 )
 
 // run factors w without pivoting, right-looking, with one step of
-// look-ahead: the next panel's columns are updated first and that panel
-// factored on the side stream (leaving it sideSMs multiprocessors) while
-// the rest of the update runs on main. With check, the growth is read
+// look-ahead: the next panel's block column and row are updated first and
+// that panel done on the side stream (leaving it sideSMs multiprocessors)
+// while the rest of the update runs on main. With check, the growth is read
 // after the first panel, before the rest is queued (a matrix that needs
 // pivoting mostly shows it there, before the work is spent), and at the
 // end; a *GrowthError says where it failed.
 func (h *halfLU) run(check bool) error {
-	if err := h.timed(phasePanel, func() error { return h.panel(0, h.main) }); err != nil {
+	if err := h.panel(0, h.main); err != nil {
 		return err
 	}
 	if check {
@@ -51,49 +52,44 @@ func (h *halfLU) verdict(steps int) error {
 	return nil
 }
 
-// step takes the step at column j, its panel factored: U₁₂ and the
-// update for the next panel's columns, then the next panel (aside, with
-// the look-ahead) and the rest of the columns.
+// step takes the step at column j, its panel done (the diagonal block,
+// L₂₁ and U₁₂): the update of the next panel's block column and block
+// row first, then the next panel (aside, with the look-ahead) beside the
+// update of the rest. The panel's stream does all of a panel's work, so
+// that the update's stream runs products only.
 func (h *halfLU) step(j int) error {
 	s := stepOf(j, h.nb, h.n)
-	k := j / h.nb
-	// L₁₁⁻¹ on main, beside the panel's U₁₁⁻¹ and L₂₁, once the diagonal
-	// block is factored; U₁₂ once the panel is done. The last block's is
-	// for the solves only.
-	if err := h.await(h.factored); err != nil {
-		return err
-	}
-	if err := h.timed(phaseTrsm, func() error {
-		return h.inverse(h.main, h.blasL, false, k, s.jb, h.inv32L, h.invL[k%2])
-	}); err != nil || s.rest == 0 {
-		return err
+	if s.rest == 0 {
+		return nil
 	}
 	if err := h.await(h.paneled); err != nil {
 		return err
 	}
-	c0 := j + s.jb
-	if err := h.timed(phaseTrsm, func() error { return h.u12(s, k, c0, s.next, 0) }); err != nil {
+	r, c0 := j+s.jb, j+s.jb
+	if err := h.timed(phaseUpdate, func() error {
+		return errors.Join(h.update(s, r, h.n, c0, s.next, 0), h.update(s, r, r+s.next, c0+s.next, s.rest-s.next, 0))
+	}); err != nil {
 		return err
 	}
-	if err := h.timed(phaseUpdate, func() error { return h.update(s, c0, s.next, 0) }); err != nil {
-		return err
+	rest := func(sms int) error {
+		return h.timed(phaseUpdate, func() error { return h.update(s, r+s.next, h.n, c0+s.next, s.rest-s.next, sms) })
 	}
 	if h.side == h.main || s.rest == s.next {
-		if err := h.restOf(s, k, 0); err != nil {
+		if err := rest(0); err != nil {
 			return err
 		}
-		return h.timed(phasePanel, func() error { return h.panel(c0, h.main) })
+		return h.panel(c0, h.main)
 	}
 	if err := h.ready.Record(h.main); err != nil {
 		return err
 	}
-	if err := h.restOf(s, k, h.d.Multiprocessors()-h.sideSMs); err != nil {
+	if err := rest(h.d.Multiprocessors() - h.sideSMs); err != nil {
 		return err
 	}
 	if err := h.side.Wait(h.ready); err != nil {
 		return err
 	}
-	if err := h.timed(phasePanel, func() error { return h.panel(c0, h.side) }); err != nil {
+	if err := h.panel(c0, h.side); err != nil {
 		return err
 	}
 	return h.paneled.Record(h.side)
@@ -108,19 +104,6 @@ func (h *halfLU) await(ev *gpu.Event) error {
 	return h.main.Wait(ev)
 }
 
-// restOf is U₁₂ and the update for the columns after the next panel's.
-func (h *halfLU) restOf(s step, k, sms int) error {
-	c0 := s.j + s.jb + s.next
-	cols := s.rest - s.next
-	if cols == 0 {
-		return nil
-	}
-	if err := h.timed(phaseTrsm, func() error { return h.u12(s, k, c0, cols, sms) }); err != nil {
-		return err
-	}
-	return h.timed(phaseUpdate, func() error { return h.update(s, c0, cols, sms) })
-}
-
 // stepOf is the step at column j of an order-n LU in blocks of nb.
 func stepOf(j, nb, n int) step {
 	jb := min(nb, n-j)
@@ -128,34 +111,37 @@ func stepOf(j, nb, n int) step {
 	return step{j: j, jb: jb, rest: rest, next: min(nb, rest)}
 }
 
-// panel factors the panel at column j on st: its diagonal block in fp32
-// (cuSOLVER's sgetrf without pivoting; factored records it on the side
-// stream, for main's L₁₁⁻¹), the block's multipliers and U into the
-// growth check, and L₂₁ = A₂₁·U₁₁⁻¹ as a product.
+// panel does the panel at column j on st: its diagonal block factored in
+// fp32 (cuSOLVER's sgetrf without pivoting) and its triangles inverted,
+// the block's multipliers and U into the growth check, L₂₁ = A₂₁·U₁₁⁻¹
+// and U₁₂ = L₁₁⁻¹·A₁₂ as products.
 func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	s := stepOf(j, h.nb, h.n)
 	k, jb, below := j/h.nb, s.jb, s.rest
 	lMax, _ := h.growthAt(k)
-	grid := fp16.BlockGrid(jb, jb)
-	if err := h.launch("to_f32_f16", grid, st, h.at(j, j), int64(h.n), h.diag, int64(jb), int32(jb), int32(jb)); err != nil {
+	if err := h.timed(phasePanel, func() error {
+		grid := fp16.BlockGrid(jb, jb)
+		return errors.Join(
+			h.launch("to_f32_f16", grid, st, h.at(j, j), int64(h.n), h.diag, int64(jb), int32(jb), int32(jb)),
+			h.getrf(st, jb),
+			h.launch("amax_tri_f32", fp16.AmaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax),
+			h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)),
+			h.inverse(st, true, k, jb, h.invU),
+			h.l21(st, j, jb, below, lMax))
+	}); err != nil || below == 0 {
 		return err
 	}
-	if err := h.getrf(st, jb); err != nil {
-		return err
-	}
-	if err := h.launch("amax_tri_f32", fp16.AmaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax); err != nil {
-		return err
-	}
-	if err := h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)); err != nil {
-		return err
-	}
-	if st == h.side && h.side != h.main {
-		if err := h.factored.Record(st); err != nil {
-			return err
-		}
-	}
-	if err := h.inverse(st, h.la.Blas, true, k, jb, h.inv32, h.invU); err != nil || below == 0 {
-		return err
+	return h.timed(phaseTrsm, func() error {
+		return errors.Join(h.inverse(st, false, k, jb, h.invL), h.u12(st, s, k))
+	})
+}
+
+// l21 sets L₂₁ = A₂₁·U₁₁⁻¹ for the below rows under the diagonal block
+// at column j, as a product from a copy, on st, and raises the step's
+// max |L|.
+func (h *halfLU) l21(st *gpu.Stream, j, jb, below int, lMax *gpu.Buffer) error {
+	if below == 0 {
+		return nil
 	}
 	if err := h.launch("copy_f16", fp16.BlockGrid(below, jb), st, h.at(j+jb, j), int64(h.n), h.tmpL, int64(below), int32(below), int32(jb)); err != nil {
 		return err
@@ -181,19 +167,19 @@ func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 }
 
 // inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
-// (upper) or unit lower one L₁₁, in fp32 in scratch first, on st with
-// cuBLAS handle blas: by the Inverter for full blocks, else strsm on the
-// identity; step k's slot of inverses keeps it in fp32.
-func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, scratch, out *gpu.Buffer) error {
+// (upper) or unit lower one L₁₁, in fp32 in inv32 first, on st: by the
+// Inverter for full blocks, else strsm on the identity; step k's slot of
+// inverses keeps it in fp32.
+func (h *halfLU) inverse(st *gpu.Stream, upper bool, k, jb int, out *gpu.Buffer) error {
 	v := h.invertL
 	if upper {
 		v = h.invertU
 	}
 	var err error
 	if v != nil && jb == h.nb {
-		err = v.Invert(st, blas)
+		err = v.Invert(st, h.la.Blas)
 	} else {
-		err = h.strsmInverse(st, blas, upper, jb, scratch)
+		err = h.strsmInverse(st, upper, jb)
 	}
 	if err != nil {
 		return err
@@ -203,16 +189,17 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, sc
 		if upper {
 			slot += h.steps()
 		}
-		if err := h.launch("copy_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
+		if err := h.launch("copy_f32", gpu.StrideGrid(jb*jb), st, h.inv32, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
 			return err
 		}
 	}
-	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
+	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, h.inv32, int64(jb), out, int64(jb), int32(jb), int32(jb))
 }
 
-// strsmInverse sets scratch to the inverse of diag's triangle by cuBLAS
+// strsmInverse sets inv32 to the inverse of diag's triangle by cuBLAS
 // strsm on the identity, in fp32.
-func (h *halfLU) strsmInverse(st *gpu.Stream, blas uintptr, upper bool, jb int, scratch *gpu.Buffer) error {
+func (h *halfLU) strsmInverse(st *gpu.Stream, upper bool, jb int) error {
+	blas, scratch := h.la.Blas, h.inv32
 	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), int32(jb)); err != nil {
 		return err
 	}
@@ -232,33 +219,32 @@ func (h *halfLU) strsmInverse(st *gpu.Stream, blas uintptr, upper bool, jb int, 
 	})
 }
 
-// u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for cols columns from c0, as a product from a
-// copy, on main (on sms multiprocessors when positive), and raises the
-// step's max |U|.
-func (h *halfLU) u12(s step, k, c0, cols, sms int) error {
-	r := s.j + s.jb
-	tmp := h.tmpU.View(2 * (c0 - r) * s.jb)
+// u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for the step's columns right of the
+// diagonal block, as a product from a copy, on st, and raises the step's
+// max |U|.
+func (h *halfLU) u12(st *gpu.Stream, s step, k int) error {
+	c0, cols := s.j+s.jb, s.rest
 	a12 := h.at(s.j, c0)
-	if err := h.launch("copy_f16", fp16.BlockGrid(s.jb, cols), h.main, a12, int64(h.n), tmp, int64(s.jb), int32(s.jb), int32(cols)); err != nil {
+	if err := h.launch("copy_f16", fp16.BlockGrid(s.jb, cols), st, a12, int64(h.n), h.tmpU, int64(s.jb), int32(s.jb), int32(cols)); err != nil {
 		return err
 	}
-	if err := h.matmul("u12", gpu.MatmulSpec{M: s.jb, N: cols, K: s.jb, A: h.invL[k%2], LdA: s.jb, B: tmp, LdB: s.jb,
-		D: a12, LdD: h.n, Alpha: 1, Stream: h.main, SMs: sms}); err != nil {
+	if err := h.matmul("u12", gpu.MatmulSpec{M: s.jb, N: cols, K: s.jb, A: h.invL, LdA: s.jb, B: h.tmpU, LdB: s.jb,
+		D: a12, LdD: h.n, Alpha: 1, Stream: st}); err != nil {
 		return err
 	}
 	_, uMax := h.growthAt(k)
-	return h.launch("amax_f16", fp16.AmaxGrid(s.jb, cols), h.main, a12, int64(h.n), int32(s.jb), int32(cols), uMax)
+	return h.launch("amax_f16", fp16.AmaxGrid(s.jb, cols), st, a12, int64(h.n), int32(s.jb), int32(cols), uMax)
 }
 
-// update runs A₂₂ −= L₂₁·U₁₂ on cols columns from c0, in place in fp16.
-func (h *halfLU) update(s step, c0, cols, sms int) error {
-	r := s.j + s.jb
-	kind := "next"
-	if c0 > r {
-		kind = "rest"
+// update runs A₂₂ −= L₂₁·U₁₂ on rows [i0, i1) and cols columns from c0,
+// in place in fp16, on main (on sms multiprocessors when positive).
+func (h *halfLU) update(s step, i0, i1, c0, cols, sms int) error {
+	if i1 <= i0 || cols <= 0 {
+		return nil
 	}
-	return h.matmul(kind, gpu.MatmulSpec{M: h.n - r, N: cols, K: s.jb, A: h.at(r, s.j), LdA: h.n, B: h.at(s.j, c0), LdB: h.n,
-		D: h.at(r, c0), LdD: h.n, Alpha: -1, Beta: 1, Stream: h.main, SMs: sms})
+	kind := fmt.Sprint("update", sms, i1 == h.n)
+	return h.matmul(kind, gpu.MatmulSpec{M: i1 - i0, N: cols, K: s.jb, A: h.at(i0, s.j), LdA: h.n, B: h.at(s.j, c0), LdB: h.n,
+		D: h.at(i0, c0), LdD: h.n, Alpha: -1, Beta: 1, Stream: h.main, SMs: sms})
 }
 
 // timed runs a phase, timed into the profile when there is one.
