@@ -128,10 +128,10 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 			h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)),
 			h.inverse(st, true, k, jb, h.invU),
 			h.l21(st, j, jb, below, lMax))
-	}); err != nil || below == 0 {
+	}); err != nil {
 		return err
 	}
-	return h.timed(phaseTrsm, func() error {
+	return h.timed(phaseTrsm, func() error { // the last block's L₁₁⁻¹ is for the solves only
 		return errors.Join(h.inverse(st, false, k, jb, h.invL), h.u12(st, s, k))
 	})
 }
@@ -220,10 +220,13 @@ func (h *halfLU) strsmInverse(st *gpu.Stream, upper bool, jb int) error {
 }
 
 // u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for the step's columns right of the
-// diagonal block, as a product from a copy, on st, and raises the step's
+// diagonal block (if any), as a product from a copy, on st, and raises the step's
 // max |U|.
 func (h *halfLU) u12(st *gpu.Stream, s step, k int) error {
 	c0, cols := s.j+s.jb, s.rest
+	if cols == 0 {
+		return nil
+	}
 	a12 := h.at(s.j, c0)
 	if err := h.launch("copy_f16", fp16.BlockGrid(s.jb, cols), st, a12, int64(h.n), h.tmpU, int64(s.jb), int32(s.jb), int32(cols)); err != nil {
 		return err

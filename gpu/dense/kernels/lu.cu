@@ -32,8 +32,7 @@ extern "C" __global__ void copy_f64(const double* x, long long ldx, double* y, l
     copy_block(x, ldx, y, ldy, m, n);
 }
 
-// eye_f64 sets the n×n block a (ld lda) to the identity (fp16's
-// half.cu has eye_f32).
+// eye_f32 and eye_f64 set the n×n block a (ld lda) to the identity.
 template <typename T>
 __device__ void eye_block(T* a, long long lda, int n) {
     long long total = (long long)n * n;
@@ -42,6 +41,8 @@ __device__ void eye_block(T* a, long long lda, int n) {
         a[i + j * lda] = i == j ? T(1) : T(0);
     }
 }
+
+extern "C" __global__ void eye_f32(float* a, long long lda, int n) { eye_block(a, lda, n); }
 
 extern "C" __global__ void eye_f64(double* a, long long lda, int n) { eye_block(a, lda, n); }
 
