@@ -326,7 +326,7 @@ func gemmWarnings(stderr io.Writer, o *gemmOptions, plan multiword.Plan, m, n, k
 	if plan.Scale {
 		hint = " even with scaling: the entries of a row of A or a column of B span a wider range than the words hold"
 	}
-	la, lb := splitLoss(&plan, a, m, k, true, k), splitLoss(&plan, b, k, n, false, k)
+	la, lb := plan.UnderflowRows(a, m, k), plan.UnderflowCols(b, k, n)
 	if la+lb > 0 {
 		fmt.Fprintf(stderr, "mwmm gemm: warning: entries in %d of %s of A and %d of %s of B underflow %s: "+
 			"they lose accuracy or vanish (the smallest normal of %s is %g), and C's error in those rows and columns can reach 100%%%s\n",
