@@ -242,27 +242,6 @@ func distChoice(i int) string {
 	return d
 }
 
-// splitList splits s at the commas outside brackets, so that the
-// distribution names "(0,1]" and "log-uniform ±[1e-3,1e3]" stay whole.
-func splitList(s string) []string {
-	var items []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case ',':
-			if depth <= 0 {
-				items = append(items, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	return append(items, strings.TrimSpace(s[start:]))
-}
-
 // parseDists reads --dists: "all", or indices of gemm.DistNames, their
 // names or their aliases, comma-separated.
 func parseDists(list string) ([]int, error) {

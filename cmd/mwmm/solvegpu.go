@@ -696,20 +696,3 @@ func backwardOn(sys *dense.System, x, b []float64) float64 {
 	}
 	return be
 }
-
-// splitSpecs splits a comma-separated list of specs whose own options
-// also take commas (--matrix kinds, --methods): an item key=value with no
-// ':' continues the spec before it, so "centered,randsvd:kappa=1e8,
-// mode=one-small" is two kinds.
-func splitSpecs(s string) []string {
-	var items []string
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if len(items) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
-			items[len(items)-1] += "," + f
-			continue
-		}
-		items = append(items, f)
-	}
-	return items
-}
