@@ -118,7 +118,7 @@ func gpuFormName(factor, input string) string {
 	return factor
 }
 
-func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res solve.Residual, stdout, stderr io.Writer) error {
+func runSolveGPU(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout, stderr io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["unit"] {
@@ -127,16 +127,12 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if !set["factor"] && o.bench == "" {
 		o.factor = "auto"
 	}
-	if res != solve.FP64 {
+	if sopt.Residual != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
 	forms, tuning, err := gpuForms(o, set["nb"])
 	if err != nil {
 		return err
-	}
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
-	if o.maxIter == 0 {
-		sopt.Refine = solve.None
 	}
 	// The command line is checked before the GPU is looked for: a bad one
 	// fails alike on every machine (exit 2).
