@@ -226,60 +226,6 @@ func parseMethods(list string) ([]gemm.Method, error) {
 	return ms, nil
 }
 
-// distAliases are the short names of gemm.DistNames, by index: those of
-// the experiment package's CPU distributions where they match.
-// Index 3 is logu:3; plain logu (logu:10 in gemm and the experiments) is
-// kept for scripts, with a note.
-var distAliases = [][]string{{"uniform"}, {"centered"}, {"normal"}, {"logu:3", "log-uniform", "logu"}}
-
-// distChoice is "i name (or aliases)" for distribution i.
-func distChoice(i int) string {
-	name := gemm.DistNames[i]
-	d := fmt.Sprintf("%d %s", i, name)
-	if as := slices.DeleteFunc(slices.Clone(distAliases[i]), func(a string) bool { return a == name }); len(as) > 0 {
-		d += " (or " + strings.Join(as, ", ") + ")"
-	}
-	return d
-}
-
-// parseDists reads --dists: "all", or indices of gemm.DistNames, their
-// names or their aliases, comma-separated.
-func parseDists(list string) ([]int, error) {
-	if strings.EqualFold(strings.TrimSpace(list), "all") {
-		var ds []int
-		for i := range gemm.DistNames {
-			ds = append(ds, i)
-		}
-		return ds, nil
-	}
-	var ds []int
-	for _, it := range splitList(list) {
-		d := -1
-		if i, err := strconv.Atoi(it); err == nil {
-			if i >= 0 && i < len(gemm.DistNames) {
-				d = i
-			}
-		} else {
-			for i, name := range gemm.DistNames {
-				if strings.EqualFold(it, name) || slices.ContainsFunc(distAliases[i], func(a string) bool { return strings.EqualFold(it, a) }) {
-					d = i
-				}
-			}
-		}
-		if d < 0 {
-			var choices []string
-			for i := range gemm.DistNames {
-				choices = append(choices, distChoice(i))
-			}
-			return nil, usagef("--dists: unknown distribution %q; want all, or indices or names, comma-separated: %s", it, strings.Join(choices, "; "))
-		}
-		if !slices.Contains(ds, d) {
-			ds = append(ds, d)
-		}
-	}
-	return ds, nil
-}
-
 // failures are the methods that failed, in the order they first did.
 type failures struct {
 	methods []string
@@ -356,9 +302,8 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	if p.dists, err = parseDists(o.dists); err != nil {
 		return err
 	}
-	if slices.ContainsFunc(splitList(o.dists), func(d string) bool { return strings.EqualFold(d, "logu") }) {
-		fmt.Fprintln(stderr, "mwmm bench: note: --dists logu is read as logu:3 (±[1e-3,1e3]), bench's log-uniform data; "+
-			"elsewhere logu means logu:10 (±[1e-10,1e10]): write logu:3")
+	for _, note := range distNotes(o.dists) {
+		fmt.Fprintln(stderr, "mwmm bench: note: "+note)
 	}
 	if err := checkOutputs(output{"csv", o.csv}); err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/npy"
@@ -520,7 +519,7 @@ func gemmInputs(fs *flag.FlagSet, o *gemmOptions) (a, b npy.Matrix, err error) {
 			return a, b, usagef("--size %q: at most 2^28 entries per matrix", o.size)
 		}
 	}
-	dist, err := experiment.ParseDist(o.dist)
+	dist, err := gemmDist(o.dist)
 	if err != nil {
 		return a, b, usagef("--dist: %v", err)
 	}
