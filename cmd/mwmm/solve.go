@@ -300,10 +300,21 @@ func cpuEngine(fs *flag.FlagSet, o *systemOptions) error {
 	return nil
 }
 
+// checkFormInput refuses a tc16 or tc32 --factor that names its input
+// format (tc32-bf16) beside an --input that says another. Both spellings
+// name a form on this machine and on the GPU.
+func checkFormInput(factor, input string, inputSet bool) error {
+	base, in, ok := strings.Cut(strings.ToLower(strings.TrimSpace(factor)), "-")
+	if ok && inputSet && (base == "tc16" || base == "tc32") && !strings.EqualFold(in, input) {
+		return usagef("--factor %s names its input format; --input %s says another", factor, input)
+	}
+	return nil
+}
+
 // loadSystem reads or generates A (and b when withB) and parses the form.
 func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []float64, what string, form lu.Form, err error) {
-	if _, in, ok := strings.Cut(o.factor, "-"); ok && flagSet(fs, "input") && strings.HasPrefix(o.factor, "tc") && !strings.EqualFold(in, o.input) {
-		return 0, nil, nil, "", form, usagef("--factor %s names its input format; --input %s says another", o.factor, o.input)
+	if err := checkFormInput(o.factor, o.input, flagSet(fs, "input")); err != nil {
+		return 0, nil, nil, "", form, err
 	}
 	form, err = lu.ParseForm(o.factor, o.unit, o.input)
 	if err != nil {

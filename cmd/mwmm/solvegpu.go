@@ -130,7 +130,7 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout,
 	if sopt.Residual != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
-	forms, tuning, err := gpuForms(o, set["nb"])
+	forms, tuning, err := gpuForms(o, set)
 	if err != nil {
 		return err
 	}
@@ -177,9 +177,9 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout,
 // gpuForms reads --factor, --input, --nb, --panel and --pivot: the forms
 // to solve with (several, crossed, with --bench; "auto" a placeholder),
 // and the settings auto's forms take.
-func gpuForms(o *systemOptions, nbSet bool) (forms []dense.LUForm, tuning dense.LUForm, err error) {
+func gpuForms(o *systemOptions, set map[string]bool) (forms []dense.LUForm, tuning dense.LUForm, err error) {
 	nb := 0 // dense.DefaultNB's
-	if nbSet {
+	if set["nb"] {
 		if nb = o.nb; nb < 1 {
 			return nil, tuning, usagef("--nb %d: the block size must be at least 1", nb)
 		}
@@ -204,6 +204,9 @@ func gpuForms(o *systemOptions, nbSet bool) (forms []dense.LUForm, tuning dense.
 		if name == "auto" {
 			forms = append(forms, dense.LUForm{Name: "auto"}) // resolved for each system
 			continue
+		}
+		if err := checkFormInput(name, o.input, set["input"]); err != nil {
+			return nil, tuning, err
 		}
 		base, err := dense.ParseLUForm(gpuFormName(name, o.input))
 		if err != nil {

@@ -22,6 +22,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--unit", "a100"}, "--unit"},
 		{[]string{"solve", "--engine", "gpu", "--residual", "dd"}, "fp64"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "tc16"}, "tc16"},
+		{[]string{"solve", "--engine", "gpu", "--factor", "tc32-bf16", "--input", "fp16"}, "names its input format"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "fp32,fp64"}, "one factorization"},
 		{[]string{"solve", "--engine", "gpu", "--nb", "0"}, "--nb"},
 		{[]string{"solve", "--engine", "tpu"}, "model:UNIT, reference or gpu"},
