@@ -104,13 +104,18 @@ func ParseResidual(s string) (Residual, error) {
 	return 0, fmt.Errorf("unknown residual precision %q: fp64 or dd", s)
 }
 
+// NoSteps as Options.MaxIter asks for no refinement step (the LU solution
+// alone), since 0 takes the default.
+const NoSteps = -1
+
 // Options tune the refinement. Zero values take the defaults.
 type Options struct {
 	Refine Method
 	// Tol is the backward error at which refinement stops: 0 means
 	// max(√n, 2)·2^-53, LAPACK's dsgesv criterion.
 	Tol float64
-	// MaxIter bounds the refinement steps; 0 means 20.
+	// MaxIter bounds the refinement steps; 0 means 20 and NoSteps none
+	// (the LU solution alone, with Refine's method in the report).
 	MaxIter int
 	// GMRESTol is GMRES's relative residual tolerance on the preconditioned
 	// system; 0 means 1e-6.
@@ -389,6 +394,9 @@ func (s *refinement) stop(it int, eta float64) bool {
 		rep.Stop = "no refinement asked for"
 	case it == opt.MaxIter:
 		rep.Stop = fmt.Sprintf("%d refinement steps, the limit", it)
+		if it == 0 {
+			rep.Stop = "a limit of 0 refinement steps"
+		}
 		if opt.AllSteps && s.bestEta <= opt.Tol {
 			rep.Converged = true
 		}
@@ -497,8 +505,8 @@ func (o Options) check() error {
 			return fmt.Errorf("solve: %s = %g: want a positive number, or 0 for the default", t.name, t.v)
 		}
 	}
-	if o.MaxIter < 0 || o.MaxInner < 0 {
-		return fmt.Errorf("solve: MaxIter = %d, MaxInner = %d: want counts ≥ 0 (0 for the default)", o.MaxIter, o.MaxInner)
+	if o.MaxIter < NoSteps || o.MaxInner < 0 {
+		return fmt.Errorf("solve: MaxIter = %d, MaxInner = %d: want counts ≥ 0 (0 for the default, NoSteps for no steps as MaxIter)", o.MaxIter, o.MaxInner)
 	}
 	return nil
 }
@@ -523,8 +531,11 @@ func (o Options) withDefaults(n int) Options {
 	if o.Tol == 0 {
 		o.Tol = math.Max(math.Sqrt(float64(n)), 2) * 0x1p-53
 	}
-	if o.MaxIter == 0 {
+	switch o.MaxIter {
+	case 0:
 		o.MaxIter = 20
+	case NoSteps:
+		o.MaxIter = 0
 	}
 	if o.GMRESTol == 0 {
 		o.GMRESTol = 1e-6

@@ -226,81 +226,6 @@ func parseMethods(list string) ([]gemm.Method, error) {
 	return ms, nil
 }
 
-// distAliases are the short names of gemm.DistNames, by index: those of
-// the experiment package's CPU distributions where they match.
-// Index 3 is logu:3; plain logu (logu:10 in gemm and the experiments) is
-// kept for scripts, with a note.
-var distAliases = [][]string{{"uniform"}, {"centered"}, {"normal"}, {"logu:3", "log-uniform", "logu"}}
-
-// distChoice is "i name (or aliases)" for distribution i.
-func distChoice(i int) string {
-	name := gemm.DistNames[i]
-	d := fmt.Sprintf("%d %s", i, name)
-	if as := slices.DeleteFunc(slices.Clone(distAliases[i]), func(a string) bool { return a == name }); len(as) > 0 {
-		d += " (or " + strings.Join(as, ", ") + ")"
-	}
-	return d
-}
-
-// splitList splits s at the commas outside brackets, so that the
-// distribution names "(0,1]" and "log-uniform ±[1e-3,1e3]" stay whole.
-func splitList(s string) []string {
-	var items []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case ',':
-			if depth <= 0 {
-				items = append(items, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	return append(items, strings.TrimSpace(s[start:]))
-}
-
-// parseDists reads --dists: "all", or indices of gemm.DistNames, their
-// names or their aliases, comma-separated.
-func parseDists(list string) ([]int, error) {
-	if strings.EqualFold(strings.TrimSpace(list), "all") {
-		var ds []int
-		for i := range gemm.DistNames {
-			ds = append(ds, i)
-		}
-		return ds, nil
-	}
-	var ds []int
-	for _, it := range splitList(list) {
-		d := -1
-		if i, err := strconv.Atoi(it); err == nil {
-			if i >= 0 && i < len(gemm.DistNames) {
-				d = i
-			}
-		} else {
-			for i, name := range gemm.DistNames {
-				if strings.EqualFold(it, name) || slices.ContainsFunc(distAliases[i], func(a string) bool { return strings.EqualFold(it, a) }) {
-					d = i
-				}
-			}
-		}
-		if d < 0 {
-			var choices []string
-			for i := range gemm.DistNames {
-				choices = append(choices, distChoice(i))
-			}
-			return nil, usagef("--dists: unknown distribution %q; want all, or indices or names, comma-separated: %s", it, strings.Join(choices, "; "))
-		}
-		if !slices.Contains(ds, d) {
-			ds = append(ds, d)
-		}
-	}
-	return ds, nil
-}
-
 // failures are the methods that failed, in the order they first did.
 type failures struct {
 	methods []string
@@ -341,7 +266,6 @@ func (f *failures) write(w io.Writer) {
 const largeN = 1 << 16
 
 func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
-	realStdout := stdout // --csv -; the report then goes to stderr
 	var o benchOptions
 	pos, err := parseFlags(benchFlags(&o), args)
 	if err != nil {
@@ -351,23 +275,43 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		return usagef("unexpected arguments %q", pos)
 	}
 	var p benchPlan
-	for _, f := range strings.Split(o.sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 16 {
-			return usagef("--sizes: %q is not a size ≥ 16", f)
-		}
-		p.sizes = append(p.sizes, n)
-	}
-	if p.reps = o.reps; p.reps < 1 {
-		return usagef("--reps %d: want at least 1", o.reps)
-	}
-	if o.device < 0 {
-		// Refused on every machine; an index past the GPUs is this machine's (1).
-		return usagef("--device %d: want a GPU index ≥ 0", o.device)
+	if p.sizes, p.reps, err = benchSizes(&o); err != nil {
+		return err
 	}
 	if o.gpus != "" {
 		return runBenchGPUs(&o, p.sizes, p.reps, stdout)
 	}
+	if err := p.parseSweep(&o, stderr); err != nil {
+		return err
+	}
+	if err := checkOutputs(output{"csv", o.csv}); err != nil {
+		return err
+	}
+	return p.run(&o, stdout, stderr)
+}
+
+// benchSizes reads --sizes and --reps, and refuses a negative --device.
+func benchSizes(o *benchOptions) (sizes []int, reps int, err error) {
+	for _, f := range strings.Split(o.sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 16 {
+			return nil, 0, usagef("--sizes: %q is not a size ≥ 16", f)
+		}
+		sizes = append(sizes, n)
+	}
+	if o.reps < 1 {
+		return nil, 0, usagef("--reps %d: want at least 1", o.reps)
+	}
+	if o.device < 0 {
+		// Refused on every machine; an index past the GPUs is this machine's (1).
+		return nil, 0, usagef("--device %d: want a GPU index ≥ 0", o.device)
+	}
+	return sizes, o.reps, nil
+}
+
+// parseSweep reads --accuracy, --methods and --dists, with the notes of
+// the distribution names it reads as other data.
+func (p *benchPlan) parseSweep(o *benchOptions, stderr io.Writer) (err error) {
 	if p.lo, p.hi, err = parseRange(o.accuracy); err != nil {
 		return err
 	}
@@ -377,25 +321,27 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 	if p.dists, err = parseDists(o.dists); err != nil {
 		return err
 	}
-	if slices.ContainsFunc(splitList(o.dists), func(d string) bool { return strings.EqualFold(d, "logu") }) {
-		fmt.Fprintln(stderr, "mwmm bench: note: --dists logu is read as logu:3 (±[1e-3,1e3]), bench's log-uniform data; "+
-			"elsewhere logu means logu:10 (±[1e-10,1e10]): write logu:3")
+	for _, note := range distNotes(o.dists) {
+		fmt.Fprintln(stderr, "mwmm bench: note: "+note)
 	}
-	if err := checkOutputs(output{"csv", o.csv}); err != nil {
-		return err
-	}
-	stdout = reportTo(stdout, stderr, output{"csv", o.csv})
+	return nil
+}
+
+// run measures on --device's GPU, prints the tables and writes --csv
+// (which may be "-", the real stdout: then the tables go to stderr).
+func (p *benchPlan) run(o *benchOptions, stdout, stderr io.Writer) error {
+	report := reportTo(stdout, stderr, output{"csv", o.csv})
 	e, err := gemm.SharedEngine(o.device)
 	if err != nil {
 		return fmt.Errorf("no GPU to benchmark: %w", err)
 	}
-	fmt.Fprintf(stdout, "device: %s (%s), driver %d\n\n", e.Device().Name(), e.Device().Arch(), e.Device().DriverVersion())
+	fmt.Fprintf(report, "device: %s (%s), driver %d\n\n", e.Device().Name(), e.Device().Arch(), e.Device().DriverVersion())
 	bar := progress.New(stderr, p.steps(), "bench")
-	records, failed := p.measure(stdout, e, func() { bar.Add(1) })
+	records, failed := p.measure(report, e, func() { bar.Add(1) })
 	bar.Finish()
-	failed.write(stdout)
+	failed.write(report)
 	if o.csv != "" {
-		err := outfile.WriteFile(context.Background(), o.csv, realStdout, func(f io.Writer) error {
+		err := outfile.WriteFile(context.Background(), o.csv, stdout, func(f io.Writer) error {
 			w := csv.NewWriter(f)
 			w.Write(benchHeader)
 			return w.WriteAll(records)
@@ -403,7 +349,7 @@ func runBench(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nwrote %s\n", o.csv)
+		fmt.Fprintf(report, "\nwrote %s\n", o.csv)
 	}
 	if err := failed.first["sgemm"]; err != nil {
 		return fmt.Errorf("the baseline sgemm failed, so there are no speed-ups or error ratios: %w", err)
@@ -453,23 +399,28 @@ func (p *benchPlan) steps() int64 {
 // call each), so that a failing method costs only its own results. step
 // is called after each measurement.
 func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records [][]string, failed failures) {
+	r := &benchRun{e: e, step: step}
+	p.measureSpeed(w, r)
+	if p.hi >= p.lo {
+		p.measureAccuracy(w, r)
+	}
+	return r.records, r.failed
+}
+
+// A benchRun collects a bench's CSV records and failures as it measures.
+type benchRun struct {
+	e       benchEngine
+	step    func()
+	records [][]string
+	failed  failures
+}
+
+// measureSpeed times each method at each size and prints the speed table.
+func (p *benchPlan) measureSpeed(w io.Writer, r *benchRun) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "method\tn\tms\tms w/o split\tTFLOP/s\tTFLOP/s w/o split\t× sgemm\t")
 	for _, n := range p.sizes {
-		times, errs := map[string]gemm.Timing{}, map[string]error{}
-		for _, m := range p.methods {
-			ts, err := e.Time(n, p.reps, []gemm.Method{m}, nil)
-			step()
-			if err == nil && len(ts) != 1 {
-				err = fmt.Errorf("%s at n=%d: %d timings", m.Name, n, len(ts))
-			}
-			if err != nil {
-				failed.add(m.Name, err)
-				errs[m.Name] = err
-				continue
-			}
-			times[m.Name] = ts[0]
-		}
+		times, errs := p.timeMethods(r, n)
 		sgemm := math.NaN()
 		if t, ok := times["sgemm"]; ok {
 			sgemm = t.Total.Seconds()
@@ -478,7 +429,7 @@ func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records []
 			t, ok := times[m.Name]
 			if !ok {
 				fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t\n", m.Name, n)
-				records = append(records, []string{"speed", m.Name, gemm.DistNames[0], strconv.Itoa(n), "", "", "", "", "", "", "",
+				r.records = append(r.records, []string{"speed", m.Name, gemm.DistNames[0], strconv.Itoa(n), "", "", "", "", "", "", "",
 					errs[m.Name].Error()})
 				continue
 			}
@@ -489,52 +440,78 @@ func (p *benchPlan) measure(w io.Writer, e benchEngine, step func()) (records []
 			ms, msp := float64(t.Total.Microseconds())/1e3, float64(t.Products.Microseconds())/1e3
 			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.1f\t%.1f\t%s\t\n", m.Name, n, ms, msp,
 				gemm.TFLOPs(n, t.Total), gemm.TFLOPs(n, t.Products), speedupCell)
-			records = append(records, []string{"speed", m.Name, gemm.DistNames[0], strconv.Itoa(n), fmtG(ms), fmtG(msp),
+			r.records = append(r.records, []string{"speed", m.Name, gemm.DistNames[0], strconv.Itoa(n), fmtG(ms), fmtG(msp),
 				fmtG(gemm.TFLOPs(n, t.Total)), fmtG(gemm.TFLOPs(n, t.Products)), speedupCSV, "", "", ""})
 		}
 		fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
 	}
 	tw.Flush()
-	if p.hi < p.lo {
-		return records, failed
-	}
+}
 
+// timeMethods times each method at size n: its timing, or why it failed.
+func (p *benchPlan) timeMethods(r *benchRun, n int) (map[string]gemm.Timing, map[string]error) {
+	times, errs := map[string]gemm.Timing{}, map[string]error{}
+	for _, m := range p.methods {
+		ts, err := r.e.Time(n, p.reps, []gemm.Method{m}, nil)
+		r.step()
+		if err == nil && len(ts) != 1 {
+			err = fmt.Errorf("%s at n=%d: %d timings", m.Name, n, len(ts))
+		}
+		if err != nil {
+			r.failed.add(m.Name, err)
+			errs[m.Name] = err
+			continue
+		}
+		times[m.Name] = ts[0]
+	}
+	return times, errs
+}
+
+// measureAccuracy runs the accuracy sweep on each distribution and prints
+// its errors and their ratios to sgemm's.
+func (p *benchPlan) measureAccuracy(w io.Writer, r *benchRun) {
 	fmt.Fprintln(w, "\ncomponentwise error max|C−Ĉ|/(|A||B|), A 512×n, B n×512 (normwise in the CSV)")
 	var ns []int
 	for x := p.lo; x <= p.hi; x++ {
 		ns = append(ns, 1<<x)
 	}
-	accMethods := p.accMethods()
 	var names []string
-	for _, m := range accMethods {
+	for _, m := range p.accMethods() {
 		names = append(names, m.Name)
 	}
 	for _, dist := range p.dists {
 		name := gemm.DistNames[dist]
-		var acc []gemm.Accuracy
-		for _, n := range ns {
-			for _, m := range accMethods {
-				a, err := e.Accuracy(512, n, dist, 1, []gemm.Method{m})
-				step()
-				if err == nil && len(a) != 1 {
-					err = fmt.Errorf("%s at n=%d: %d results", m.Name, n, len(a))
-				}
-				if err != nil {
-					failed.add(m.Name, err)
-					records = append(records, []string{"accuracy", m.Name, name, strconv.Itoa(n), "", "", "", "", "", "", "", err.Error()})
-					continue
-				}
-				acc = append(acc, a[0])
-				records = append(records, []string{"accuracy", m.Name, name, strconv.Itoa(n), "", "", "", "", "",
-					fmtG(a[0].Componentwise), fmtG(a[0].Normwise), ""})
-			}
-		}
+		acc := p.sweep(r, dist, ns)
 		fmt.Fprintf(w, "\ndistribution %s\n", name)
 		writeAccuracyTable(w, names, ns, acc)
 		fmt.Fprintf(w, "\nerror ÷ sgemm's error on %s, worst over n (target ≤ 1) and over n ≥ %s (target ≤ 0.5)\n", name, fmtN(largeN))
 		writeRatios(w, worstRatios(acc, names, "sgemm", largeN))
 	}
-	return records, failed
+}
+
+// sweep measures each accuracy method's error at each n on distribution
+// dist.
+func (p *benchPlan) sweep(r *benchRun, dist int, ns []int) []gemm.Accuracy {
+	name := gemm.DistNames[dist]
+	var acc []gemm.Accuracy
+	for _, n := range ns {
+		for _, m := range p.accMethods() {
+			a, err := r.e.Accuracy(512, n, dist, 1, []gemm.Method{m})
+			r.step()
+			if err == nil && len(a) != 1 {
+				err = fmt.Errorf("%s at n=%d: %d results", m.Name, n, len(a))
+			}
+			if err != nil {
+				r.failed.add(m.Name, err)
+				r.records = append(r.records, []string{"accuracy", m.Name, name, strconv.Itoa(n), "", "", "", "", "", "", "", err.Error()})
+				continue
+			}
+			acc = append(acc, a[0])
+			r.records = append(r.records, []string{"accuracy", m.Name, name, strconv.Itoa(n), "", "", "", "", "",
+				fmtG(a[0].Componentwise), fmtG(a[0].Normwise), ""})
+		}
+	}
+	return acc
 }
 
 // fmtN writes a power of two as 2^k.

@@ -105,9 +105,6 @@ func TestParseMethods(t *testing.T) {
 }
 
 func TestParseDists(t *testing.T) {
-	if len(distAliases) != len(gemm.DistNames) {
-		t.Fatalf("%d alias lists for %d distributions", len(distAliases), len(gemm.DistNames))
-	}
 	for _, c := range []struct {
 		list string
 		want []int
@@ -128,9 +125,6 @@ func TestParseDists(t *testing.T) {
 		if _, err := parseDists(bad); err == nil || !strings.Contains(err.Error(), "unknown distribution") {
 			t.Errorf("parseDists(%q): %v, want an unknown-distribution error", bad, err)
 		}
-	}
-	if got := splitList("(0,1], log-uniform ±[1e-3,1e3] ,2"); !slices.Equal(got, []string{"(0,1]", "log-uniform ±[1e-3,1e3]", "2"}) {
-		t.Errorf("splitList = %q", got)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -216,46 +218,63 @@ func runBound(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
-	only := func(mode string, allowed ...string) error {
-		for name := range set {
-			if name != mode && !contains(allowed, name) {
-				return usagef("--%s does not go with --%s", name, mode)
-			}
-		}
-		return nil
-	}
-	if o.lu {
-		if err := only("lu", "n", "unit", "nb", "json"); err != nil {
-			return err
-		}
-		return runLUBound(stdout, o, set["n"])
-	}
-	if set["unit"] || set["nb"] {
-		return usagef("--unit and --nb go with --lu")
-	}
-
-	if o.table {
-		if err := only("table", "json"); err != nil {
-			return err
-		}
-		rows := bound.Table21()
-		if o.json {
-			return writeJSON(stdout, rows)
-		}
-		return writeTable21(stdout, rows)
-	}
-
-	in, err := parseBoundInputs(o, set)
-	if err != nil {
+	modes := boundModes(o)
+	m := modes[slices.IndexFunc(modes, func(m boundMode) bool { return m.on })]
+	if err := m.check(set, modes); err != nil {
 		return err
 	}
-	if o.narrow {
-		if err := only("narrow", "low", "high", "split", "accmode", "p", "n", "theta", "json"); err != nil {
-			return err
-		}
-		return runNarrowBound(stdout, o, set, in)
+	return m.run(stdout, o, set)
+}
+
+// A boundMode is one of bound's modes: the flag that chooses it, the
+// flags it reads besides its own, and what it prints.
+type boundMode struct {
+	flag  string // "" for the multiword bound, the default
+	on    bool   // chosen
+	takes []string
+	run   func(stdout io.Writer, o *boundOptions, set map[string]bool) error
+}
+
+// boundModes are bound's modes, the first one on chosen: --lu, --table
+// or --narrow, or else the multiword bound.
+func boundModes(o *boundOptions) []boundMode {
+	inputs := []string{"low", "high", "split", "accmode", "p", "n", "json"}
+	return []boundMode{
+		{"lu", o.lu, []string{"n", "unit", "nb", "json"}, runLUBound},
+		{"table", o.table, []string{"json"}, runTableBound},
+		{"narrow", o.narrow, slices.Concat(inputs, []string{"theta"}), runNarrowBound},
+		// The other modes' flags given as false (--lu=false) change nothing.
+		{"", true, slices.Concat(inputs, []string{"all", "fabsum", "block", "group", "prob", "lu", "table", "narrow"}), runMultiwordBound},
 	}
-	return runMultiwordBound(stdout, o, set, in)
+}
+
+// check refuses the flags given that the mode does not read, naming the
+// first in alphabetical order (and, for the multiword bound, the mode
+// that reads it).
+func (m boundMode) check(set map[string]bool, modes []boundMode) error {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		if name == m.flag || slices.Contains(m.takes, name) {
+			continue
+		}
+		if m.flag != "" {
+			return usagef("--%s does not go with --%s", name, m.flag)
+		}
+		for _, other := range modes {
+			if slices.Contains(other.takes, name) {
+				return usagef("%s goes with --%s", dashed(name), other.flag)
+			}
+		}
+	}
+	return nil
+}
+
+// runTableBound is bound --table: Table 2.1, with more rows.
+func runTableBound(stdout io.Writer, o *boundOptions, _ map[string]bool) error {
+	rows := bound.Table21()
+	if o.json {
+		return writeJSON(stdout, rows)
+	}
+	return writeTable21(stdout, rows)
 }
 
 // boundFlagsSet returns the flags given, by their canonical names; a flag
@@ -313,11 +332,14 @@ func parseBoundInputs(o *boundOptions, set map[string]bool) (in boundInputs, err
 }
 
 // runNarrowBound is bound --narrow: Mary and Mikaitis's normwise bound.
-func runNarrowBound(stdout io.Writer, o *boundOptions, set map[string]bool, in boundInputs) error {
+func runNarrowBound(stdout io.Writer, o *boundOptions, set map[string]bool) error {
+	in, err := parseBoundInputs(o, set)
+	if err != nil {
+		return err
+	}
 	low, high, modeLow, modeHigh, n := in.low, in.high, in.modeLow, in.modeHigh, in.n
 	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
 	out := in.json()
-	var err error
 	theta := bound.Theta(low.MaxFinite(), high.MaxFinite(), n)
 	if set["theta"] {
 		if theta, err = parseNumber(o.theta); err != nil {
@@ -353,13 +375,14 @@ func runNarrowBound(stdout io.Writer, o *boundOptions, set map[string]bool, in b
 
 // runMultiwordBound is bound's default: Theorem 2.1 of the multiword
 // paper, with FABsum and the probabilistic forms.
-func runMultiwordBound(stdout io.Writer, o *boundOptions, set map[string]bool, in boundInputs) error {
+func runMultiwordBound(stdout io.Writer, o *boundOptions, set map[string]bool) error {
+	in, err := parseBoundInputs(o, set)
+	if err != nil {
+		return err
+	}
 	low, high, modeLow, modeHigh, n := in.low, in.high, in.modeLow, in.modeHigh, in.n
 	uLow, uHigh := bound.U(low, modeLow), bound.U(high, modeHigh)
 	out := in.json()
-	if set["theta"] {
-		return usagef("--theta goes with --narrow")
-	}
 	sum, err := bound.ParseSummation(o.fabsum)
 	if err != nil {
 		return usage(err)
@@ -394,15 +417,6 @@ func runMultiwordBound(stdout io.Writer, o *boundOptions, set map[string]bool, i
 		return writeJSON(stdout, out)
 	}
 	return writeMultiword(stdout, low, high, modeLow, modeHigh, m, r)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // parseCount reads a dimension or block size: a whole number ≥ 1, in any
@@ -574,8 +588,10 @@ type luBoundRow struct {
 	KappaGMRES64 float64 `json:"max_kappa_gmres_ir_fp64_products"`
 }
 
-func runLUBound(stdout io.Writer, o *boundOptions, haveN bool) error {
-	if !haveN {
+// runLUBound is bound --lu: the LU bounds of each factorization form and
+// the κ up to which refinement converges.
+func runLUBound(stdout io.Writer, o *boundOptions, set map[string]bool) error {
+	if !set["n"] {
 		return usagef("give the order of the matrix with -n (e.g. -n 1000)")
 	}
 	n, err := parseCount("-n", o.n)

@@ -304,3 +304,32 @@ func TestBoundErrors(t *testing.T) {
 		}
 	}
 }
+
+// A flag that the mode chosen (--lu, --table, --narrow, or the multiword
+// bound) does not read is refused by name: the first in alphabetical
+// order, every time (the flags were a map, and the name changed from run
+// to run), and for the multiword bound with the mode that reads it.
+func TestBoundModeFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--narrow", "--low", "e4m3", "--high", "fp32", "-n", "100", "--lu"}, "--high does not go with --lu"},
+		{[]string{"--table", "--unit", "v100", "--narrow"}, "--narrow does not go with --table"},
+		{[]string{"--narrow", "-n", "4", "--prob", "--all"}, "--all does not go with --narrow"},
+		{[]string{"-n", "5", "--unit", "a100"}, "--unit goes with --lu"},
+		{[]string{"-n", "5", "--nb", "8"}, "--nb goes with --lu"},
+		{[]string{"-n", "5", "--theta", "3"}, "--theta goes with --narrow"},
+	} {
+		for range 5 {
+			code, _, errs := mwmm(t, "", append([]string{"bound"}, c.args...)...)
+			if code != exitUsage || !strings.Contains(errs, c.want) {
+				t.Fatalf("bound %q: exit %d, stderr %q; want %q", c.args, code, errs, c.want)
+			}
+		}
+	}
+	// A mode flag given as false chooses nothing.
+	if code, out, errs := mwmm(t, "", "bound", "--lu=false", "--table=false", "-n", "5"); code != 0 || !strings.Contains(out, "componentwise bound") {
+		t.Errorf("--lu=false --table=false: exit %d, %s%s", code, out, errs)
+	}
+}

@@ -136,48 +136,51 @@ func runExperiment(args []string, stdout, stderr io.Writer, _ io.Reader) error {
 		if len(rest) != 1 {
 			return usagef("run takes one experiment name or 'all' (see 'mwmm experiment list')")
 		}
-		var es []*experiment.Experiment
-		if rest[0] == "all" {
-			es = experiment.List()
-		} else {
-			e, err := experiment.Lookup(rest[0])
-			if err != nil {
-				return usage(err)
-			}
-			es = []*experiment.Experiment{e}
-		}
-		if o.workers < 0 {
-			return usagef("--workers %d: want 0 (one per core) or more", o.workers)
-		}
-		if o.out == "" {
-			return usagef("--out \"\": want a folder for the files (--out . for this one)")
-		}
-		if len(es) == 1 {
-			if err := experiment.CheckEngine(es[0], o.engine); err != nil {
-				return usage(err)
-			}
-		} else if o.engine != "" { // an unknown engine is refused before anything runs
-			if _, err := multiword.Open(o.engine); err != nil {
-				return usage(fmt.Errorf("--engine: %w", err))
-			}
-		}
-		// SIGHUP (the terminal closed) ends a run as Ctrl-C does: rows kept, CSV sorted, plots drawn.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer stop()
-		cfg := experiment.Config{Quick: o.quick, Seed: o.seed, Engine: o.engine, Workers: o.workers}
-		all := rest[0] == "all"
-		for i, e := range es {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			if err := runOne(ctx, e, cfg, o.out, stdout, stderr, all); err != nil {
-				return err
-			}
-		}
-		return nil
+		return runExperiments(&o, rest[0], stdout, stderr)
 	default:
 		return usagef("unknown verb %q: want list, show or run", verb)
 	}
+}
+
+// runExperiments runs the experiment named, or all of them, into --out.
+func runExperiments(o *experimentOptions, name string, stdout, stderr io.Writer) error {
+	all := name == "all"
+	es := experiment.List()
+	if !all {
+		e, err := experiment.Lookup(name)
+		if err != nil {
+			return usage(err)
+		}
+		es = []*experiment.Experiment{e}
+	}
+	if o.workers < 0 {
+		return usagef("--workers %d: want 0 (one per core) or more", o.workers)
+	}
+	if o.out == "" {
+		return usagef("--out \"\": want a folder for the files (--out . for this one)")
+	}
+	if len(es) == 1 {
+		if err := experiment.CheckEngine(es[0], o.engine); err != nil {
+			return usage(err)
+		}
+	} else if o.engine != "" { // an unknown engine is refused before anything runs
+		if _, err := multiword.Open(o.engine); err != nil {
+			return usage(fmt.Errorf("--engine: %w", err))
+		}
+	}
+	// SIGHUP (the terminal closed) ends a run as Ctrl-C does: rows kept, CSV sorted, plots drawn.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	cfg := experiment.Config{Quick: o.quick, Seed: o.seed, Engine: o.engine, Workers: o.workers}
+	for i, e := range es {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := runOne(ctx, e, cfg, o.out, stdout, stderr, all); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runOne(ctx context.Context, e *experiment.Experiment, cfg experiment.Config, out string, stdout, stderr io.Writer, all bool) error {

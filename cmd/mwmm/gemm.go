@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu/dist"
 	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/npy"
@@ -169,31 +168,14 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if flagSet(fs, "unit") {
-		if flagSet(fs, "engine") {
-			return usagef("--unit %s is --engine model:%s: give one of --unit and --engine", o.unit, o.unit)
-		}
-		o.engine = "model:" + o.unit
-	}
-	if err := gpusEngine(fs, o); err != nil {
-		return err
-	}
-	eng, err := multiword.Open(o.engine)
+	eng, err := gemmEngine(fs, o, &plan)
 	if err != nil {
-		return usage(err)
-	}
-	if me, ok := eng.(*multiword.Model); ok {
-		// A unit that cannot run the plan is a bad command line (exit 2),
-		// found before the inputs are read or drawn.
-		if _, err := me.Unit(&plan); err != nil {
-			return usage(err)
-		}
+		return err
 	}
 	// A path that cannot be written fails now, not after the product.
 	if err := checkOutputs(output{"out", o.out}); err != nil {
 		return err
 	}
-	report := reportTo(stdout, stderr, output{"out", o.out})
 	a, b, err := gemmInputs(fs, o)
 	if err != nil {
 		return err
@@ -201,6 +183,37 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if a.Cols != b.Rows {
 		return fmt.Errorf("A is %d×%d and B is %d×%d: A's columns and B's rows differ", a.Rows, a.Cols, b.Rows, b.Cols)
 	}
+	return gemmProduct(o, eng, plan, a, b, stdout, stderr)
+}
+
+// gemmEngine opens --engine (or --unit's model, or --gpus' engine). A
+// model unit that cannot run the plan is a bad command line (exit 2),
+// found before the inputs are read or drawn.
+func gemmEngine(fs *flag.FlagSet, o *gemmOptions, plan *multiword.Plan) (multiword.Engine, error) {
+	if flagSet(fs, "unit") {
+		if flagSet(fs, "engine") {
+			return nil, usagef("--unit %s is --engine model:%s: give one of --unit and --engine", o.unit, o.unit)
+		}
+		o.engine = "model:" + o.unit
+	}
+	if err := gpusEngine(fs, o); err != nil {
+		return nil, err
+	}
+	eng, err := multiword.Open(o.engine)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if me, ok := eng.(*multiword.Model); ok {
+		if _, err := me.Unit(plan); err != nil {
+			return nil, usage(err)
+		}
+	}
+	return eng, nil
+}
+
+// gemmProduct multiplies A by B, writes C (--out), measures its error
+// (--check) and reports.
+func gemmProduct(o *gemmOptions, eng multiword.Engine, plan multiword.Plan, a, b npy.Matrix, stdout, stderr io.Writer) error {
 	m, k, n := a.Rows, a.Cols, b.Cols
 	if strings.HasPrefix(o.engine, "gpus:") && roundToFloat32(a.Data)+roundToFloat32(b.Data) > 0 {
 		fmt.Fprintln(stderr, "mwmm gemm: note: --gpus multiplies fp32 values: A and B were rounded to fp32 (--check measures against their product)")
@@ -225,18 +238,27 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 		sum.Check = gemmCheck(eng, plan, m, n, k, a.Data, b.Data, c)
 		sum.Check.Seconds = time.Since(t).Seconds()
 	}
+	report := reportTo(stdout, stderr, output{"out", o.out})
+	var err error
 	if o.json {
-		if err := writeJSON(report, sum); err != nil {
-			return err
-		}
-		gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite) // stderr: the JSON stays clean
-		// A failed write comes after the report: only C is lost.
-		return outErr
+		err = writeJSON(report, sum)
+	} else {
+		err = writeGemmReport(report, sum)
 	}
+	if err != nil {
+		return err
+	}
+	gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite) // stderr: the JSON stays clean
+	// A failed write comes after the report: only C is lost.
+	return outErr
+}
+
+// writeGemmReport prints gemm's summary as a table.
+func writeGemmReport(report io.Writer, sum gemmSummary) error {
 	w := tabwriter.NewWriter(report, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "plan\t%s\n", sum.Plan)
 	fmt.Fprintf(w, "engine\t%s\n", sum.Engine)
-	fmt.Fprintf(w, "shape\t%d×%d times %d×%d, %s of words\n", m, k, k, n, count(sum.Products, "product"))
+	fmt.Fprintf(w, "shape\t%d×%d times %d×%d, %s of words\n", sum.M, sum.K, sum.K, sum.N, count(sum.Products, "product"))
 	fmt.Fprintf(w, "time\t%.3g s\n", sum.Seconds)
 	if sum.Out != "" {
 		fmt.Fprintf(w, "wrote\t%s\n", sum.Out)
@@ -249,11 +271,7 @@ func runGemm(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 			fmt.Fprintf(w, "a-priori bound\t%.3g\tcomponentwise, this plan on this engine's unit, if nothing underflows\n", ch.Bound)
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	gemmWarnings(stderr, o, plan, m, n, k, a.Data, b.Data, sum.NonFinite, inputsFinite)
-	return outErr
+	return w.Flush()
 }
 
 // roundToFloat32 rounds x to float32 values in place and returns how many
@@ -326,7 +344,7 @@ func gemmWarnings(stderr io.Writer, o *gemmOptions, plan multiword.Plan, m, n, k
 	if plan.Scale {
 		hint = " even with scaling: the entries of a row of A or a column of B span a wider range than the words hold"
 	}
-	la, lb := splitLoss(&plan, a, m, k, true, k), splitLoss(&plan, b, k, n, false, k)
+	la, lb := plan.UnderflowRows(a, m, k), plan.UnderflowCols(b, k, n)
 	if la+lb > 0 {
 		fmt.Fprintf(stderr, "mwmm gemm: warning: entries in %d of %s of A and %d of %s of B underflow %s: "+
 			"they lose accuracy or vanish (the smallest normal of %s is %g), and C's error in those rows and columns can reach 100%%%s\n",
@@ -520,7 +538,7 @@ func gemmInputs(fs *flag.FlagSet, o *gemmOptions) (a, b npy.Matrix, err error) {
 			return a, b, usagef("--size %q: at most 2^28 entries per matrix", o.size)
 		}
 	}
-	dist, err := experiment.ParseDist(o.dist)
+	dist, err := gemmDist(o.dist)
 	if err != nil {
 		return a, b, usagef("--dist: %v", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/internal/budget"
 	"github.com/mwmm/mwmm/internal/progress"
 	"github.com/mwmm/mwmm/multiword"
@@ -63,65 +62,6 @@ func checkCost(o *gemmOptions, m, k, n int) error {
 
 // roundDuration says d in words (budget.Words).
 func roundDuration(d time.Duration) string { return budget.Words(d.Seconds()) }
-
-// splitLoss counts the rows of x (rows×cols, row-major; the columns when
-// byRows is false) that the plan's words represent worse than the split's
-// bound allows because entries underflow the words' format: with scaling,
-// after the rows (or columns) are scaled as the plan scales them. A row
-// counts when what its words miss, summed, exceeds the bound times the sum
-// of its magnitudes: the error it brings to C even where the other factor
-// weighs its entries alike. Tiny entries beside large ones do not count
-// (uniform data in (0,1] has entries below fp16's normal range whose loss
-// C never sees); a row of 1e-40s does.
-func splitLoss(p *multiword.Plan, x []float64, rows, cols int, byRows bool, k int) int {
-	scales := []float64(nil)
-	if p.Scale {
-		theta := p.ScaleTarget(k)
-		if byRows {
-			scales = multiword.RowScales(x, rows, cols, theta)
-		} else {
-			scales = multiword.ColScales(x, rows, cols, theta)
-		}
-	}
-	u := math.Ldexp(1, -p.Low.Precision())
-	if !(p.SplitMode == format.NearestEven || p.SplitMode == format.NearestAway || p.SplitMode == format.NearestTowardZero) {
-		u *= 2
-	}
-	tol := 4 * math.Pow(u, float64(p.Words))
-	mode := p.SplitMode
-	if mode.IsStochastic() {
-		mode = format.TowardZero // the same grid, deterministic: the check is of range, not of the draws
-	}
-	lines, length := rows, cols
-	if !byRows {
-		lines, length = cols, rows
-	}
-	lost := 0
-	for l := 0; l < lines; l++ {
-		s := 1.0
-		if scales != nil {
-			s = scales[l]
-		}
-		var mag, miss float64
-		for e := 0; e < length; e++ {
-			var v float64 // entry e of row (or column) l
-			if byRows {
-				v = x[l*cols+e]
-			} else {
-				v = x[e*cols+l]
-			}
-			if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-				continue
-			}
-			mag += math.Abs(v * s)
-			miss += math.Abs(multiword.Residual(v*s, p.Low, p.Words, mode, p.WordShift))
-		}
-		if miss > tol*mag {
-			lost++
-		}
-	}
-	return lost
-}
 
 // multiplyRows multiplies on eng, in bands of rows with a progress bar on a
 // terminal when the CPU engines would take over a few seconds. Each row of C

@@ -160,46 +160,8 @@ func gatherInfo() (infoJSON, error) {
 	}
 	info.GPU = true
 	for i := range n {
-		d, err := gpu.OpenIndex(i)
-		if err != nil {
+		if err := info.addDevice(i); err != nil {
 			return info, err
-		}
-		free, err := d.FreeMemory()
-		if err != nil {
-			d.Close()
-			return info, fmt.Errorf("GPU %d: %w", i, err)
-		}
-		major, minor := d.ComputeCapability()
-		info.Devices = append(info.Devices, deviceJSON{
-			Index:             i,
-			Name:              d.Name(),
-			ComputeCapability: fmt.Sprintf("%d.%d", major, minor),
-			Arch:              d.Arch(),
-			Multiprocessors:   d.Multiprocessors(),
-			TotalMemory:       d.TotalMemory(),
-			FreeMemory:        free,
-		})
-		if i == 0 {
-			v := d.DriverVersion()
-			info.Driver, info.DriverVersion = fmt.Sprintf("%d.%d", v/1000, v%1000/10), v
-			if major, minor, err := d.NVRTCVersion(); err != nil {
-				info.NVRTCError = err.Error()
-			} else {
-				info.NVRTC = fmt.Sprintf("%d.%d", major, minor)
-			}
-			if v, err := d.CublasLtVersion(); err != nil {
-				info.CublasLtError = err.Error()
-			} else {
-				info.CublasLt, info.CublasLtVersion = fmt.Sprintf("%d.%d.%d", v/10000, v%10000/100, v%100), v
-			}
-			if b, s, err := d.SolverVersions(); err != nil {
-				info.CusolverError = err.Error()
-			} else {
-				info.Cublas, info.Cusolver = b, fmt.Sprintf("%d.%d.%d", s[0], s[1], s[2])
-			}
-		}
-		if err := d.Close(); err != nil {
-			return info, fmt.Errorf("GPU %d: %w", i, err)
 		}
 	}
 	if v, err := nccl.Version(); err != nil {
@@ -217,6 +179,59 @@ func gatherInfo() (infoJSON, error) {
 		}
 	}
 	return info, nil
+}
+
+// addDevice opens GPU i and adds what it says of itself (and, for GPU 0,
+// of the driver and the libraries).
+func (info *infoJSON) addDevice(i int) error {
+	d, err := gpu.OpenIndex(i)
+	if err != nil {
+		return err
+	}
+	free, err := d.FreeMemory()
+	if err != nil {
+		d.Close()
+		return fmt.Errorf("GPU %d: %w", i, err)
+	}
+	major, minor := d.ComputeCapability()
+	info.Devices = append(info.Devices, deviceJSON{
+		Index:             i,
+		Name:              d.Name(),
+		ComputeCapability: fmt.Sprintf("%d.%d", major, minor),
+		Arch:              d.Arch(),
+		Multiprocessors:   d.Multiprocessors(),
+		TotalMemory:       d.TotalMemory(),
+		FreeMemory:        free,
+	})
+	if i == 0 {
+		info.addVersions(d)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("GPU %d: %w", i, err)
+	}
+	return nil
+}
+
+// addVersions adds the driver's and the CUDA libraries' versions, or why
+// a library is missing.
+func (info *infoJSON) addVersions(d *gpu.Device) {
+	v := d.DriverVersion()
+	info.Driver, info.DriverVersion = fmt.Sprintf("%d.%d", v/1000, v%1000/10), v
+	if major, minor, err := d.NVRTCVersion(); err != nil {
+		info.NVRTCError = err.Error()
+	} else {
+		info.NVRTC = fmt.Sprintf("%d.%d", major, minor)
+	}
+	if v, err := d.CublasLtVersion(); err != nil {
+		info.CublasLtError = err.Error()
+	} else {
+		info.CublasLt, info.CublasLtVersion = fmt.Sprintf("%d.%d.%d", v/10000, v%10000/100, v%100), v
+	}
+	if b, s, err := d.SolverVersions(); err != nil {
+		info.CusolverError = err.Error()
+	} else {
+		info.Cublas, info.Cusolver = b, fmt.Sprintf("%d.%d.%d", s[0], s[1], s[2])
+	}
 }
 
 // cpuName is the CPU's model as /proc/cpuinfo names it (where it does),

@@ -200,13 +200,28 @@ func runMMAList(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	list, err := presetList(names)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, list)
+	}
+	if !flagSet(fs, "sources") {
+		return listUnits(stdout, list)
+	}
+	return listSources(stdout, list)
+}
+
+// presetList describes the presets named (all of them when none is).
+func presetList(names []string) ([]presetJSON, error) {
 	presets := mma.Units()
 	if len(names) > 0 {
 		presets = presets[:0:0]
 		for _, n := range names {
 			p, err := mma.FindUnit(n)
 			if err != nil {
-				return unitError(err)
+				return nil, unitError(err)
 			}
 			presets = append(presets, p)
 		}
@@ -217,18 +232,18 @@ func runMMAList(args []string, stdout io.Writer) error {
 		for i, pair := range p.Pairs {
 			desc, err := p.Describe(pair[0], pair[1])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			j.Units = append(j.Units, unitJSON{pair[0].Name(), pair[1].Name(), i == 0, desc})
 		}
 		list = append(list, j)
 	}
-	if *asJSON {
-		return writeJSON(stdout, list)
-	}
-	if !flagSet(fs, "sources") {
-		return listUnits(stdout, list)
-	}
+	return list, nil
+}
+
+// listSources prints each preset's units and the sources of their
+// parameters (--sources).
+func listSources(w io.Writer, list []presetJSON) error {
 	var b strings.Builder
 	for i, p := range list {
 		if i > 0 {
@@ -252,7 +267,7 @@ func runMMAList(args []string, stdout io.Writer) error {
 			fmt.Fprintf(&b, "    %s\n", line)
 		}
 	}
-	_, err = io.WriteString(stdout, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

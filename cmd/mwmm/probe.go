@@ -144,6 +144,63 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if err := checkProbeFlags(o, rest); err != nil {
+		return err
+	}
+	u, model, err := probeUnits(o, stderr)
+	if err != nil {
+		return err
+	}
+	// A path that cannot be written fails at once, not after the probe.
+	if err := checkOutputs(output{"record", o.record}); err != nil {
+		return err
+	}
+	report := reportTo(stdout, stderr, output{"record", o.record}) // --record -: the report goes to stderr
+	var out probeJSON
+	if o.against == "" {
+		r, err := probe.Run(u)
+		if err != nil {
+			return err
+		}
+		out.Report = &r
+		if !o.json {
+			if err := writeReport(report, r, o.evidence); err != nil {
+				return err
+			}
+		}
+		if o.crosscheck > 0 {
+			if model, err = probe.Fit(r); err != nil {
+				return err
+			}
+		}
+	}
+	if o.crosscheck > 0 {
+		cc, err := crosscheck(u, model, o, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		out.Crosscheck = &cc
+		if !o.json {
+			writeCrosscheck(report, cc)
+		}
+	}
+	if o.json {
+		if out.Crosscheck == nil {
+			return writeJSON(report, out.Report) // the report alone, as before
+		}
+		return writeJSON(report, out)
+	}
+	return nil
+}
+
+// probeJSON is probe --json's output with --crosscheck.
+type probeJSON struct {
+	Report     *probe.Report     `json:"probe,omitempty"`
+	Crosscheck *probe.Crosscheck `json:"crosscheck,omitempty"`
+}
+
+// checkProbeFlags refuses arguments and flags that do not go together.
+func checkProbeFlags(o *probeOptions, rest []string) error {
 	if len(rest) > 0 {
 		return usagef("probe takes no arguments (got %q); name the unit with --unit", rest[0])
 	}
@@ -156,88 +213,57 @@ func runProbe(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.record != "" && o.crosscheck == 0 {
 		return usagef("--record keeps the cases of a cross-check: add --crosscheck N")
 	}
-	u, err := mma.Open(o.unit, o.input, o.output)
-	if err != nil {
-		return unitError(err)
+	return nil
+}
+
+// probeUnits opens --unit, refusing (without --force) a block size whose
+// probe would take too long, and --against's model when it is given.
+func probeUnits(o *probeOptions, stderr io.Writer) (u, model mma.Unit, err error) {
+	if u, err = mma.Open(o.unit, o.input, o.output); err != nil {
+		return nil, nil, unitError(err)
 	}
 	if k := u.BlockK(); o.against == "" {
 		d, bytes := probeCost(k)
 		if k > probeMaxK && !o.force {
-			return usagef("--unit %s: k = %d products per block; the probe would take about %s and %.1f GB (its work grows as k^1.75): "+
+			return nil, nil, usagef("--unit %s: k = %d products per block; the probe would take about %s and %.1f GB (its work grows as k^1.75): "+
 				"probe k ≤ %d, or add --force", o.unit, k, roundDuration(d), bytes/1e9, probeMaxK)
 		}
 		if d >= 5*time.Second {
 			fmt.Fprintf(stderr, "mwmm probe: k = %d: estimated %s and %.1f GB\n", k, roundDuration(d), bytes/1e9)
 		}
+		return u, nil, nil
 	}
-	var model mma.Unit
-	if o.against != "" {
-		if model, err = mma.Open(o.against, u.Input().Name(), u.Output().Name()); err != nil {
-			return unitError(err)
+	if model, err = mma.Open(o.against, u.Input().Name(), u.Output().Name()); err != nil {
+		return nil, nil, unitError(err)
+	}
+	return u, model, nil
+}
+
+// crosscheck compares u with model on --crosscheck random cases, with a
+// progress bar, writing them to --record when it is given (stdout: the
+// file "-").
+func crosscheck(u, model mma.Unit, o *probeOptions, stdout, stderr io.Writer) (probe.Crosscheck, error) {
+	bar := progress.New(stderr, int64(o.crosscheck), "cross-check")
+	opts := probe.CrosscheckOptions{Cases: o.crosscheck, Seed: o.seed, Done: func(n int) { bar.Add(int64(n)) }}
+	var rec *recorder
+	if o.record != "" {
+		ctx, stop := signalContext() // the record only: nothing else to clean up
+		defer stop()
+		var err error
+		if rec, err = newRecorder(ctx, o.record, stdout); err != nil {
+			return probe.Crosscheck{}, err
 		}
+		defer rec.f.Abort() // after close, nothing
+		opts.Record = rec.add
 	}
-	// A path that cannot be written fails at once, not after the probe.
-	if err := checkOutputs(output{"record", o.record}); err != nil {
-		return err
-	}
-	realStdout := stdout // --record -: the report goes to stderr
-	stdout = reportTo(stdout, stderr, output{"record", o.record})
-	var out struct {
-		Report     *probe.Report     `json:"probe,omitempty"`
-		Crosscheck *probe.Crosscheck `json:"crosscheck,omitempty"`
-	}
-	if o.against == "" {
-		r, err := probe.Run(u)
-		if err != nil {
-			return err
-		}
-		out.Report = &r
-		if !o.json {
-			if err := writeReport(stdout, r, o.evidence); err != nil {
-				return err
-			}
-		}
-		if o.crosscheck > 0 {
-			if model, err = probe.Fit(r); err != nil {
-				return err
-			}
+	cc, err := probe.RunCrosscheck(u, model, opts)
+	bar.Finish()
+	if rec != nil {
+		if cerr := rec.close(); err == nil {
+			err = cerr
 		}
 	}
-	if o.crosscheck > 0 {
-		bar := progress.New(stderr, int64(o.crosscheck), "cross-check")
-		opts := probe.CrosscheckOptions{Cases: o.crosscheck, Seed: o.seed, Done: func(n int) { bar.Add(int64(n)) }}
-		var rec *recorder
-		if o.record != "" {
-			ctx, stop := signalContext() // the record only: nothing else to clean up
-			defer stop()
-			if rec, err = newRecorder(ctx, o.record, realStdout); err != nil {
-				return err
-			}
-			defer rec.f.Abort() // after close, nothing
-			opts.Record = rec.add
-		}
-		cc, err := probe.RunCrosscheck(u, model, opts)
-		bar.Finish()
-		if rec != nil {
-			if cerr := rec.close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return err
-		}
-		out.Crosscheck = &cc
-		if !o.json {
-			writeCrosscheck(stdout, cc)
-		}
-	}
-	if o.json {
-		if out.Crosscheck == nil {
-			return writeJSON(stdout, out.Report) // the report alone, as before
-		}
-		return writeJSON(stdout, out)
-	}
-	return nil
+	return cc, err
 }
 
 // recorder writes cross-check cases as JSON lines (probe.RecordLine).

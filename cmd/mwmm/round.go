@@ -274,22 +274,9 @@ func fitsBinary32(f format.Format) bool {
 
 // roundArray rounds the array in o.in into o.out, chunk by chunk.
 func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOptions, stdout, stderr io.Writer) error {
-	dtype := o.dtype
-	switch {
-	case o.codes && dtype != "":
-		return usagef("--codes writes codes: --dtype %s does not apply", dtype)
-	case o.codes && f.Bits() == 0:
-		return usagef("--codes: %s has no encoding (its exponent range fills no exponent field)", f.Name())
-	case o.codes && f.Bits() > 16:
-		return usagef("--codes: %s codes have %d bits, more than uint16 holds; write the values instead", f.Name(), f.Bits())
-	case o.codes && f.Bits() <= 8:
-		dtype = "uint8"
-	case o.codes:
-		dtype = "uint16"
-	case dtype == "float32" && !fitsBinary32(f):
-		return usagef("--dtype float32 cannot hold every %s value; use float64", f.Name())
-	case dtype != "" && dtype != "float32" && dtype != "float64":
-		return usagef("--dtype %q: float32 or float64", dtype)
+	dtype, err := arrayDtype(f, o)
+	if err != nil {
+		return err
 	}
 	outs := []output{{"out", o.out}}
 	if err := checkOutputs(outs...); err != nil {
@@ -333,6 +320,28 @@ func roundArray(f format.Format, mode format.Mode, src format.Source, o *roundOp
 			st.changed, st.zero, st.overflow, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
 	}
 	return nil
+}
+
+// arrayDtype is the dtype --out's array is written as: --codes' unsigned
+// integers, or --dtype ("" when not given: it then follows the input).
+func arrayDtype(f format.Format, o *roundOptions) (string, error) {
+	switch dtype := o.dtype; {
+	case o.codes && dtype != "":
+		return "", usagef("--codes writes codes: --dtype %s does not apply", dtype)
+	case o.codes && f.Bits() == 0:
+		return "", usagef("--codes: %s has no encoding (its exponent range fills no exponent field)", f.Name())
+	case o.codes && f.Bits() > 16:
+		return "", usagef("--codes: %s codes have %d bits, more than uint16 holds; write the values instead", f.Name(), f.Bits())
+	case o.codes && f.Bits() <= 8:
+		return "uint8", nil
+	case o.codes:
+		return "uint16", nil
+	case dtype == "float32" && !fitsBinary32(f):
+		return "", usagef("--dtype float32 cannot hold every %s value; use float64", f.Name())
+	case dtype != "" && dtype != "float32" && dtype != "float64":
+		return "", usagef("--dtype %q: float32 or float64", dtype)
+	}
+	return o.dtype, nil
 }
 
 // roundStream rounds r's elements into out, a chunk at a time, while a
@@ -575,98 +584,23 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	r, closeIn, err := openArray(o.in)
+	r, closeIn, g, err := openBlockInput(ctx, b, o.in)
 	if err != nil {
 		return err
 	}
-	defer func() { closeIn() }() // the second opening's, after the first pass
-	if r.Fortran && len(r.Shape) > 1 {
-		return fmt.Errorf("%s: Fortran order: the blocks run along the last axis, which is not contiguous; write the array in C order (numpy.ascontiguousarray)", o.in)
-	}
-	rowLen := 1
-	if len(r.Shape) > 0 {
-		rowLen = r.Shape[len(r.Shape)-1]
-	}
-	g := 1.0
-	if b.HasTensorScale() { // a first pass for the tensor's amax
-		amax := 0.0
-		if err := streamArray(ctx, r, o.in, min(arrayChunk, max(r.Len, 1)), func(x []float64) error {
-			amax = max(amax, format.AbsMax(x))
-			return nil
-		}); err != nil {
-			return err
-		}
-		closeIn()
-		if r, closeIn, err = openArray(o.in); err != nil {
-			return err
-		}
-		g = b.TensorScale(amax)
-	}
-
-	dtype := "float64"
-	if o.codes {
-		dtype = "uint8"
-	}
-	out, err := createArray(ctx, o.out, dtype, r.Shape, false, stdout)
-	if err != nil {
+	defer closeIn()
+	bs := &blockStream{b: b, rule: rule, mode: mode, src: src, g: g, in: o.in, rowLen: lastAxis(r.Shape)}
+	if err := bs.create(ctx, o, r, stdout); err != nil {
 		return err
 	}
-	defer out.abort()
-	var scalesOut *arrayOut
-	if o.codes {
-		shape := append([]int(nil), r.Shape...)
-		if len(shape) == 0 {
-			shape = []int{1}
-		}
-		shape[len(shape)-1] = (rowLen + b.BlockSize() - 1) / b.BlockSize()
-		if scalesOut, err = createArray(ctx, o.scales, "uint8", shape, false, stdout); err != nil {
-			return err
-		}
-		defer scalesOut.abort()
-	}
-
-	// Whole rows per chunk, so that no block straddles two.
-	size := max(1, arrayChunk/max(rowLen, 1)) * max(rowLen, 1)
-	size = min(size, max(r.Len, 1))
-	elem := b.Element()
-	y := make([]float64, size)
-	codes := make([]uint64, size)
-	var blocks []format.Block
-	scaleCodes := make([]uint64, 0, size/b.BlockSize()+1)
+	defer bs.abort()
 	start := time.Now()
-	at := 0
-	err = streamArray(ctx, r, o.in, size, func(x []float64) error {
-		k := len(x)
-		if !o.codes {
-			b.Quantize(y[:k], nil, x, rowLen, g, rule, mode, src, nil)
-			return out.w.Write(y[:k])
-		}
-		// Codes: the elements and the scales.
-		blocks = b.Quantize(x, y[:k], x, rowLen, g, rule, mode, src, blocks[:0])
-		scaleCodes = scaleCodes[:0]
-		for _, blk := range blocks {
-			scaleCodes = append(scaleCodes, blk.ScaleCode)
-		}
-		if i, err := elem.EncodeSlice(codes[:k], y[:k]); err != nil {
-			return fmt.Errorf("%s: element %d: %v", o.in, at+i, err)
-		}
-		at += k
-		if err := out.w.WriteCodes(codes[:k]); err != nil {
-			return err
-		}
-		return scalesOut.w.WriteCodes(scaleCodes)
-	})
-	if err != nil {
+	if err := streamArray(ctx, r, o.in, bs.chunk(r.Len), bs.write); err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
-	if err := out.commit(); err != nil {
+	if err := bs.commit(); err != nil {
 		return err
-	}
-	if scalesOut != nil {
-		if err := scalesOut.commit(); err != nil {
-			return err
-		}
 	}
 	stdout = reportTo(stdout, stderr, outs...)
 	if b.HasTensorScale() && (o.codes || o.stats) {
@@ -677,6 +611,137 @@ func roundBlockArray(b format.BlockFormat, rule format.ScaleRule, mode format.Mo
 			o.out, r.Len, r.Dtype, shapeString(r.Shape), b.Name(), rule, mode, o.in, elapsed.Seconds(), float64(r.Len)/elapsed.Seconds())
 	}
 	return nil
+}
+
+// lastAxis is the length of an array's last axis (1 for a scalar).
+func lastAxis(shape []int) int {
+	if len(shape) == 0 {
+		return 1
+	}
+	return shape[len(shape)-1]
+}
+
+// openBlockInput opens the array in path, refusing Fortran order (the
+// blocks run along the last axis), and for a format with a tensor scale
+// reads it once for its amax and opens it again: the reader returned is
+// at the start, with its close, and g is the tensor scale (1 without).
+func openBlockInput(ctx context.Context, b format.BlockFormat, path string) (*npy.Reader, func(), float64, error) {
+	r, closeIn, err := openArray(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if r.Fortran && len(r.Shape) > 1 {
+		closeIn()
+		return nil, nil, 0, fmt.Errorf("%s: Fortran order: the blocks run along the last axis, which is not contiguous; write the array in C order (numpy.ascontiguousarray)", path)
+	}
+	if !b.HasTensorScale() {
+		return r, closeIn, 1, nil
+	}
+	amax := 0.0
+	err = streamArray(ctx, r, path, min(arrayChunk, max(r.Len, 1)), func(x []float64) error {
+		amax = max(amax, format.AbsMax(x))
+		return nil
+	})
+	closeIn()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if r, closeIn, err = openArray(path); err != nil {
+		return nil, nil, 0, err
+	}
+	return r, closeIn, b.TensorScale(amax), nil
+}
+
+// A blockStream quantizes an array's chunks to a block format and writes
+// the values, or the elements' codes and the scales' codes.
+type blockStream struct {
+	b      format.BlockFormat
+	rule   format.ScaleRule
+	mode   format.Mode
+	src    format.Source
+	g      float64 // the tensor scale
+	in     string  // the input's path, for errors
+	rowLen int
+
+	out, scales *arrayOut // scales: with --codes only
+	y           []float64
+	codes       []uint64
+	blocks      []format.Block
+	scaleCodes  []uint64
+	at          int // elements written
+}
+
+// create creates --out (and --scales with --codes) for the array r.
+func (s *blockStream) create(ctx context.Context, o *roundOptions, r *npy.Reader, stdout io.Writer) error {
+	dtype := "float64"
+	if o.codes {
+		dtype = "uint8"
+	}
+	var err error
+	if s.out, err = createArray(ctx, o.out, dtype, r.Shape, false, stdout); err != nil || !o.codes {
+		return err
+	}
+	shape := append([]int(nil), r.Shape...)
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	shape[len(shape)-1] = (s.rowLen + s.b.BlockSize() - 1) / s.b.BlockSize()
+	if s.scales, err = createArray(ctx, o.scales, "uint8", shape, false, stdout); err != nil {
+		s.out.abort()
+		return err
+	}
+	return nil
+}
+
+// chunk is the number of values a chunk of the n values holds: whole
+// rows, so that no block straddles two chunks. It sizes the buffers.
+func (s *blockStream) chunk(n int) int {
+	size := max(1, arrayChunk/max(s.rowLen, 1)) * max(s.rowLen, 1)
+	size = min(size, max(n, 1))
+	s.y, s.codes = make([]float64, size), make([]uint64, size)
+	s.scaleCodes = make([]uint64, 0, size/s.b.BlockSize()+1)
+	return size
+}
+
+// write quantizes the chunk x and writes it.
+func (s *blockStream) write(x []float64) error {
+	k := len(x)
+	if s.scales == nil {
+		s.b.Quantize(s.y[:k], nil, x, s.rowLen, s.g, s.rule, s.mode, s.src, nil)
+		return s.out.w.Write(s.y[:k])
+	}
+	s.blocks = s.b.Quantize(x, s.y[:k], x, s.rowLen, s.g, s.rule, s.mode, s.src, s.blocks[:0])
+	s.scaleCodes = s.scaleCodes[:0]
+	for _, blk := range s.blocks {
+		s.scaleCodes = append(s.scaleCodes, blk.ScaleCode)
+	}
+	elem := s.b.Element()
+	if i, err := elem.EncodeSlice(s.codes[:k], s.y[:k]); err != nil {
+		return fmt.Errorf("%s: element %d: %v", s.in, s.at+i, err)
+	}
+	s.at += k
+	if err := s.out.w.WriteCodes(s.codes[:k]); err != nil {
+		return err
+	}
+	return s.scales.w.WriteCodes(s.scaleCodes)
+}
+
+func (s *blockStream) commit() error {
+	if err := s.out.commit(); err != nil {
+		return err
+	}
+	if s.scales != nil {
+		return s.scales.commit()
+	}
+	return nil
+}
+
+// abort removes what commit did not put in place.
+func (s *blockStream) abort() {
+	s.out.abort()
+	if s.scales != nil {
+		s.scales.abort()
+	}
 }
 
 // roundSetup reads --mode (seeding the stochastic modes with --seed) and

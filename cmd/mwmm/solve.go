@@ -300,10 +300,21 @@ func cpuEngine(fs *flag.FlagSet, o *systemOptions) error {
 	return nil
 }
 
+// checkFormInput refuses a tc16 or tc32 --factor that names its input
+// format (tc32-bf16) beside an --input that says another. Both spellings
+// name a form on this machine and on the GPU.
+func checkFormInput(factor, input string, inputSet bool) error {
+	base, in, ok := strings.Cut(strings.ToLower(strings.TrimSpace(factor)), "-")
+	if ok && inputSet && (base == "tc16" || base == "tc32") && !strings.EqualFold(in, input) {
+		return usagef("--factor %s names its input format; --input %s says another", factor, input)
+	}
+	return nil
+}
+
 // loadSystem reads or generates A (and b when withB) and parses the form.
 func loadSystem(fs *flag.FlagSet, o *systemOptions, withB bool) (n int, a, b []float64, what string, form lu.Form, err error) {
-	if _, in, ok := strings.Cut(o.factor, "-"); ok && flagSet(fs, "input") && strings.HasPrefix(o.factor, "tc") && !strings.EqualFold(in, o.input) {
-		return 0, nil, nil, "", form, usagef("--factor %s names its input format; --input %s says another", o.factor, o.input)
+	if err := checkFormInput(o.factor, o.input, flagSet(fs, "input")); err != nil {
+		return 0, nil, nil, "", form, err
 	}
 	form, err = lu.ParseForm(o.factor, o.unit, o.input)
 	if err != nil {
@@ -678,14 +689,22 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if o.replot != "" {
 		return replotSolve(fs, o, stdout)
 	}
+	sopt := o.solveOptions(method, res, precond)
 	if o.engine == "gpu" {
-		return runSolveGPU(fs, o, method, res, stdout, stderr)
-	}
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res, Precond: precond}
-	if o.maxIter == 0 {
-		sopt.Refine = solve.None // no steps; Options would read 0 as its default
+		return runSolveGPU(fs, o, sopt, stdout, stderr)
 	}
 	return solveHere(fs, o, sopt, stdout, stderr)
+}
+
+// solveOptions is the refinement flags as the library's options:
+// --max-iter 0 is solve.NoSteps there, where 0 is the default.
+func (r *refineOptions) solveOptions(method solve.Method, res, precond solve.Residual) solve.Options {
+	maxIter := r.maxIter
+	if maxIter == 0 {
+		maxIter = solve.NoSteps
+	}
+	return solve.Options{Refine: method, Tol: r.tol, MaxIter: maxIter, GMRESTol: r.gmresTol, MaxInner: r.maxInner,
+		Residual: res, Precond: precond}
 }
 
 // solveHere is solve on this machine: a model's or the reference's LU and
@@ -731,7 +750,7 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 		fmt.Fprintf(w, "pivoting\t%s\n", s.Pivoting)
 	}
 	fmt.Fprintf(w, "matrix\t%s\n", s.Matrix)
-	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine, s.GMRESFrom), s.Residual, s.Tol)
+	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine, s.GMRESFrom, s.Outer), s.Residual, s.Tol)
 	if e := s.LUError; e != nil {
 		fmt.Fprintf(w, "LU backward error\t%.3g\t(growth %.3g)\n", e.Normwise, e.Growth)
 	}
@@ -764,16 +783,19 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	return nil
 }
 
-func refineName(m solve.Method, gmresFrom int) string {
-	switch m {
-	case solve.GMRES:
+// refineName says how the solve refined: for auto, what it chose in the
+// steps taken (none where the LU solution converged or --max-iter is 0).
+func refineName(m solve.Method, gmresFrom, steps int) string {
+	switch {
+	case m == solve.GMRES:
 		return "GMRES-IR"
-	case solve.IR:
+	case m == solve.IR:
 		return "classical iterative refinement"
-	case solve.Auto:
-		if gmresFrom > 0 {
-			return fmt.Sprintf("auto: classical, GMRES-IR from step %d", gmresFrom)
-		}
+	case m == solve.Auto && steps == 0:
+		return "auto: no steps taken"
+	case m == solve.Auto && gmresFrom > 0:
+		return fmt.Sprintf("auto: classical, GMRES-IR from step %d", gmresFrom)
+	case m == solve.Auto:
 		return "auto: classical (each step gained 100× or more)"
 	}
 	return "none"

@@ -218,3 +218,21 @@ func TestBoundLU(t *testing.T) {
 		}
 	}
 }
+
+// --max-iter 0 is no refinement step under the method asked for (the
+// library's NoSteps), not the library's default of 20 nor --refine none.
+func TestSolveMaxIterZero(t *testing.T) {
+	code, out, errOut := mwmm(t, "", "solve", "--size", "32", "--max-iter", "0", "--json")
+	var s solveSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errOut, err)
+	}
+	if code != 1 || s.Refine.String() != "auto" || s.Outer != 0 || len(s.Steps) != 1 || s.Converged ||
+		s.Stop != "a limit of 0 refinement steps" {
+		t.Errorf("tc32, --max-iter 0: exit %d, report %+v", code, s.Report)
+	}
+	code, out, _ = mwmm(t, "", "solve", "--size", "32", "--max-iter", "0", "--factor", "fp64")
+	if code != 0 || !strings.Contains(out, "refine  auto: no steps taken") || !strings.Contains(out, "converged: backward error") {
+		t.Errorf("fp64, --max-iter 0: exit %d, report:\n%s", code, out)
+	}
+}

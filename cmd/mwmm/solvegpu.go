@@ -118,7 +118,7 @@ func gpuFormName(factor, input string) string {
 	return factor
 }
 
-func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res solve.Residual, stdout, stderr io.Writer) error {
+func runSolveGPU(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout, stderr io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["unit"] {
@@ -127,16 +127,12 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 	if !set["factor"] && o.bench == "" {
 		o.factor = "auto"
 	}
-	if res != solve.FP64 {
+	if sopt.Residual != solve.FP64 {
 		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
 	}
-	forms, tuning, err := gpuForms(o, set["nb"])
+	forms, tuning, err := gpuForms(o, set)
 	if err != nil {
 		return err
-	}
-	sopt := solve.Options{Refine: method, Tol: o.tol, MaxIter: o.maxIter, GMRESTol: o.gmresTol, MaxInner: o.maxInner, Residual: res}
-	if o.maxIter == 0 {
-		sopt.Refine = solve.None
 	}
 	// The command line is checked before the GPU is looked for: a bad one
 	// fails alike on every machine (exit 2).
@@ -181,9 +177,9 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, method solve.Method, res so
 // gpuForms reads --factor, --input, --nb, --panel and --pivot: the forms
 // to solve with (several, crossed, with --bench; "auto" a placeholder),
 // and the settings auto's forms take.
-func gpuForms(o *systemOptions, nbSet bool) (forms []dense.LUForm, tuning dense.LUForm, err error) {
+func gpuForms(o *systemOptions, set map[string]bool) (forms []dense.LUForm, tuning dense.LUForm, err error) {
 	nb := 0 // dense.DefaultNB's
-	if nbSet {
+	if set["nb"] {
 		if nb = o.nb; nb < 1 {
 			return nil, tuning, usagef("--nb %d: the block size must be at least 1", nb)
 		}
@@ -208,6 +204,9 @@ func gpuForms(o *systemOptions, nbSet bool) (forms []dense.LUForm, tuning dense.
 		if name == "auto" {
 			forms = append(forms, dense.LUForm{Name: "auto"}) // resolved for each system
 			continue
+		}
+		if err := checkFormInput(name, o.input, set["input"]); err != nil {
+			return nil, tuning, err
 		}
 		base, err := dense.ParseLUForm(gpuFormName(name, o.input))
 		if err != nil {
@@ -695,21 +694,4 @@ func backwardOn(sys *dense.System, x, b []float64) float64 {
 		return math.NaN()
 	}
 	return be
-}
-
-// splitSpecs splits a comma-separated list of specs whose own options
-// also take commas (--matrix kinds, --methods): an item key=value with no
-// ':' continues the spec before it, so "centered,randsvd:kappa=1e8,
-// mode=one-small" is two kinds.
-func splitSpecs(s string) []string {
-	var items []string
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if len(items) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
-			items[len(items)-1] += "," + f
-			continue
-		}
-		items = append(items, f)
-	}
-	return items
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"maps"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,14 +11,6 @@ import (
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/dense"
 )
-
-func TestSplitKinds(t *testing.T) {
-	got := splitSpecs("centered, randsvd:kappa=1e8,mode=one-small,diagdom,randsvd:kappa=10")
-	want := []string{"centered", "randsvd:kappa=1e8,mode=one-small", "diagdom", "randsvd:kappa=10"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("splitSpecs = %q, want %q", got, want)
-	}
-}
 
 // The GPU solver's command line is checked before any GPU is looked for:
 // the same errors (exit 2) on every machine.
@@ -31,6 +22,7 @@ func TestSolveGPUUsage(t *testing.T) {
 		{[]string{"solve", "--engine", "gpu", "--unit", "a100"}, "--unit"},
 		{[]string{"solve", "--engine", "gpu", "--residual", "dd"}, "fp64"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "tc16"}, "tc16"},
+		{[]string{"solve", "--engine", "gpu", "--factor", "tc32-bf16", "--input", "fp16"}, "names its input format"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "fp32,fp64"}, "one factorization"},
 		{[]string{"solve", "--engine", "gpu", "--nb", "0"}, "--nb"},
 		{[]string{"solve", "--engine", "tpu"}, "model:UNIT, reference or gpu"},
