@@ -255,7 +255,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 		return fs, o
 	}
 	fs.IntVar(&o.nb, "nb", lu.DefaultNB, fmt.Sprintf("block size `NB`: panel width and inner dimension of the updates (default %d; with --engine gpu 1024, 1536 for a multiword form that pivots from n = 32768, 2048 for ozaki-int8xS)", lu.DefaultNB))
-	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: solve on `N` GPUs of this machine (the squarest grid) or a PxQ grid of them (NCCL; --pivot auto is partial on 1xQ grids except for the dominant kinds, none elsewhere)")
+	fs.StringVar(&o.gpus, "gpus", "", "with --engine gpu: solve on `N` GPUs of this machine (the squarest grid) or a PxQ grid of them (NCCL; fp16-store first, --pivot auto pivots where its growth check fails, on 1xQ grids)")
 	fs.StringVar(&o.engine, "engine", "", "where to solve, `ENGINE`: model:UNIT (the same as --unit UNIT), reference (a multiword form's products in float64, --unit reference) or gpu (A and the factors on an NVIDIA GPU; see 'GPU' below); default: this machine with --unit's model")
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")

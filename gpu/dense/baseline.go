@@ -2,6 +2,7 @@ package dense
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
@@ -31,6 +32,9 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 	}
 	if len(b) != n {
 		return res, fmt.Errorf("gpu: %d right-hand side entries for a system of order %d", len(b), n)
+	}
+	if err := baselineFits(n); err != nil {
+		return res, err
 	}
 	a, err := d.Alloc(8 * n * n)
 	if err != nil {
@@ -76,6 +80,17 @@ func (s *System) Baseline(method string, b []float64) (BaselineResult, error) {
 	}
 	res.X = make([]float64, n)
 	return res, d.Download(res.X, vec.View(int(bl.x-vec.Ptr())))
+}
+
+// baselineFits refuses orders past cuSOLVER's 32-bit API (getrf, getrs,
+// the *gesv solvers), which indexes A with 32-bit integers: at n = 65536
+// (2^32 entries) its getrf ran into an illegal address on an H200, an
+// error that ends every later call in the process.
+func baselineFits(n int) error {
+	if int64(n)*int64(n) > math.MaxInt32 {
+		return fmt.Errorf("gpu: cuSOLVER's 32-bit solvers index at most 2^31−1 entries; n = %d has %d", n, int64(n)*int64(n))
+	}
+	return nil
 }
 
 // baselineRun is one Baseline's operands on the device.

@@ -324,3 +324,13 @@ func TestColumnMajor(t *testing.T) {
 		}
 	}
 }
+
+// The baselines refuse orders whose n² passes int32, and take the largest
+// that does not.
+func TestBaselineFits(t *testing.T) {
+	for n, ok := range map[int]bool{1: true, 46340: true, 46341: false, 65536: false} {
+		if err := baselineFits(n); (err == nil) != ok {
+			t.Errorf("n = %d: %v, want fits %v", n, err, ok)
+		}
+	}
+}

@@ -26,11 +26,14 @@
 // # The solve
 //
 // A System is the fp64 A of Ax = b over a team (drawn there, or spread from
-// the host), the operator refinement multiplies by. Solve factors it in
-// fp32 on the tensor cores, without pivoting on any grid (Factor, with one
-// step of look-ahead) or with partial pivoting on 1×Q grids (FactorPivoted,
-// where every GPU holds whole columns), gathers the factors to the first
-// GPU and refines in fp64 (package solve's GMRES-IR):
+// the host), the operator refinement multiplies by. Solve factors it on
+// the tensor cores along a road it chooses (FirstRoad): first held in fp16
+// without pivoting, its growth checked (FactorHalf, HPL-MxP's LU); where
+// the check fails, with partial pivoting on 1×Q grids, where every GPU
+// holds whole columns (FactorPivoted, fp32), or held in fp32 without
+// pivoting elsewhere (Factor); all with one step of look-ahead but the
+// pivoted one. It gathers the factors to the first GPU and refines in
+// fp64 (package solve's GMRES-IR):
 //
 //	sys, _ := dist.GenerateSystem(team, 65536, 1024, "hpl-mxp", 1)
 //	x, rep, err := dist.Solve(ctx, sys, b, dist.SolveOptions{})
