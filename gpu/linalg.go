@@ -16,6 +16,8 @@ var ErrNoCusolver = cuda.ErrNoCusolver
 // gpu/internal/cuda on the device's thread (Device.Do).
 type Linalg struct {
 	Blas, Solver uintptr
+
+	blas2 uintptr // SecondBlas's, made on first use
 }
 
 // Linalg returns the device's cuBLAS and cuSOLVER handles, or an error
@@ -48,6 +50,31 @@ func (d *Device) Linalg() (*Linalg, error) {
 	}
 	d.la = la
 	return la, nil
+}
+
+// SecondBlas returns a second cuBLAS handle, made on first use and
+// destroyed with the device: a handle's work space serves one stream at a
+// time, so work on two streams at once takes one handle each.
+func (d *Device) SecondBlas() (uintptr, error) {
+	la, err := d.Linalg()
+	if err != nil {
+		return 0, err
+	}
+	d.laMu.Lock()
+	defer d.laMu.Unlock()
+	if la.blas2 != 0 {
+		return la.blas2, nil
+	}
+	err = d.Do(func() error {
+		h, err := cuda.CublasCreate()
+		if err != nil {
+			return err
+		}
+		la.blas2 = h
+		d.track(func() error { return cuda.CublasDestroy(h) })
+		return nil
+	})
+	return la.blas2, err
 }
 
 // BlasOn and SolverOn send the cuBLAS or cuSOLVER handle's later work to

@@ -19,7 +19,8 @@ type halfLU struct {
 	n, nb  int
 	w      *gpu.Buffer // R·A·C in fp16, then L̂ and Û
 	diag   *gpu.Buffer // the diagonal block in fp32, then its LU
-	inv32  *gpu.Buffer // U₁₁⁻¹, then L₁₁⁻¹, in fp32
+	inv32  *gpu.Buffer // U₁₁⁻¹ in fp32 (side)
+	inv32L *gpu.Buffer // L₁₁⁻¹ in fp32 (side2)
 	invU   *gpu.Buffer // U₁₁⁻¹ in fp16, for L₂₁
 	invL   *gpu.Buffer // L₁₁⁻¹ in fp16, for U₁₂
 	tmpL   *gpu.Buffer // A₂₁ copied: L₂₁ = A₂₁·U₁₁⁻¹ is out of place
@@ -36,10 +37,16 @@ type halfLU struct {
 	ph               *Phases // nil: not profiling
 	fn               map[string]*gpu.Function
 
-	main, side     *gpu.Stream // the updates' stream, the panels'
-	sideSMs        int
-	ready, paneled *gpu.Event // the next panel's columns and rows are updated; it is done
-	algos          map[string]*gpu.Algorithm
+	// main is the updates' stream; side the panel's (its diagonal block,
+	// U₁₁⁻¹, L₂₁), side2 its L₁₁⁻¹ and U₁₂ beside them, with the second
+	// cuBLAS handle blas2 (a handle's work space serves one stream at a
+	// time). Without look-ahead the three are main.
+	main, side, side2 *gpu.Stream
+	blas2             uintptr
+	sideSMs           int
+	ready, paneled    *gpu.Event // the next panel's columns and rows are updated; it is done
+	diagDone, u12Done *gpu.Event // the panel's diagonal block is factored; side2's part is done
+	algos             map[string]*gpu.Algorithm
 }
 
 // halfKernels are the kernels fp16-store launches: package fp16's, and
@@ -67,7 +74,7 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 		return nil, err
 	}
 	var err error
-	if h.main, h.side, err = e.independentStreams(); err != nil {
+	if h.main, h.side, h.side2, err = e.independentStreams(); err != nil {
 		h.free()
 		return nil, err
 	}
@@ -75,15 +82,24 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 		h.sideSMs = 32
 	}
 	if f.Profile || h.sideSMs < 0 || h.sideSMs >= e.d.Multiprocessors() {
-		h.side, h.sideSMs = h.main, 0
+		h.side, h.side2, h.sideSMs = h.main, h.main, 0
 	}
 	h.ready, err = e.d.NewEvent()
 	if err == nil {
 		h.paneled, err = e.d.NewEvent()
 	}
+	if err == nil {
+		h.diagDone, err = e.d.NewEvent()
+	}
+	if err == nil {
+		h.u12Done, err = e.d.NewEvent()
+	}
+	if err == nil {
+		h.blas2, err = e.d.SecondBlas()
+	}
 	if err == nil && fp16.Inverts(nb) && n >= nb {
 		if h.invertU, err = fp16.NewInverter(e.d, h.diag, h.inv32, nb, true); err == nil {
-			h.invertL, err = fp16.NewInverter(e.d, h.diag, h.inv32, nb, false)
+			h.invertL, err = fp16.NewInverter(e.d, h.diag, h.inv32L, nb, false)
 		}
 	}
 	if err != nil {
@@ -92,21 +108,26 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 	return h, err
 }
 
-// independentStreams returns fp16-store's two streams, made once per
-// engine, independent of the default stream; the panel's is urgent, so
-// that its small kernels go ahead of the update's blocks.
-func (e *Solver) independentStreams() (main, side *gpu.Stream, err error) {
+// independentStreams returns fp16-store's three streams, made once per
+// engine, independent of the default stream: the update's, and the
+// panel's two, urgent, so that their small kernels go ahead of the
+// update's blocks.
+func (e *Solver) independentStreams() (main, side, side2 *gpu.Stream, err error) {
 	e.streamsMu.Lock()
 	defer e.streamsMu.Unlock()
 	if e.halfStreams[0] == nil {
 		if e.halfStreams[0], err = e.d.NewIndependentStream(); err != nil {
-			return nil, nil, err
-		}
-		if e.halfStreams[1], err = e.d.NewUrgentStream(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return e.halfStreams[0], e.halfStreams[1], nil
+	for i := 1; i < 3; i++ {
+		if e.halfStreams[i] == nil {
+			if e.halfStreams[i], err = e.d.NewUrgentStream(); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	return e.halfStreams[0], e.halfStreams[1], e.halfStreams[2], nil
 }
 
 // alloc allocates the working matrix and the scratch.
@@ -116,7 +137,8 @@ func (h *halfLU) alloc() error {
 		buf   **gpu.Buffer
 		bytes int
 	}{
-		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.invU, 2 * jb * jb}, {&h.invL, 2 * jb * jb},
+		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.inv32L, 4 * jb * jb},
+		{&h.invU, 2 * jb * jb}, {&h.invL, 2 * jb * jb},
 		{&h.tmpL, 2 * jb * max(n-jb, 1)}, {&h.tmpU, 2 * jb * max(n-jb, 1)},
 		{&h.growth, 4 * (1 + 2*h.steps())},
 	}
@@ -143,7 +165,7 @@ func (h *halfLU) free() {
 		})
 		h.ready.Close()
 	}
-	for _, ev := range []*gpu.Event{h.paneled} {
+	for _, ev := range []*gpu.Event{h.paneled, h.diagDone, h.u12Done} {
 		if ev != nil {
 			ev.Close()
 		}
@@ -153,7 +175,10 @@ func (h *halfLU) free() {
 			v.Free()
 		}
 	}
-	gpu.FreeAll(h.w, h.diag, h.inv32, h.invU, h.invL, h.tmpL, h.tmpU, h.growth, h.work)
+	if h.blas2 != 0 {
+		h.d.Do(func() error { return cuda.CublasSetStream(h.blas2, 0) })
+	}
+	gpu.FreeAll(h.w, h.diag, h.inv32, h.inv32L, h.invU, h.invL, h.tmpL, h.tmpU, h.growth, h.work)
 }
 
 // at is the fp16 entry (i, j) of w.

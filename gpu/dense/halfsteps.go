@@ -112,13 +112,18 @@ func stepOf(j, nb, n int) step {
 }
 
 // panel does the panel at column j on st: its diagonal block factored in
-// fp32 (cuSOLVER's sgetrf without pivoting) and its triangles inverted,
-// the block's multipliers and U into the growth check, L₂₁ = A₂₁·U₁₁⁻¹
-// and U₁₂ = L₁₁⁻¹·A₁₂ as products.
+// fp32 (cuSOLVER's sgetrf without pivoting), the block's multipliers and
+// U into the growth check, then U₁₁⁻¹ and L₂₁ = A₂₁·U₁₁⁻¹ on st and,
+// beside them on side2 (with the look-ahead), L₁₁⁻¹ and U₁₂ = L₁₁⁻¹·A₁₂,
+// all as products; st waits for side2's part.
 func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	s := stepOf(j, h.nb, h.n)
-	k, jb, below := j/h.nb, s.jb, s.rest
+	k, jb := j/h.nb, s.jb
 	lMax, _ := h.growthAt(k)
+	st2, blas2 := h.side2, h.blas2
+	if st == h.main {
+		st2, blas2 = st, h.la.Blas
+	}
 	if err := h.timed(phasePanel, func() error {
 		grid := fp16.BlockGrid(jb, jb)
 		return errors.Join(
@@ -126,14 +131,28 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 			h.getrf(st, jb),
 			h.launch("amax_tri_f32", fp16.AmaxGrid(jb, jb), st, h.diag, int64(jb), int32(jb), lMax),
 			h.launch("from_f32_f16", grid, st, h.diag, int64(jb), h.at(j, j), int64(h.n), int32(jb), int32(jb)),
-			h.inverse(st, true, k, jb, h.invU),
-			h.l21(st, j, jb, below, lMax))
+			h.handOver(st, h.diagDone, st2))
 	}); err != nil {
 		return err
 	}
-	return h.timed(phaseTrsm, func() error { // the last block's L₁₁⁻¹ is for the solves only
-		return errors.Join(h.inverse(st, false, k, jb, h.invL), h.u12(st, s, k))
+	return h.timed(phaseTrsm, func() error {
+		return errors.Join( // the last block's L₁₁⁻¹ is for the solves only
+			h.inverse(st2, blas2, false, k, jb, h.invL), h.u12(st2, s, k),
+			h.inverse(st, h.la.Blas, true, k, jb, h.invU), h.l21(st, j, jb, s.rest, lMax),
+			h.handOver(st2, h.u12Done, st))
 	})
+}
+
+// handOver makes to wait for from's work so far, through ev (nothing
+// when they are one stream).
+func (h *halfLU) handOver(from *gpu.Stream, ev *gpu.Event, to *gpu.Stream) error {
+	if from == to {
+		return nil
+	}
+	if err := ev.Record(from); err != nil {
+		return err
+	}
+	return to.Wait(ev)
 }
 
 // l21 sets L₂₁ = A₂₁·U₁₁⁻¹ for the below rows under the diagonal block
@@ -167,19 +186,19 @@ func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 }
 
 // inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
-// (upper) or unit lower one L₁₁, in fp32 in inv32 first, on st: by the
-// Inverter for full blocks, else strsm on the identity; step k's slot of
-// inverses keeps it in fp32.
-func (h *halfLU) inverse(st *gpu.Stream, upper bool, k, jb int, out *gpu.Buffer) error {
-	v := h.invertL
+// (upper) or unit lower one L₁₁, in fp32 in inv32 or inv32L first, on st
+// with cuBLAS handle blas: by the Inverter for full blocks, else strsm on
+// the identity; step k's slot of inverses keeps it in fp32.
+func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, out *gpu.Buffer) error {
+	v, scratch := h.invertL, h.inv32L
 	if upper {
-		v = h.invertU
+		v, scratch = h.invertU, h.inv32
 	}
 	var err error
 	if v != nil && jb == h.nb {
-		err = v.Invert(st, h.la.Blas)
+		err = v.Invert(st, blas)
 	} else {
-		err = h.strsmInverse(st, upper, jb)
+		err = h.strsmInverse(st, blas, upper, jb, scratch)
 	}
 	if err != nil {
 		return err
@@ -189,17 +208,16 @@ func (h *halfLU) inverse(st *gpu.Stream, upper bool, k, jb int, out *gpu.Buffer)
 		if upper {
 			slot += h.steps()
 		}
-		if err := h.launch("copy_f32", gpu.StrideGrid(jb*jb), st, h.inv32, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
+		if err := h.launch("copy_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
 			return err
 		}
 	}
-	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, h.inv32, int64(jb), out, int64(jb), int32(jb), int32(jb))
+	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
 }
 
-// strsmInverse sets inv32 to the inverse of diag's triangle by cuBLAS
+// strsmInverse sets scratch to the inverse of diag's triangle by cuBLAS
 // strsm on the identity, in fp32.
-func (h *halfLU) strsmInverse(st *gpu.Stream, upper bool, jb int) error {
-	blas, scratch := h.la.Blas, h.inv32
+func (h *halfLU) strsmInverse(st *gpu.Stream, blas uintptr, upper bool, jb int, scratch *gpu.Buffer) error {
 	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), int32(jb)); err != nil {
 		return err
 	}

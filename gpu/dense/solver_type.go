@@ -20,7 +20,7 @@ type Solver struct {
 
 	streamsMu   sync.Mutex
 	luStreams   [2]*gpu.Stream // the blocked LU's main and look-ahead streams
-	halfStreams [2]*gpu.Stream // fp16-store's: independent of the default stream
+	halfStreams [3]*gpu.Stream // fp16-store's: independent of the default stream
 }
 
 // New returns a Solver on the engine's device.
