@@ -26,14 +26,21 @@ const (
 const ltWorkspace = 32 << 20
 
 // A HalfLU is FactorHalf's result: L̂ and Û, the factors of R·A·C, in
-// fp16 over the team, and the powers of two of R and C.
+// fp16 over the team, the inverses of their diagonal blocks in fp32 (on
+// the blocks' owners), and the powers of two of R and C.
 type HalfLU struct {
 	W          *Matrix
 	Rows, Cols []float64 // R's and C's diagonals
+	// Inverses holds, per rank (W.Parts' order), for each diagonal block
+	// k it owns, U_kk⁻¹ and L_kk⁻¹ (nb×nb each, at 2k and 2k+1).
+	Inverses []*gpu.Buffer
 }
 
 // Free frees the factors.
-func (h *HalfLU) Free() { h.W.Free() }
+func (h *HalfLU) Free() {
+	h.W.Free()
+	gpu.FreeAll(h.Inverses...)
+}
 
 // FactorHalf factors the system's A without pivoting with the matrix
 // held in fp16 (HPL-MxP's LU; package fp16 has the scaling and the
@@ -54,12 +61,19 @@ func FactorHalf(ctx context.Context, s *System, check bool) (*HalfLU, error) {
 	if err != nil {
 		return nil, err
 	}
-	lu := &HalfLU{W: w, Rows: make([]float64, a.Rows), Cols: make([]float64, a.Cols)}
+	lu := &HalfLU{W: w, Rows: make([]float64, a.Rows), Cols: make([]float64, a.Cols), Inverses: make([]*gpu.Buffer, len(w.Parts))}
+	nb := a.RowBlock
 	err = a.Team.Each(func(r *Rank) error {
+		i := w.index(r)
+		var err error
+		if lu.Inverses[i], err = r.Engine.Device().Alloc(4 * 2 * w.steps() * nb * nb); err != nil {
+			return err
+		}
 		h, err := newHalfRank(r, w)
 		if err != nil {
 			return err
 		}
+		h.keep = lu.Inverses[i]
 		defer h.free()
 		if err := h.scale(a); err != nil {
 			return err
@@ -70,11 +84,14 @@ func FactorHalf(ctx context.Context, s *System, check bool) (*HalfLU, error) {
 		return h.scalings(lu)
 	})
 	if err != nil {
-		w.Free()
+		lu.Free()
 		return nil, err
 	}
 	return lu, nil
 }
+
+// steps is the number of block columns of an LU in square blocks.
+func (m *Matrix) steps() int { return (m.Rows + m.RowBlock - 1) / m.RowBlock }
 
 // halfRank is FactorHalf's state on one rank.
 type halfRank struct {
@@ -87,6 +104,7 @@ type halfRank struct {
 	inv32  *gpu.Buffer
 	work   *gpu.Buffer
 	diag   *gpu.Buffer
+	keep   *gpu.Buffer // HalfLU.Inverses' buffer of this rank
 	// invert inverts a full diagonal block's U and L (nil: strsm, for
 	// orders the Inverter does not take and the last, narrower block).
 	invert [2]*fp16.Inverter
@@ -98,8 +116,7 @@ func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
 	if h.lt, err = r.Engine.Device().Lt(); err != nil {
 		return nil, err
 	}
-	nb := w.RowBlock
-	steps := (w.Rows + nb - 1) / nb
+	nb, steps := w.RowBlock, w.steps()
 	for _, s := range []struct {
 		buf        **gpu.Buffer
 		slot, size int
@@ -207,7 +224,7 @@ func (h *halfRank) factor(ctx context.Context, check bool) error {
 	if err := next.Record(r.compute); err != nil {
 		return err
 	}
-	steps := (w.Rows + w.RowBlock - 1) / w.RowBlock
+	steps := w.steps()
 	for k := 0; k < steps; k++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -420,6 +437,10 @@ func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 	}
 	for i, upper := range []bool{true, false} {
 		if err := h.inverse(i, width, upper, h.inv.View(2*i*width*width)); err != nil {
+			return err
+		}
+		nb := h.w.RowBlock
+		if err := r.Engine.Device().CopyRect(h.keep.View(4*(2*k+i)*nb*nb), nb, h.inv32, width, width, width, 4, st); err != nil {
 			return err
 		}
 	}

@@ -76,8 +76,8 @@ func TestFactorHalf(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v, n=%d: %v", g, c.n, err)
 			}
-			checkHalfFactors(t, lu, a, c.n, c.nb)
-			lu.Free()
+			host := checkHalfFactors(t, lu, a, c.n, c.nb)
+			checkHalfSolve(t, lu, host)
 			b := make([]float64, c.n)
 			for i := range b {
 				b[i] = math.Cos(float64(i))
@@ -95,8 +95,9 @@ func TestFactorHalf(t *testing.T) {
 	}
 }
 
-// checkHalfFactors compares L̂Û with R·A·C on the host.
-func checkHalfFactors(t *testing.T, lu *HalfLU, a []float64, n, nb int) {
+// checkHalfFactors compares L̂Û with R·A·C on the host, and returns the
+// gathered factors (column-major).
+func checkHalfFactors(t *testing.T, lu *HalfLU, a []float64, n, nb int) []float32 {
 	t.Helper()
 	for i := range n {
 		for _, s := range []float64{lu.Rows[i], lu.Cols[i]} {
@@ -146,6 +147,48 @@ func checkHalfFactors(t *testing.T, lu *HalfLU, a []float64, n, nb int) {
 	steps := float64((n + nb - 1) / nb)
 	if bnd := 4 * (steps + 3) * 0x1p-11 * luNorm; !(errNorm <= bnd) {
 		t.Errorf("n=%d: ‖R·A·C − L̂Û‖∞ = %.3g above %.3g", n, errNorm, bnd)
+	}
+	return m
+}
+
+// checkHalfSolve holds GatherHalf's solve to C·Û⁻¹L̂⁻¹·R·x computed on the
+// host in fp64 from the gathered factors m; it frees lu. (The kept
+// inverses are of the diagonal blocks' fp32 LU, m holds it in fp16: the
+// two solves differ by about u₁₆, far less than a misplaced block.)
+func checkHalfSolve(t *testing.T, lu *HalfLU, m []float32) {
+	t.Helper()
+	f, err := GatherHalf(lu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Free()
+	n := lu.W.Rows
+	x, want := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = math.Cos(float64(3 * i))
+		want[i] = x[i] * lu.Rows[i]
+	}
+	for i := range n { // forward, unit lower
+		for k := range i {
+			want[i] -= float64(m[i+k*n]) * want[k]
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		for k := i + 1; k < n; k++ {
+			want[i] -= float64(m[i+k*n]) * want[k]
+		}
+		want[i] /= float64(m[i+i*n])
+	}
+	if err := f.Solve(x); err != nil {
+		t.Fatal(err)
+	}
+	var diff, norm float64
+	for i := range x {
+		want[i] *= lu.Cols[i]
+		diff, norm = max(diff, math.Abs(x[i]-want[i])), max(norm, math.Abs(want[i]))
+	}
+	if !(diff <= 1e-2*norm) {
+		t.Errorf("n=%d: GatherHalf's solve is off by %.3g of %.3g", n, diff, norm)
 	}
 }
 

@@ -330,20 +330,17 @@ func (r *Rank) trsm(st *gpu.Stream, side, fill, unit, m, n int, a *gpu.Buffer, l
 }
 
 // Factors are fp32 LU factors gathered on the team's first GPU: the
-// preconditioner of refinement (solve.Factorization). They factor
-// P·R·A·C, with P a permutation and R, C diagonal scalings.
+// preconditioner of refinement (solve.Factorization), of P·A.
 type Factors struct {
 	n    int
 	r    *Rank
 	lu   *gpu.Buffer // n×n column-major, unit L below the diagonal, U on and above
 	x    *gpu.Buffer // a vector in fp32
 	perm []int       // the rows' order, P (nil: none): row i of P·A is row perm[i] of A
-	rows []float64   // R's diagonal (nil: none)
-	cols []float64   // C's diagonal (nil: none)
 }
 
-// Gather copies W's factors (fp32, or fp16: FactorHalf's) into one n×n
-// fp32 matrix on rank 0.
+// Gather copies W's factors (fp32, or fp16: FactorHalf's, which
+// GatherHalf brings without unpacking) into one n×n fp32 matrix on rank 0.
 func Gather(w *Matrix) (*Factors, error) {
 	t := w.Team
 	if !t.Whole() {
@@ -408,38 +405,32 @@ func (f *Factors) receive(w *Matrix) error {
 // Free frees the factors.
 func (f *Factors) Free() { gpu.FreeAll(f.lu, f.x) }
 
-// Solve sets x = C·Û⁻¹L̂⁻¹·P·R·x: x scaled by R and permuted, scaled
-// into fp32's range, two triangular solves (cuBLAS strsv) on rank 0,
-// scaled back and by C.
+// Solve sets x = Û⁻¹L̂⁻¹P·x: x permuted and scaled into fp32's range, two
+// triangular solves (cuBLAS strsv) on rank 0, scaled back.
 func (f *Factors) Solve(x []float64) error {
 	if len(x) != f.n {
 		return fmt.Errorf("dist: Solve of order %d with %d values", f.n, len(x))
 	}
-	y, scale := make([]float64, f.n), 0.0
-	for i := range y {
-		j := i
-		if f.perm != nil {
-			j = f.perm[i]
-		}
-		if y[i] = x[j]; f.rows != nil {
-			y[i] *= f.rows[j]
-		}
-		scale = max(scale, math.Abs(y[i]))
+	scale := 0.0
+	for _, v := range x {
+		scale = max(scale, math.Abs(v))
 	}
 	if scale == 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
 		return nil
 	}
 	v := make([]float32, f.n)
-	for i := range v {
-		v[i] = float32(y[i] / scale)
+	for i := range x {
+		j := i
+		if f.perm != nil {
+			j = f.perm[i]
+		}
+		v[i] = float32(x[j] / scale)
 	}
 	if err := f.triangularSolves(v); err != nil {
 		return err
 	}
 	for i := range x {
-		if x[i] = float64(v[i]) * scale; f.cols != nil {
-			x[i] *= f.cols[i]
-		}
+		x[i] = float64(v[i]) * scale
 	}
 	return nil
 }

@@ -155,32 +155,11 @@ func Solve(ctx context.Context, s *System, b []float64, opt SolveOptions) ([]flo
 // solveBy factors by road, gathers and refines, into rep.
 func solveBy(ctx context.Context, s *System, b []float64, road Road, opt SolveOptions, rep *SolveReport) ([]float64, error) {
 	start := time.Now()
-	var w *Matrix
-	var perm []int
-	var rows, cols []float64
-	var err error
-	switch {
-	case road.Half:
-		var lu *HalfLU
-		if lu, err = FactorHalf(ctx, s, road.Checked); err == nil {
-			w, rows, cols = lu.W, lu.Rows, lu.Cols
-		}
-	case road.Pivoted:
-		w, perm, err = FactorPivoted(ctx, s, *opt.Plan)
-	default:
-		w, err = Factor(ctx, s, *opt.Plan)
-	}
-	rep.Factor, rep.Gather = time.Since(start), 0
-	if err != nil {
-		return nil, err
-	}
-	f, err := Gather(w)
-	w.Free()
+	f, err := factorBy(ctx, s, road, *opt.Plan, rep)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Free()
-	f.perm, f.rows, f.cols = perm, rows, cols
 	rep.Gather = time.Since(start) - rep.Factor
 	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt.Refine)
 	rep.Refine = rr
@@ -191,4 +170,42 @@ func solveBy(ctx context.Context, s *System, b []float64, road Road, opt SolveOp
 	rep.Refine.Factor = name + " (" + road.String() + ", " + rep.Grid.String() + " GPUs)"
 	rep.Refine.FactorSeconds, rep.Refine.NB = (rep.Factor + rep.Gather).Seconds(), rep.NB
 	return x, err
+}
+
+// gathered are factors on the first GPU.
+type gathered interface {
+	solve.Factorization
+	Free()
+}
+
+// factorBy factors by road and gathers the factors to the first GPU,
+// timing the factorization into rep.
+func factorBy(ctx context.Context, s *System, road Road, plan multiword.Plan, rep *SolveReport) (gathered, error) {
+	start := time.Now()
+	rep.Factor, rep.Gather = 0, 0
+	if road.Half {
+		lu, err := FactorHalf(ctx, s, road.Checked)
+		if rep.Factor = time.Since(start); err != nil {
+			return nil, err
+		}
+		return GatherHalf(lu)
+	}
+	var w *Matrix
+	var perm []int
+	var err error
+	if road.Pivoted {
+		w, perm, err = FactorPivoted(ctx, s, plan)
+	} else {
+		w, err = Factor(ctx, s, plan)
+	}
+	if rep.Factor = time.Since(start); err != nil {
+		return nil, err
+	}
+	f, err := Gather(w)
+	w.Free()
+	if err != nil {
+		return nil, err
+	}
+	f.perm = perm
+	return f, nil
 }

@@ -106,6 +106,23 @@ __device__ float f32_of_f16(unsigned short h) { float x; asm("cvt.f32.f16 %0, %1
 UNPACK(unpack_f32, float, same_f32)
 UNPACK(unpack_f16, unsigned short, f32_of_f16)
 
+// gemv_sub_f16 sets x[g(i)] -= Σ_c a[i + c·lda]·t[c] for the local rows
+// i in [i0, i0 + m) of a grid row's part (fp16 a, at its block column;
+// g maps local rows of grid row p of P to global ones, in blocks of nb),
+// in fp32: one block column's share of a triangular solve. t (width
+// values) goes to shared memory first.
+extern "C" __global__ void gemv_sub_f16(const unsigned short* a, long long lda, long long i0, long long m, int width,
+                                        const float* t, float* x, int nb, int p, int P) {
+    extern __shared__ float ts[];
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ts[c] = t[c];
+    __syncthreads();
+    for (long long i = i0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; i < i0 + m; i += (long long)gridDim.x * blockDim.x) {
+        float s = 0;
+        for (int c = 0; c < width; c++) s += f32_of_f16(a[i + c * lda]) * ts[c];
+        x[global_index(i, nb, p, P)] -= s;
+    }
+}
+
 // apply_swaps applies a panel's row interchanges (ipiv, 1-based from row
 // r0, in order) to every column of a column-major part but [skip0, skip1),
 // the panel's own, which getrf swapped: one thread per column.
