@@ -22,6 +22,7 @@ type HalfFactors struct {
 	parts []*gpu.Buffer // by rank: W's parts, rank 0's its own
 	inv   []*gpu.Buffer // by rank: HalfLU.Inverses, rank 0's its own
 	x, t  *gpu.Buffer   // the vector in fp32; one block's solution
+	gemv  *gpu.Function // dist.cu's gemv_sub_f16
 }
 
 // GatherHalf brings lu's parts and inverses to rank 0, which keeps lu's
@@ -39,6 +40,9 @@ func GatherHalf(lu *HalfLU) (*HalfFactors, error) {
 	var err error
 	if f.x, err = d.Alloc(4 * max(1, w.Rows)); err == nil {
 		f.t, err = d.Alloc(4 * w.RowBlock)
+	}
+	if err == nil {
+		f.gemv, err = root.function("gemv_sub_f16")
 	}
 	if err != nil {
 		f.Free()
@@ -193,11 +197,7 @@ func (f *HalfFactors) column(k, width, p int, upper bool) error {
 		return nil
 	}
 	part := f.parts[w.Grid.Rank(p, q)].View(2 * (k / w.Grid.Q * nb) * rows) // block column k's local columns
-	fn, err := f.r.function("gemv_sub_f16")
-	if err != nil {
-		return err
-	}
-	grid := [3]uint32{uint32(min((m+255)/256, 1024)), 1, 1}
-	return fn.Launch(grid, [3]uint32{256, 1, 1}, uint32(4*width), nil, part, int64(rows), int64(i0), int64(m), int32(width),
+	grid := [3]uint32{uint32(min((m+31)/32, 8192)), 1, 1}
+	return f.gemv.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, part, int64(rows), int64(i0), int64(m), int32(width),
 		f.x.View(4*k*nb), f.x, int32(nb), int32(p), int32(w.Grid.P))
 }
