@@ -94,7 +94,8 @@ func (f *HalfFactors) Free() {
 }
 
 // Solve sets x = C·Û⁻¹L̂⁻¹·R·x: x scaled by R and into fp32's range, the
-// two triangular solves on rank 0, scaled back and by C.
+// two triangular solves on rank 0 (in one trip to its thread), scaled
+// back and by C.
 func (f *HalfFactors) Solve(x []float64) error {
 	n := f.lu.W.Rows
 	if len(x) != n {
@@ -112,16 +113,16 @@ func (f *HalfFactors) Solve(x []float64) error {
 		v[i] = float32(x[i] * f.lu.Rows[i] / scale)
 	}
 	d := f.r.Engine.Device()
-	if err := d.Upload(f.x, v); err != nil {
+	la, err := d.Linalg()
+	if err != nil {
 		return err
 	}
-	if err := f.sweep(false); err != nil {
+	q := d.NewLaunchQueue()
+	q.Do(func() error { return la.BlasOn(d, nil) })
+	if err := errors.Join(f.sweep(q, la.Blas, false), f.sweep(q, la.Blas, true)); err != nil {
 		return err
 	}
-	if err := f.sweep(true); err != nil {
-		return err
-	}
-	if err := d.Download(v, f.x); err != nil {
+	if err := errors.Join(d.Upload(f.x, v), q.Flush(), d.Download(v, f.x)); err != nil {
 		return err
 	}
 	for i := range x {
@@ -130,11 +131,12 @@ func (f *HalfFactors) Solve(x []float64) error {
 	return nil
 }
 
-// sweep solves with L̂ (forward) or Û (upper, backward) in place of x, a
-// block column at a time: the block's solution by its diagonal block's
-// inverse (cuBLAS sgemv), then its column's product with it subtracted
-// from the rows below (above) in every grid row's part.
-func (f *HalfFactors) sweep(upper bool) error {
+// sweep queues the solve with L̂ (forward) or Û (upper, backward) in place
+// of x, a block column at a time: the block's solution by its diagonal
+// block's inverse (cuBLAS sgemv, into t), then its column's product with
+// it subtracted from the rows below (above) in every grid row's part, the
+// first of which also puts t in its place in x.
+func (f *HalfFactors) sweep(q *gpu.LaunchQueue, blas uintptr, upper bool) error {
 	w := f.lu.W
 	nb, steps := w.RowBlock, w.steps()
 	for s := 0; s < steps; s++ {
@@ -143,11 +145,9 @@ func (f *HalfFactors) sweep(upper bool) error {
 			k = steps - 1 - s
 		}
 		width := min(nb, w.Rows-k*nb)
-		if err := f.diagonal(k, width, upper); err != nil {
-			return err
-		}
+		f.diagonal(q, blas, k, width, upper)
 		for p := 0; p < w.Grid.P; p++ {
-			if err := f.column(k, width, p, upper); err != nil {
+			if err := f.column(q, k, width, p, upper); err != nil {
 				return err
 			}
 		}
@@ -155,9 +155,8 @@ func (f *HalfFactors) sweep(upper bool) error {
 	return nil
 }
 
-// diagonal sets block k of x to the inverse of the diagonal block's
-// triangle times it, through t.
-func (f *HalfFactors) diagonal(k, width int, upper bool) error {
+// diagonal queues t = T_kk⁻¹·x_k, T_kk the diagonal block's triangle.
+func (f *HalfFactors) diagonal(q *gpu.LaunchQueue, blas uintptr, k, width int, upper bool) {
 	w := f.lu.W
 	nb := w.RowBlock
 	owner := w.Grid.Rank(k%w.Grid.P, k%w.Grid.Q)
@@ -165,39 +164,31 @@ func (f *HalfFactors) diagonal(k, width int, upper bool) error {
 	if upper {
 		slot = 2 * k
 	}
-	d := f.r.Engine.Device()
-	la, err := d.Linalg()
-	if err != nil {
-		return err
-	}
-	block := f.x.View(4 * k * nb)
-	if err := d.Do(func() error {
-		if err := la.BlasOn(d, nil); err != nil {
-			return err
-		}
-		return cuda.Sgemv(la.Blas, cuda.OpN, width, width, 1, f.inv[owner].Ptr()+uintptr(4*slot*nb*nb), nb, block.Ptr(), 0, f.t.Ptr())
-	}); err != nil {
-		return err
-	}
-	return d.CopyRect(block, width, f.t, width, width, 1, 4, nil)
+	inv, xk, t := f.inv[owner].Ptr()+uintptr(4*slot*nb*nb), f.x.Ptr()+uintptr(4*k*nb), f.t.Ptr()
+	q.Do(func() error { return cuda.Sgemv(blas, cuda.OpN, width, width, 1, inv, nb, xk, 0, t) })
 }
 
-// column subtracts block column k's part in grid row p (the rows below
-// block k, or above it when upper) times block k of x from x.
-func (f *HalfFactors) column(k, width, p int, upper bool) error {
+// column queues the subtraction of block column k's part in grid row p
+// (the rows below block k, or above it when upper) times t from x; grid
+// row 0's also copies t to block k of x.
+func (f *HalfFactors) column(q *gpu.LaunchQueue, k, width, p int, upper bool) error {
 	w := f.lu.W
-	nb, q := w.RowBlock, k%w.Grid.Q
+	nb, qk := w.RowBlock, k%w.Grid.Q
 	rows := w.LocalRows(p)
 	i0 := localCount((k+1)*nb, nb, p, w.Grid.P) // below: the local rows past block k
 	m := rows - i0
 	if upper {
 		i0, m = 0, localCount(k*nb, nb, p, w.Grid.P)
 	}
-	if m <= 0 {
+	copyT := int32(0)
+	if p == 0 {
+		copyT = 1
+	}
+	if m <= 0 && copyT == 0 {
 		return nil
 	}
-	part := f.parts[w.Grid.Rank(p, q)].View(2 * (k / w.Grid.Q * nb) * rows) // block column k's local columns
-	grid := [3]uint32{uint32(min((m+31)/32, 8192)), 1, 1}
-	return f.gemv.Launch(grid, [3]uint32{256, 1, 1}, 0, nil, part, int64(rows), int64(i0), int64(m), int32(width),
-		f.x.View(4*k*nb), f.x, int32(nb), int32(p), int32(w.Grid.P))
+	part := f.parts[w.Grid.Rank(p, qk)].View(2 * (k / w.Grid.Q * nb) * rows) // block column k's local columns
+	grid := [3]uint32{uint32(min((max(m, 1)+31)/32, 8192)), 1, 1}
+	return q.Launch(f.gemv, grid, [3]uint32{256, 1, 1}, 0, nil, part, int64(rows), int64(i0), int64(max(m, 0)), int32(width),
+		f.t, f.x, int32(nb), int32(p), int32(w.Grid.P), f.x.View(4*k*nb), copyT)
 }

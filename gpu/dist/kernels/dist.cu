@@ -112,10 +112,13 @@ UNPACK(unpack_f16, unsigned short, f32_of_f16)
 // in fp32: one block column's share of a triangular solve. A block of 8
 // warps takes 32 rows: each warp an eighth of the columns, four sums in
 // flight a lane, and the eight partial sums are added in a fixed order
-// (the same x every run).
+// (the same x every run). With copy, block 0 also writes t to xk (the
+// block's solution, into its place in x).
 extern "C" __global__ void gemv_sub_f16(const unsigned short* a, long long lda, long long i0, long long m, int width,
-                                        const float* t, float* x, int nb, int p, int P) {
+                                        const float* t, float* x, int nb, int p, int P, float* xk, int copy) {
     __shared__ float part[8][32];
+    if (copy && blockIdx.x == 0)
+        for (int c = threadIdx.x; c < width; c += blockDim.x) xk[c] = t[c];
     int lane = threadIdx.x & 31, wv = threadIdx.x >> 5;
     int chunk = (width + 7) / 8, c0 = min(wv * chunk, width), c1 = min(c0 + chunk, width);
     for (long long r = i0 + blockIdx.x * 32LL; r < i0 + m; r += gridDim.x * 32LL) {
