@@ -46,7 +46,7 @@ type halfLU struct {
 	sideSMs           int
 	ready, paneled    *gpu.Event // the next panel's columns and rows are updated; it is done
 	diagDone, u12Done *gpu.Event // the panel's diagonal block is factored; side2's part is done
-	algos             map[string]*gpu.Algorithm
+	products          *fp16.Products
 }
 
 // halfKernels are the kernels fp16-store launches: package fp16's, and
@@ -59,7 +59,7 @@ var halfKernels = map[string]func() gpu.Source{
 }
 
 func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
-	h := &halfLU{e: e, d: e.d, la: la, n: n, nb: nb, fn: map[string]*gpu.Function{}, algos: map[string]*gpu.Algorithm{}}
+	h := &halfLU{e: e, d: e.d, la: la, n: n, nb: nb, fn: map[string]*gpu.Function{}, products: fp16.NewProducts(e.lt)}
 	for name, src := range halfKernels {
 		mod, err := e.d.Module(src())
 		if err != nil {
@@ -234,27 +234,14 @@ func (h *halfLU) growthAt(k int) (l, u *gpu.Buffer) {
 	return b, b.View(4)
 }
 
-// matmul runs D = α·A·B + β·C in fp16 with fp32 accumulation, on the
-// algorithm the first product of its kind chose (a heuristic per shape
-// costs more than a small product). The panel's stream gets no workspace:
-// the update's holds the engine's.
+// matmul runs D = α·A·B + β·C in fp16 with fp32 accumulation
+// (fp16.Products). The panel's streams get no workspace: the update's
+// holds the engine's.
 func (h *halfLU) matmul(kind string, spec gpu.MatmulSpec) error {
-	spec.TypeA, spec.TypeB, spec.TypeC, spec.TypeD = gpu.F16, gpu.F16, gpu.F16, gpu.F16
-	spec.Compute = gpu.Compute32F
 	if spec.Stream == h.main {
 		spec.Workspace = h.e.workspace
-		kind += "+workspace" // an algorithm may need it
 	}
-	spec.Algorithm = h.algos[kind]
-	used, err := h.e.lt.MatmulAlgo(spec)
-	if err != nil && spec.Algorithm != nil {
-		spec.Algorithm = nil
-		used, err = h.e.lt.MatmulAlgo(spec)
-	}
-	if err == nil && h.algos[kind] == nil {
-		h.algos[kind] = &used
-	}
-	return err
+	return h.products.Run(kind, spec)
 }
 
 // The growth check (package fp16), under the names this package has

@@ -95,27 +95,27 @@ func (m *Matrix) steps() int { return (m.Rows + m.RowBlock - 1) / m.RowBlock }
 
 // halfRank is FactorHalf's state on one rank.
 type halfRank struct {
-	r      *Rank
-	w      *Matrix
-	lt     *gpu.Lt
-	algos  map[string]*gpu.Algorithm // the first product's algorithm, by kind
-	growth *gpu.Buffer
-	inv    *gpu.Buffer
-	inv32  *gpu.Buffer
-	work   *gpu.Buffer
-	diag   *gpu.Buffer
-	keep   *gpu.Buffer // HalfLU.Inverses' buffer of this rank
+	r        *Rank
+	w        *Matrix
+	products *fp16.Products
+	growth   *gpu.Buffer
+	inv      *gpu.Buffer
+	inv32    *gpu.Buffer
+	work     *gpu.Buffer
+	diag     *gpu.Buffer
+	keep     *gpu.Buffer // HalfLU.Inverses' buffer of this rank
 	// invert inverts a full diagonal block's U and L (nil: strsm, for
 	// orders the Inverter does not take and the last, narrower block).
 	invert [2]*fp16.Inverter
 }
 
 func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
-	h := &halfRank{r: r, w: w, algos: map[string]*gpu.Algorithm{}}
-	var err error
-	if h.lt, err = r.Engine.Device().Lt(); err != nil {
+	h := &halfRank{r: r, w: w}
+	lt, err := r.Engine.Device().Lt()
+	if err != nil {
 		return nil, err
 	}
+	h.products = fp16.NewProducts(lt)
 	nb, steps := w.RowBlock, w.steps()
 	for _, s := range []struct {
 		buf        **gpu.Buffer
@@ -304,25 +304,14 @@ func (h *halfRank) growthAt(k int) (l, u *gpu.Buffer) {
 	return b, b.View(4)
 }
 
-// matmul runs D = α·A·B + β·C in fp16 with fp32 accumulation, on the
-// algorithm the first product of its kind chose. The panels' stream gets
-// no workspace: the updates' holds it.
+// matmul runs D = α·A·B + β·C in fp16 with fp32 accumulation
+// (fp16.Products). The panels' stream gets no workspace: the updates'
+// holds it.
 func (h *halfRank) matmul(kind string, spec gpu.MatmulSpec) error {
-	spec.TypeA, spec.TypeB, spec.TypeC, spec.TypeD = gpu.F16, gpu.F16, gpu.F16, gpu.F16
-	spec.Compute = gpu.Compute32F
 	if spec.Stream == h.r.compute {
 		spec.Workspace = h.work
 	}
-	spec.Algorithm = h.algos[kind]
-	used, err := h.lt.MatmulAlgo(spec)
-	if err != nil && spec.Algorithm != nil {
-		spec.Algorithm = nil
-		used, err = h.lt.MatmulAlgo(spec)
-	}
-	if err == nil && h.algos[kind] == nil {
-		h.algos[kind] = &used
-	}
-	return err
+	return h.products.Run(kind, spec)
 }
 
 // halfStep is block column k of FactorHalf on a rank.
@@ -341,17 +330,9 @@ func (s halfStep) panelWork() error {
 	rows, cols := w.localRows(r), w.localCols(r)
 	rowK, colK := s.k/w.Grid.P*w.RowBlock, s.k/w.Grid.Q*w.ColBlock
 	mT, nT := rows-rowT, cols-colT
-	arrived, used, err := s.events()
+	arrived, err := s.awaitTurn()
 	if err != nil {
 		return err
-	}
-	if err := st.Wait(s.next); err != nil {
-		return err
-	}
-	if s.k >= 2 { // the panels' buffers were step k−2's
-		if err := st.Wait(used); err != nil {
-			return err
-		}
 	}
 	if r.P == pk && r.Q == qk {
 		if err := h.factorDiag(s.k, s.at(rowK, colK), rows, width); err != nil {

@@ -118,17 +118,9 @@ func (s *luStep) panelWork() error {
 	rows, cols := w.localRows(r), w.localCols(r)
 	rowK, colK := s.k/w.Grid.P*w.RowBlock, s.k/w.Grid.Q*w.ColBlock // the diagonal block's place, where r holds it
 	mT, nT := rows-rowT, cols-colT
-	arrived, used, err := s.events()
+	arrived, err := s.awaitTurn()
 	if err != nil {
 		return err
-	}
-	if err := st.Wait(s.next); err != nil {
-		return err
-	}
-	if s.k >= 2 { // the panels' buffers were step k−2's
-		if err := st.Wait(used); err != nil {
-			return err
-		}
 	}
 	diag, err := r.scratch(slotDiag, 4*width*width)
 	if err != nil {
@@ -163,6 +155,25 @@ func (s *luStep) panelWork() error {
 	}
 	return errors.Join(r.Row.Broadcast(s.panelL, mT*width, nccl.Float32, qk, st),
 		r.Col.Broadcast(s.panelU, width*nT, nccl.Float32, pk, st), arrived.Record(st))
+}
+
+// awaitTurn makes the transfer stream wait until block column and row k
+// are up to date and the panels' buffers are free (step k−2's), and
+// returns the event that says the step's panels have arrived.
+func (s *luStep) awaitTurn() (arrived *gpu.Event, err error) {
+	arrived, used, err := s.events()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.r.transfers.Wait(s.next); err != nil {
+		return nil, err
+	}
+	if s.k >= 2 {
+		if err := s.r.transfers.Wait(used); err != nil {
+			return nil, err
+		}
+	}
+	return arrived, nil
 }
 
 // update queues on the compute stream, once the panels have arrived, the

@@ -109,3 +109,34 @@ func Verdict(maxA float32, steps []float32, nb int) *GrowthError {
 	}
 	return nil
 }
+
+// Products runs an LU's fp16 products (D = α·A·B + β·C, fp16 words,
+// fp32 accumulation) on cuBLASLt, each kind of product on the algorithm
+// its first one chose: the updates shrink step by step, and a heuristic
+// per shape costs more than a small product.
+type Products struct {
+	lt    *gpu.Lt
+	algos map[string]*gpu.Algorithm
+}
+
+// NewProducts returns the products of lt's device.
+func NewProducts(lt *gpu.Lt) *Products { return &Products{lt: lt, algos: map[string]*gpu.Algorithm{}} }
+
+// Run runs spec in fp16 (its types and compute type set here) as kind.
+func (p *Products) Run(kind string, spec gpu.MatmulSpec) error {
+	spec.TypeA, spec.TypeB, spec.TypeC, spec.TypeD = gpu.F16, gpu.F16, gpu.F16, gpu.F16
+	spec.Compute = gpu.Compute32F
+	if spec.Workspace != nil {
+		kind += "+workspace" // an algorithm may need it
+	}
+	spec.Algorithm = p.algos[kind]
+	used, err := p.lt.MatmulAlgo(spec)
+	if err != nil && spec.Algorithm != nil {
+		spec.Algorithm = nil
+		used, err = p.lt.MatmulAlgo(spec)
+	}
+	if err == nil && p.algos[kind] == nil {
+		p.algos[kind] = &used
+	}
+	return err
+}
