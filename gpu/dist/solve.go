@@ -19,15 +19,21 @@ type Road struct {
 }
 
 func (r Road) String() string {
-	switch {
-	case r.Half && r.Checked:
-		return "fp16-store, no pivoting, growth checked"
-	case r.Half:
-		return "fp16-store, no pivoting"
-	case r.Pivoted:
-		return "fp32 storage, partial pivoting"
+	if r.Half {
+		return "fp16-store, " + r.pivoting()
 	}
-	return "fp32 storage, no pivoting"
+	return "fp32 storage, " + r.pivoting()
+}
+
+// pivoting says how the road pivots.
+func (r Road) pivoting() string {
+	switch {
+	case r.Pivoted:
+		return "partial pivoting"
+	case r.Checked:
+		return "no pivoting, growth checked"
+	}
+	return "no pivoting"
 }
 
 // Storage chooses the factorization's working matrix.
@@ -163,11 +169,10 @@ func solveBy(ctx context.Context, s *System, b []float64, road Road, opt SolveOp
 	rep.Gather = time.Since(start) - rep.Factor
 	x, rr, err := solve.RefineOperator(ctx, s, b, f, opt.Refine)
 	rep.Refine = rr
-	name := opt.Plan.Name
-	if road.Half {
-		name = "fp16-store"
+	rep.Refine.Factor = "fp16-store (" + road.pivoting() + ", " + rep.Grid.String() + " GPUs)"
+	if !road.Half {
+		rep.Refine.Factor = opt.Plan.Name + " (fp32 storage, " + road.pivoting() + ", " + rep.Grid.String() + " GPUs)"
 	}
-	rep.Refine.Factor = name + " (" + road.String() + ", " + rep.Grid.String() + " GPUs)"
 	rep.Refine.FactorSeconds, rep.Refine.NB = (rep.Factor + rep.Gather).Seconds(), rep.NB
 	return x, err
 }
