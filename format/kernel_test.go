@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -496,7 +497,7 @@ func checkVEXOnly(t *testing.T, file string) {
 }
 
 // TestSRParamsLayout pins the layout of srParams that stochastic_amd64.s
-// addresses by offset (R_LANES … R_KSHIFT).
+// addresses by offset (R_LANES … R_FLTLOOP).
 func TestSRParamsLayout(t *testing.T) {
 	var p srParams
 	for _, c := range []struct {
@@ -515,6 +516,11 @@ func TestSRParamsLayout(t *testing.T) {
 		{"rshift", unsafe.Offsetof(p.rshift), 576}, {"lshift", unsafe.Offsetof(p.lshift), 584},
 		{"half", unsafe.Offsetof(p.half), 592}, {"subLoop", unsafe.Offsetof(p.subLoop), 600},
 		{"kshift", unsafe.Offsetof(p.kshift), 624}, {"subSkip", unsafe.Offsetof(p.subSkip), 632},
+		{"xorHi", unsafe.Offsetof(p.xorHi), 664}, {"expMask", unsafe.Offsetof(p.expMask), 696},
+		{"eminExp", unsafe.Offsetof(p.eminExp), 728}, {"qShift", unsafe.Offsetof(p.qShift), 760},
+		{"pShift", unsafe.Offsetof(p.pShift), 792}, {"pShift1", unsafe.Offsetof(p.pShift1), 824},
+		{"rMask", unsafe.Offsetof(p.rMask), 856}, {"pred2Q", unsafe.Offsetof(p.pred2Q), 888},
+		{"maxBits", unsafe.Offsetof(p.maxBits), 920}, {"fltLoop", unsafe.Offsetof(p.fltLoop), 952},
 	} {
 		if c.got != c.want {
 			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
@@ -622,6 +628,65 @@ func TestWyrandVector(t *testing.T) {
 			exact := f.roundStochastic(src[i], Stochastic, wyrandAt(state, uint64(i)))
 			if got[i] != exact || want[i] != exact {
 				t.Fatalf("state %#x word %d: kernel %v, portable %v, roundStochastic with wyrandAt %v", state, i, got[i], want[i], exact)
+			}
+		}
+	}
+}
+
+// TestSRFloatBand holds the AVX2 kernel's float loop (srParams.fltLoop) to
+// roundStochastic where r's low 12 bits decide: x below the spacing Q with
+// x/Q = (2^64 - r - δ)/2^64 (exact for words r ≥ 2^64 - 2^53, one in 2^11,
+// found by scanning streams) rounds up iff δ = 0; the loop must list such
+// lanes for the general path.
+func TestSRFloatBand(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, f := range kernelFormats() {
+		for _, m := range []Mode{Stochastic, mustStochasticBits(t, 64), mustStochasticBits(t, 60)} {
+			p := f.srParams(m)
+			if p.fltLoop == 0 {
+				continue
+			}
+			var rr blockRounder
+			rr.init(&f, m, true)
+			hits := 0
+			for hits < 24 {
+				state := rng.Uint64()
+				src := make([]float64, block)
+				for i := range src {
+					src[i] = rng.Float64() * f.MinNormal()
+				}
+				var crafted []int
+				for i := range src {
+					r := wyrandAt(state, uint64(i))
+					if r>>53 != 0x7ff {
+						continue
+					}
+					d := uint64(rng.IntN(2))
+					x := math.Ldexp(float64(-r-d), f.subQuantumExp()-64) // -r = 2^64 - r
+					src[i] = math.Copysign(x, float64(rng.IntN(2)*2-1))
+					if r&0xfff+d > 0 {
+						crafted = append(crafted, i)
+					}
+				}
+				dst := make([]float64, block)
+				var slow [block]uint8
+				n := roundStochasticAVX2(&dst[0], &src[0], block, &p, state, &slow)
+				for _, i := range crafted {
+					if !slices.Contains(slow[:n], uint8(i)) {
+						t.Fatalf("%s %v: x=%v [%#x] at %d in the band not listed", f.Name(), m, src[i], math.Float64bits(src[i]), i)
+					}
+				}
+				hits += len(crafted)
+				rr.finishStochastic(dst, slow[:n], state)
+				for i, x := range src {
+					if want := f.roundStochastic(x, m, wyrandAt(state, uint64(i))); !identical(dst[i], want) {
+						t.Fatalf("%s %v: x=%v [%#x] r=%#x: kernel %v, roundStochastic %v", f.Name(), m, x, math.Float64bits(x),
+							wyrandAt(state, uint64(i)), dst[i], want)
+					}
+				}
 			}
 		}
 	}

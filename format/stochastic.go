@@ -112,6 +112,20 @@ type srParams struct {
 	// nothing is dropped), 64 - shift, and where subLoop is set the table.
 	tn, rsh uint64
 	tab     *srTable
+
+	xorHi [4]uint64 // wyrandXor>>32: the high half of s^xor is (s>>32)^xorHi
+
+	// The kernel's float loop (fltLoop: fp6, fp4, formats with subnormals
+	// and emin ≥ srSkipEmin, not StochasticHalf), under MXCSR's round
+	// toward zero: with Cb = max(|x|'s exponent bits, eminExp) (2^e, e ≥
+	// Emin), Q = Cb - qShift (2^(e+1-p), the spacing there), C = Cb +
+	// pShift (Q·2^52, pShift1 = C + Q) and s = |x| + Q + ρQ (Q's bits with
+	// (r>>12)&rMask as fraction), (s + C) - (C + Q) is ⌊|x|/Q + ρ⌋·Q: ρ is
+	// r's top 52 (or n) bits, which decide as all 64 do but where |x| < Q
+	// and s = pred2Q (the float below 2Q): those lanes go to the general
+	// path. Lanes with |x| > MaxFinite (maxBits) go too.
+	expMask, eminExp, qShift, pShift, pShift1, rMask, pred2Q, maxBits [4]uint64
+	fltLoop                                                           uint64
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -147,6 +161,8 @@ func (f *Format) srParams(m Mode) srParams {
 	set(&p.one, 1)
 	set(&p.c64, 64)
 	set(&p.magic, 0x4330000000000000) // 2^52
+	set(&p.xorHi, wyrandXor>>32)
+	p.setFloatLoop(f, m)
 	if ss, ok := f.stochasticSubParams(m); ok && f.emin >= subAlwaysEmin {
 		p.subLoop = 1
 		set(&p.limit, ss.limit)
@@ -160,6 +176,27 @@ func (f *Format) srParams(m Mode) srParams {
 		}
 	}
 	return p
+}
+
+// setFloatLoop sets the float loop's fields where it applies (fltLoop).
+func (p *srParams) setFloatLoop(f *Format, m Mode) {
+	if !f.subnormals || f.emin < srSkipEmin || m == StochasticHalf || f.shift == 0 {
+		return
+	}
+	set := func(v *[4]uint64, x uint64) { *v = [4]uint64{x, x, x, x} }
+	p.fltLoop = 1
+	q := uint64(f.subQuantumExp()+1023) << 52 // Q's bits below 2^Emin
+	set(&p.expMask, 0x7ff0000000000000)
+	set(&p.eminExp, f.minNormal)
+	set(&p.qShift, uint64(52-f.shift)<<52)
+	set(&p.pShift, uint64(f.shift)<<52)
+	set(&p.pShift1, uint64(f.shift)<<52+1)
+	set(&p.rMask, ^uint64(0)>>12&(^uint64(0)<<(64-m.randomBits())>>12))
+	set(&p.pred2Q, q+1<<52-1)
+	set(&p.maxBits, f.maxBits)
+	if !f.specials.HasNegativeZero() {
+		set(&p.noNegZero, ^uint64(0))
+	}
 }
 
 // srSkipEmin: below this emin (fp8 e4m3, P3109 p = 4), values of everyday
