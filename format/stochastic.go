@@ -307,7 +307,7 @@ func srHalfUntil(d, s []uint64, p *srParams, state uint64) int {
 func srTableLane(b, rho uint64, t *srTable) uint64 {
 	i := b >> 52
 	_, up := bits.Add64(b*t.mul[i]-t.c[i], rho, 0)
-	return b&t.k[i] + t.u[i]&-up + t.v[i]
+	return b&t.k[i] + t.u[i]&-up
 }
 
 // srTableUntil is the loop of Stochastic and StochasticBits(n) with the
