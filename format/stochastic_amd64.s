@@ -318,6 +318,9 @@ subloops:
 skiploops:
 	CMPQ R_HALF(DX), $0
 	JNE  halfskiploop
+	CMPQ R_LSHIFT(DX), $0
+	JNE  srskiploop
+	LOOP8(GROUPSKIP(INCTOP, INCSUBSR, 0, Y6, Y8, topskip0), GROUPSKIP(INCTOP, INCSUBSR, 32, Y9, Y15, topskip1), topskiploop, topskipleft, topskipappend, tail)
 	LOOP8(GROUPSKIP(INCSR, INCSUBSR, 0, Y6, Y8, srskip0), GROUPSKIP(INCSR, INCSUBSR, 32, Y9, Y15, srskip1), srskiploop, srskipleft, srskipappend, tail)
 	LOOP8(GROUPSKIP(INCHALF, INCSUBHALF, 0, Y6, Y8, halfskip0), GROUPSKIP(INCHALF, INCSUBHALF, 32, Y9, Y15, halfskip1), halfskiploop, halfskipleft, halfskipappend, tail)
 
