@@ -238,6 +238,8 @@ func (p *srParams) next(d, s []uint64, state uint64) int {
 		return srTableUntil(d, s, p, state)
 	case p.half != 0:
 		return srHalfUntil(d, s, p, state)
+	case p.tn != 0 && ^p.tn>>(p.rsh&63) == 0: // n ≥ shift: the mask is void
+		return srTopUntil(d, s, p, state)
 	}
 	return srUntil(d, s, p, state)
 }
@@ -279,6 +281,44 @@ func srUntil(d, s []uint64, p *srParams, state uint64) int {
 		}
 		state += wyrandIncrement
 		d[i] = srLane(s[i], wyrandMix(state), tn, rsh, keep)
+	}
+	return i
+}
+
+// srTopUntil is srUntil where n ≥ the bits dropped (Stochastic): the top
+// bits of r go below the kept last bit as they are, without tn (whose AND
+// also cost a register move around the multiply's fixed registers).
+func srTopUntil(d, s []uint64, p *srParams, state uint64) int {
+	rsh, keep, lo2, span2 := p.rsh&63, p.keep[0], p.lo2, p.span2
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		if outOf(s4[0], lo2, span2) {
+			return i
+		}
+		d4[0] = (s4[0] + wyrandMix(state+wyrandIncrement)>>rsh) & keep
+		if outOf(s4[1], lo2, span2) {
+			return i + 1
+		}
+		d4[1] = (s4[1] + wyrandMix(state+wyrandInc2)>>rsh) & keep
+		if outOf(s4[2], lo2, span2) {
+			return i + 2
+		}
+		d4[2] = (s4[2] + wyrandMix(state+wyrandInc3)>>rsh) & keep
+		if outOf(s4[3], lo2, span2) {
+			return i + 3
+		}
+		state += wyrandInc4
+		d4[3] = (s4[3] + wyrandMix(state)>>rsh) & keep
+	}
+	for ; i < len(s); i++ {
+		if outOf(s[i], lo2, span2) {
+			return i
+		}
+		state += wyrandIncrement
+		d[i] = (s[i] + wyrandMix(state)>>rsh) & keep
 	}
 	return i
 }
