@@ -126,6 +126,14 @@ type srParams struct {
 	// path. Lanes with |x| > MaxFinite (maxBits) go too.
 	expMask, eminExp, qShift, pShift, pShift1, rMask, pred2Q, maxBits [4]uint64
 	fltLoop                                                           uint64
+
+	// The AVX-512 loops (8 lanes; where zmm is set: the formats without
+	// the step below 2^Emin, and the float loop's, fltZmm): the first 8
+	// words' states, and 8·wyrandIncrement.
+	lanes8 [8]uint64
+	step8  uint64
+	zmm    uint64
+	fltZmm uint64 // the AVX-512 loops' float loop (setFloatLoop)
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -162,6 +170,10 @@ func (f *Format) srParams(m Mode) srParams {
 	set(&p.c64, 64)
 	set(&p.magic, 0x4330000000000000) // 2^52
 	set(&p.xorHi, wyrandXor>>32)
+	for i := range p.lanes8 {
+		p.lanes8[i] = uint64(i+1) * inc
+	}
+	p.step8 = 8 * inc
 	p.setFloatLoop(f, m)
 	if ss, ok := f.stochasticSubParams(m); ok && f.emin >= subAlwaysEmin {
 		p.subLoop = 1
@@ -175,16 +187,25 @@ func (f *Format) srParams(m Mode) srParams {
 			p.subSkip = 1
 		}
 	}
+	if p.subLoop == 0 || p.fltZmm != 0 {
+		p.zmm = 1
+	}
 	return p
 }
 
-// setFloatLoop sets the float loop's fields where it applies (fltLoop).
+// setFloatLoop sets the float loop's fields where it applies: fltZmm for
+// the AVX-512 loops (every format that has the step below 2^Emin, with
+// subnormals), fltLoop for the AVX2 ones (fp6, fp4: for e4m3 their step
+// behind a branch is cheaper).
 func (p *srParams) setFloatLoop(f *Format, m Mode) {
-	if !f.subnormals || f.emin < srSkipEmin || m == StochasticHalf || f.shift == 0 {
+	if !f.subnormals || f.emin < subAlwaysEmin || m == StochasticHalf || f.shift == 0 {
 		return
 	}
 	set := func(v *[4]uint64, x uint64) { *v = [4]uint64{x, x, x, x} }
-	p.fltLoop = 1
+	p.fltZmm = 1
+	if f.emin >= srSkipEmin {
+		p.fltLoop = 1
+	}
 	q := uint64(f.subQuantumExp()+1023) << 52 // Q's bits below 2^Emin
 	set(&p.expMask, 0x7ff0000000000000)
 	set(&p.eminExp, f.minNormal)

@@ -42,6 +42,11 @@
 #define R_PRED2Q   888
 #define R_MAXBITS  920
 #define R_FLTLOOP  952
+#define R_LO2      608
+#define R_SPAN2    616
+#define R_LANES8   960
+#define R_STEP8    1024
+#define R_FLTZMM   1040
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -393,6 +398,185 @@ tailnext:
 	JMP    tail
 
 done:
+	VZEROUPPER
+	MOVQ R10, ret+48(FP)
+	RET
+
+// The AVX-512 loops (roundStochasticAVX512): the same words and formulas,
+// 8 lanes a group, out lanes in K1 (K2 the float loop's band), the last
+// n%8 values by one group under the lane mask K4 (masked loads and stores
+// neither fault nor write past n). Registers: Z14 = the 8 states, Z13 =
+// 2^32-1, Z15 = 8·increment, Z16 = eminExp, X12 and X11 the shifts.
+
+// Lane masks for the last 0 to 7 values.
+DATA srtail8<>+0(SB)/8, $0x7f3f1f0f07030100
+GLOBL srtail8<>(SB), RODATA|NOPTR, $8
+
+// WYRAND8 is WYRAND in 8 lanes, into Z0; lo's high halves come from mid2
+// and its low ones from ll, XORed with hi in one VPTERNLOGQ. Clobbers
+// Z1-Z5.
+#define WYRAND8 \
+	VPXORQ.BCST R_XOR(DX), Z14, Z1; \
+	VPSRLQ      $32, Z14, Z2; \
+	VPXORQ.BCST R_XORHI(DX), Z2, Z3; \
+	VPMULUDQ    Z3, Z2, Z4; \
+	VPMULUDQ    Z3, Z14, Z3; \
+	VPMULUDQ    Z1, Z2, Z2; \
+	VPMULUDQ    Z1, Z14, Z1; \
+	VPSRLQ      $32, Z1, Z5; \
+	VPADDQ      Z5, Z3, Z3; \
+	VPANDQ      Z13, Z3, Z5; \
+	VPADDQ      Z5, Z2, Z2; \
+	VPSRLQ      $32, Z3, Z3; \
+	VPADDQ      Z3, Z4, Z4; \
+	VPSRLQ      $32, Z2, Z3; \
+	VPADDQ      Z3, Z4, Z4; \
+	VPSLLQ      $32, Z2, Z2; \
+	VPANDQ      Z13, Z1, Z0; \
+	VPTERNLOGQ  $0x96, Z4, Z2, Z0
+
+#define INCTOP8 \
+	VPSRLQ X12, Z0, Z0
+
+#define INCSR8 \
+	VPSRLQ X12, Z0, Z0; \
+	VPSLLQ X11, Z0, Z0
+
+#define INCHALF8 \
+	VPSRAQ      $63, Z0, Z0; \
+	VPANDQ.BCST R_HALFMASK(DX), Z0, Z0
+
+// LOAD8 and STORE8 move a whole group; LOADT and STORET the tail's lanes.
+#define LOAD8 VMOVDQU64 (SI)(R9*8), Z6
+#define STORE8 VMOVDQU64 Z7, (DI)(R9*8)
+#define LOADT VMOVDQU64.Z (SI)(R9*8), K4, Z6
+#define STORET VMOVDQU64 Z7, K4, (DI)(R9*8)
+
+// GROUP8: x in Z6, Z7 = (x + inc) & keep, K1 = the lanes out of range
+// (2x - 2·minNormal > 2·span, unsigned).
+#define GROUP8(INC, LOAD, STORE) \
+	WYRAND8; \
+	INC; \
+	LOAD; \
+	VPADDQ         Z0, Z6, Z7; \
+	VPANDQ.BCST    R_KEEP(DX), Z7, Z7; \
+	VPADDQ         Z6, Z6, Z8; \
+	VPSUBQ.BCST    R_LO2(DX), Z8, Z8; \
+	VPCMPUQ.BCST   $6, R_SPAN2(DX), Z8, K1; \
+	STORE
+
+// GROUPFLT8 is GROUPFLT in 8 lanes, rounding toward zero by the adds'
+// own rounding control (no MXCSR): RHO makes Q + ρQ from Q in Z3 and
+// r>>12 in Z0; SIGN puts x's sign on t in Z7.
+#define GROUPFLT8(RHO, SIGN, LOAD, STORE) \
+	WYRAND8; \
+	LOAD; \
+	VPANDQ.BCST    R_ABS(DX), Z6, Z1; \
+	VPANDQ.BCST    R_EXPMASK(DX), Z1, Z2; \
+	VPMAXUD        Z16, Z2, Z2; \
+	VPSUBQ.BCST    R_QSHIFT(DX), Z2, Z3; \
+	VPSRLQ         $12, Z0, Z0; \
+	RHO; \
+	VADDPD.RZ_SAE  Z0, Z1, Z0; \
+	VPCMPEQQ.BCST  R_PRED2Q(DX), Z0, K2; \
+	VPADDQ.BCST    R_PSHIFT(DX), Z2, Z3; \
+	VPADDQ.BCST    R_PSHIFT1(DX), Z2, Z2; \
+	VADDPD.RZ_SAE  Z3, Z0, Z0; \
+	VSUBPD         Z2, Z0, Z7; \
+	SIGN; \
+	VPCMPUQ.BCST   $6, R_MAXBITS(DX), Z1, K1; \
+	KORW           K2, K1, K1; \
+	STORE
+
+#define RHOOR VPORQ Z3, Z0, Z0
+#define RHOMASK VPTERNLOGQ.BCST $0xec, R_RMASK(DX), Z3, Z0
+
+// SIGNALL: t | (x &^ abs); SIGNNZ: not where t is +0 (formats without -0).
+#define SIGNALL VPTERNLOGQ.BCST $0xf4, R_ABS(DX), Z6, Z7
+#define SIGNNZ \
+	VPTESTMQ             Z7, Z7, K3; \
+	VPTERNLOGQ.BCST      $0xf4, R_ABS(DX), Z6, K3, Z7
+
+// LOOPZ is the 8-lane loop over G, entered at entry, tested at the bottom;
+// the lanes of K1 get x back and are listed (left). Then its tail: the
+// last n%8 values by TG under K4, and done.
+#define LOOPZ(G, TG, entry, loop, left, app, next, tail, tapp) \
+entry: \
+	CMPQ       R9, R13; \
+	JGE        tail; \
+loop: \
+	G; \
+	VPADDQ     Z15, Z14, Z14; \
+	KORTESTW   K1, K1; \
+	JNZ        left; \
+next: \
+	ADDQ       $8, R9; \
+	CMPQ       R9, R13; \
+	JLT        loop; \
+	JMP        tail; \
+left: \
+	VMOVDQU64  Z6, K1, (DI)(R9*8); \
+	KMOVW      K1, AX; \
+app: \
+	APPEND(app); \
+	JMP        next; \
+tail: \
+	MOVQ       CX, AX; \
+	SUBQ       R9, AX; \
+	JLE        zdone; \
+	LEAQ       srtail8<>(SB), BX; \
+	MOVBLZX    (BX)(AX*1), AX; \
+	KMOVW      AX, K4; \
+	TG; \
+	KANDW      K4, K1, K1; \
+	KORTESTW   K1, K1; \
+	JZ         zdone; \
+	VMOVDQU64  Z6, K1, (DI)(R9*8); \
+	KMOVW      K1, AX; \
+tapp: \
+	APPEND(tapp); \
+	JMP        zdone
+
+// func roundStochasticAVX512(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
+TEXT ·roundStochasticAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ p+24(FP), DX
+	MOVQ slow+40(FP), R8
+
+	VPBROADCASTQ state+32(FP), Z14
+	VPADDQ       R_LANES8(DX), Z14, Z14
+	VPBROADCASTQ R_LO32(DX), Z13
+	VPBROADCASTQ R_STEP8(DX), Z15
+	VPBROADCASTQ R_EMINEXP(DX), Z16
+	VMOVQ        R_KSHIFT(DX), X12
+	VMOVQ        R_LSHIFT(DX), X11
+
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ CX, R13
+	ANDQ $-8, R13
+	CMPQ R_FLTZMM(DX), $0
+	JNE  zflt
+	CMPQ R_HALF(DX), $0
+	JNE  zhalf
+	CMPQ R_LSHIFT(DX), $0
+	JNE  zsr
+	LOOPZ(GROUP8(INCTOP8, LOAD8, STORE8), GROUP8(INCTOP8, LOADT, STORET), ztop, ztoploop, ztopleft, ztopapp, ztopnext, ztoptail, ztoptapp)
+	LOOPZ(GROUP8(INCSR8, LOAD8, STORE8), GROUP8(INCSR8, LOADT, STORET), zsr, zsrloop, zsrleft, zsrapp, zsrnext, zsrtail, zsrtapp)
+	LOOPZ(GROUP8(INCHALF8, LOAD8, STORE8), GROUP8(INCHALF8, LOADT, STORET), zhalf, zhalfloop, zhalfleft, zhalfapp, zhalfnext, zhalftail, zhalftapp)
+zflt:
+	CMPQ R_NONEGZ(DX), $0
+	JNE  zfltz
+	MOVQ $0x000fffffffffffff, AX
+	CMPQ R_RMASK(DX), AX
+	JNE  zfltm
+	LOOPZ(GROUPFLT8(RHOOR, SIGNALL, LOAD8, STORE8), GROUPFLT8(RHOOR, SIGNALL, LOADT, STORET), zflta, zfltaloop, zfltaleft, zfltaapp, zfltanext, zfltatail, zfltatapp)
+	LOOPZ(GROUPFLT8(RHOMASK, SIGNALL, LOAD8, STORE8), GROUPFLT8(RHOMASK, SIGNALL, LOADT, STORET), zfltm, zfltmloop, zfltmleft, zfltmapp, zfltmnext, zfltmtail, zfltmtapp)
+	LOOPZ(GROUPFLT8(RHOMASK, SIGNNZ, LOAD8, STORE8), GROUPFLT8(RHOMASK, SIGNNZ, LOADT, STORET), zfltz, zfltzloop, zfltzleft, zfltzapp, zfltznext, zfltztail, zfltztapp)
+
+zdone:
 	VZEROUPPER
 	MOVQ R10, ret+48(FP)
 	RET
