@@ -112,19 +112,22 @@ func (f *Format) addAndMaskTable(m Mode) (inc, keep *[1 << 12]uint64) {
 //
 //	η  = b·mul[i] - c[i]              ⌊η·2^64⌋, η the fraction of the spacing dropped (mod 2^64)
 //	up = carry of η + (r & T)         T = the top n bits (Stochastic: all)
-//	res = b & k[i] + (up ? u[i] : 0) + v[i]
+//	res = b & k[i] + (up ? u[i] : 0)
 //
 // In a binade at or above the spacing 2^qe, s ≤ 52 bits are dropped: mul
 // = 2^(64-s) moves b's low s bits to the top, k clears them, u = 2^s.
 // Below, b - c/mul is |x|'s significand with its implicit bit, mant = η·2^s
 // with s > 52: for s ≤ 64, mul = 2^(64-s); for s ≥ 117, η·2^64 < 1 and
 // mul = c = 0; the result is ±0 or ±2^qe (u, with the sign where -0 is not
-// a value). Between, and for Inf and NaN, res = v is out of range
-// (exponent field all ones) and the loop's exception path rounds x.
+// a value). Between, η = 2^64-1 (c = 1): where r & T is 0, x rounds down
+// to ±0 as it must; elsewhere u makes the result out of range (exponent
+// field all ones) and the loop's exception path rounds x. Inf and NaN keep
+// their bits (k all ones), out of range too. (An out marker added to every
+// result cost a load and an add per value, a tenth of the loop's time.)
 // StochasticHalf (half) rounds up where η ≠ 0 and r's top bit is set:
 // below the spacing, mul = 1 keeps mant whole, so η ≠ 0 iff x is inexact.
 type srTable struct {
-	mul, c, k, u, v [1 << 12]uint64
+	mul, c, k, u [1 << 12]uint64
 }
 
 type srTableKey struct {
@@ -150,7 +153,7 @@ func (f *Format) srTable(half bool) *srTable {
 		}
 		switch {
 		case e == 0x7ff:
-			t.v[i] = 0x7ff << 52 // out: x is Inf or NaN
+			t.k[i] = ^uint64(0) // x stays: out
 			continue
 		case s <= 52:
 			t.mul[i], t.k[i], t.u[i] = 1<<(64-s), ^uint64(1<<s-1), 1<<s
@@ -163,7 +166,10 @@ func (f *Format) srTable(half bool) *srTable {
 			t.mul[i] = 1 << (64 - s)
 			t.c[i] = a * t.mul[i]
 		case s < 117:
-			t.v[i] = 0x7ff << 52 // out
+			t.c[i], t.k[i], t.u[i] = 1, signBit, 0x7ff<<52 // ±0, or out
+			if !f.specials.HasNegativeZero() {
+				t.k[i] = 0
+			}
 			continue
 		}
 		t.k[i], t.u[i] = signBit, uint64(qe+1023)<<52

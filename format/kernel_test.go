@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -84,28 +85,37 @@ func roundAddAndMaskGo(dst, src []float64, p *addAndMaskParams, sp *subParams, s
 }
 
 // testKernels lists the loops RoundSlice can take on this machine:
-// "portable", and "avx2" where the CPU has it. The slice tests run under
-// each, in the same process, so both are held to the oracles.
+// "portable", "avx2" where the CPU has AVX2 and "avx512" where it has
+// AVX-512F too. The slice tests run under each, in the same process, so
+// all are held to the oracles.
 func testKernels() []string {
 	ks := []string{"portable"}
 	if haveAVX2 {
 		ks = append(ks, "avx2")
 	}
+	if haveAVX512 {
+		ks = append(ks, "avx512")
+	}
 	return ks
 }
 
+// kernelNamed is the kernel of a name of testKernels.
+func kernelNamed(k string) kernel {
+	return kernel(slices.Index(kernelNames[:], k))
+}
+
 // roundSliceWith is RoundSlice (or RoundSlice32) on kernel k whatever
-// useAVX2 says, so that tests of both kernels can run in parallel.
+// useAVX2 says, so that tests of the kernels can run in parallel.
 func roundSliceWith[T float32 | float64](k string, f *Format, dst, src []T, m Mode, rnd Source) {
-	roundChunks(f, dst, src, m, rnd, k == "avx2")
+	roundChunks(f, dst, src, m, rnd, kernelNamed(k))
 }
 
 // useKernel switches RoundSlice to kernel k; the returned func restores
 // the previous choice. Tests that call it cannot run in parallel.
 func useKernel(k string) (restore func()) {
-	saved := useAVX2
-	useAVX2 = k == "avx2"
-	return func() { useAVX2 = saved }
+	saved, saved512 := useAVX2, useAVX512
+	useAVX2, useAVX512 = k != "portable", k == "avx512"
+	return func() { useAVX2, useAVX512 = saved, saved512 }
 }
 
 func TestKernelName(t *testing.T) {
@@ -335,7 +345,7 @@ func TestRoundAddAndMaskDispatch(t *testing.T) {
 	loops := map[string]func([]float64, []float64, *addAndMaskParams, *subParams, *[block]uint8) int{
 		"portable": roundAddAndMaskPortable,
 		"dispatch": func(d, s []float64, p *addAndMaskParams, sp *subParams, slow *[block]uint8) int {
-			return roundAddAndMask(useAVX2, d, s, p, sp, slow)
+			return roundAddAndMask(currentKernel(), d, s, p, sp, slow)
 		},
 	}
 	for _, f := range kernelFormats() {
@@ -496,7 +506,7 @@ func checkVEXOnly(t *testing.T, file string) {
 }
 
 // TestSRParamsLayout pins the layout of srParams that stochastic_amd64.s
-// addresses by offset (R_LANES … R_KSHIFT).
+// addresses by offset (R_LANES … R_FLTZMM).
 func TestSRParamsLayout(t *testing.T) {
 	var p srParams
 	for _, c := range []struct {
@@ -515,6 +525,13 @@ func TestSRParamsLayout(t *testing.T) {
 		{"rshift", unsafe.Offsetof(p.rshift), 576}, {"lshift", unsafe.Offsetof(p.lshift), 584},
 		{"half", unsafe.Offsetof(p.half), 592}, {"subLoop", unsafe.Offsetof(p.subLoop), 600},
 		{"kshift", unsafe.Offsetof(p.kshift), 624}, {"subSkip", unsafe.Offsetof(p.subSkip), 632},
+		{"xorHi", unsafe.Offsetof(p.xorHi), 664}, {"expMask", unsafe.Offsetof(p.expMask), 696},
+		{"eminExp", unsafe.Offsetof(p.eminExp), 728}, {"qShift", unsafe.Offsetof(p.qShift), 760},
+		{"pShift", unsafe.Offsetof(p.pShift), 792}, {"pShift1", unsafe.Offsetof(p.pShift1), 824},
+		{"rMask", unsafe.Offsetof(p.rMask), 856}, {"pred2Q", unsafe.Offsetof(p.pred2Q), 888},
+		{"maxBits", unsafe.Offsetof(p.maxBits), 920}, {"fltLoop", unsafe.Offsetof(p.fltLoop), 952},
+		{"lanes8", unsafe.Offsetof(p.lanes8), 960}, {"step8", unsafe.Offsetof(p.step8), 1024},
+		{"fltZmm", unsafe.Offsetof(p.fltZmm), 1040},
 	} {
 		if c.got != c.want {
 			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
@@ -539,57 +556,75 @@ func TestRoundStochasticAVX2(t *testing.T) {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	const guard = 8
-	const sentinel = 0x5a5a5a5a5a5a5a5a
-	fs := append(kernelFormats(), Binary64)
-	for _, f := range fs {
+	for _, f := range append(kernelFormats(), Binary64) {
 		xs := kernelInputs(f, rng, 4096)
 		for _, m := range kernelStochasticModes(t) {
 			p := f.srParams(m)
 			var rr blockRounder
-			rr.init(&f, m, true)
-			for n := 0; n <= block; n++ {
-				off := rng.IntN(len(xs) - n + 1)
-				src := xs[off : off+n]
-				state := rng.Uint64()
-				var slowGo, slowAsm [block]uint8
-				want := make([]float64, n)
-				k := roundStochasticPortable(want, src, &p, state, &slowGo)
-				buf := make([]float64, n+guard)
-				for i := range buf {
-					buf[i] = math.Float64frombits(sentinel)
-				}
-				dst, in := buf[:n], src
-				if n%2 == 1 { // in place
-					copy(dst, src)
-					in = dst
-				}
-				var got int
-				if n > 0 {
-					got = roundStochasticAVX2(&dst[0], &in[0], n, &p, state, &slowAsm)
-				} else {
-					got = roundStochasticAVX2(nil, nil, 0, &p, state, &slowAsm)
-				}
-				for _, j := range slowAsm[:min(got, block)] {
-					if math.Float64bits(dst[j]) != math.Float64bits(src[j]) {
-						t.Fatalf("%v %v n=%d: the kernel listed %d but left %x there, not x=%x", f.Name(), m, n, j,
-							math.Float64bits(dst[j]), math.Float64bits(src[j]))
-					}
-				}
-				rr.finishStochastic(want, slowGo[:k], state)
-				rr.finishStochastic(dst, slowAsm[:min(got, block)], state)
-				for i := range n {
-					if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
-						t.Fatalf("%v %v n=%d: x=%x: dst %x, portable %x", f.Name(), m, n,
-							math.Float64bits(src[i]), math.Float64bits(dst[i]), math.Float64bits(want[i]))
-					}
-				}
-				for i := n; i < len(buf); i++ {
-					if math.Float64bits(buf[i]) != sentinel {
-						t.Fatalf("%v %v n=%d: wrote dst[%d]", f.Name(), m, n, i)
-					}
+			rr.init(&f, m, avx2Kernel)
+			for name, kernel := range stochasticKernels(&p) {
+				for n := 0; n <= block; n++ {
+					off := rng.IntN(len(xs) - n + 1)
+					testStochasticKernel(t, f.Name()+" "+m.String()+" "+name, &p, &rr, kernel, xs[off:off+n], rng.Uint64())
 				}
 			}
+		}
+	}
+}
+
+type stochasticKernel func(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
+
+// stochasticKernels lists the assembly stochastic loops this CPU can run
+// on p: the AVX2 ones and, where they cover p, the AVX-512 ones.
+func stochasticKernels(p *srParams) map[string]stochasticKernel {
+	ks := map[string]stochasticKernel{"avx2": roundStochasticAVX2}
+	if haveAVX512 && p.zmm != 0 {
+		ks["avx512"] = roundStochasticAVX512
+	}
+	return ks
+}
+
+// testStochasticKernel is TestRoundStochasticAVX2 for one slice src: in
+// place where its length is odd, with sentinels after dst.
+func testStochasticKernel(t *testing.T, name string, p *srParams, rr *blockRounder, kernel stochasticKernel, src []float64, state uint64) {
+	const guard = 8
+	const sentinel = 0x5a5a5a5a5a5a5a5a
+	n := len(src)
+	var slowGo, slowAsm [block]uint8
+	want := make([]float64, n)
+	k := roundStochasticPortable(want, src, p, state, &slowGo)
+	buf := make([]float64, n+guard)
+	for i := range buf {
+		buf[i] = math.Float64frombits(sentinel)
+	}
+	dst, in := buf[:n], src
+	if n%2 == 1 { // in place
+		copy(dst, src)
+		in = dst
+	}
+	got := 0
+	if n > 0 {
+		got = kernel(&dst[0], &in[0], n, p, state, &slowAsm)
+	} else {
+		got = kernel(nil, nil, 0, p, state, &slowAsm)
+	}
+	for _, j := range slowAsm[:min(got, block)] {
+		if math.Float64bits(dst[j]) != math.Float64bits(src[j]) {
+			t.Fatalf("%s n=%d: the kernel listed %d but left %x there, not x=%x", name, n, j,
+				math.Float64bits(dst[j]), math.Float64bits(src[j]))
+		}
+	}
+	rr.finishStochastic(want, slowGo[:k], state)
+	rr.finishStochastic(dst, slowAsm[:min(got, block)], state)
+	for i := range n {
+		if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s n=%d: x=%x: dst %x, portable %x", name, n,
+				math.Float64bits(src[i]), math.Float64bits(dst[i]), math.Float64bits(want[i]))
+		}
+	}
+	for i := n; i < len(buf); i++ {
+		if math.Float64bits(buf[i]) != sentinel {
+			t.Fatalf("%s n=%d: wrote dst[%d]", name, n, i)
 		}
 	}
 }
@@ -613,15 +648,78 @@ func TestWyrandVector(t *testing.T) {
 	}
 	p := f.srParams(Stochastic)
 	want, got := make([]float64, block), make([]float64, block)
-	for range 2000 {
-		state := rng.Uint64()
-		var s1, s2 [block]uint8
-		roundStochasticPortable(want, src, &p, state, &s1)
-		roundStochasticAVX2(&got[0], &src[0], block, &p, state, &s2)
-		for i := range got {
-			exact := f.roundStochastic(src[i], Stochastic, wyrandAt(state, uint64(i)))
-			if got[i] != exact || want[i] != exact {
-				t.Fatalf("state %#x word %d: kernel %v, portable %v, roundStochastic with wyrandAt %v", state, i, got[i], want[i], exact)
+	for name, kernel := range stochasticKernels(&p) {
+		for range 2000 {
+			state := rng.Uint64()
+			var s1, s2 [block]uint8
+			roundStochasticPortable(want, src, &p, state, &s1)
+			kernel(&got[0], &src[0], block, &p, state, &s2)
+			for i := range got {
+				exact := f.roundStochastic(src[i], Stochastic, wyrandAt(state, uint64(i)))
+				if got[i] != exact || want[i] != exact {
+					t.Fatalf("%s: state %#x word %d: kernel %v, portable %v, roundStochastic with wyrandAt %v", name, state, i, got[i], want[i], exact)
+				}
+			}
+		}
+	}
+}
+
+// TestSRFloatBand holds the kernels' float loops (srParams.fltLoop for
+// AVX2, fltZmm for AVX-512) to roundStochastic where r's low 12 bits
+// decide: x below the spacing Q with x/Q = (2^64 - r - δ)/2^64 (exact for
+// words r ≥ 2^64 - 2^53, one in 2^11, found by scanning streams) rounds up
+// iff δ = 0; a float loop must list such lanes for the general path.
+func TestSRFloatBand(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, f := range kernelFormats() {
+		for _, m := range []Mode{Stochastic, mustStochasticBits(t, 64), mustStochasticBits(t, 60)} {
+			p := f.srParams(m)
+			if p.fltZmm == 0 {
+				continue
+			}
+			var rr blockRounder
+			rr.init(&f, m, avx2Kernel)
+			hits := 0
+			for hits < 24 {
+				state := rng.Uint64()
+				src := make([]float64, block)
+				for i := range src {
+					src[i] = rng.Float64() * f.MinNormal()
+				}
+				var crafted []int
+				for i := range src {
+					r := wyrandAt(state, uint64(i))
+					if r>>53 != 0x7ff {
+						continue
+					}
+					d := uint64(rng.IntN(2))
+					x := math.Ldexp(float64(-r-d), f.subQuantumExp()-64) // -r = 2^64 - r
+					src[i] = math.Copysign(x, float64(rng.IntN(2)*2-1))
+					if r&0xfff+d > 0 {
+						crafted = append(crafted, i)
+					}
+				}
+				hits += len(crafted)
+				for name, kernel := range stochasticKernels(&p) {
+					dst := make([]float64, block)
+					var slow [block]uint8
+					n := kernel(&dst[0], &src[0], block, &p, state, &slow)
+					for _, i := range crafted {
+						if (name == "avx512" || p.fltLoop != 0) && !slices.Contains(slow[:n], uint8(i)) {
+							t.Fatalf("%s %s %v: x=%v [%#x] at %d in the band not listed", name, f.Name(), m, src[i], math.Float64bits(src[i]), i)
+						}
+					}
+					rr.finishStochastic(dst, slow[:n], state)
+					for i, x := range src {
+						if want := f.roundStochastic(x, m, wyrandAt(state, uint64(i))); !identical(dst[i], want) {
+							t.Fatalf("%s %s %v: x=%v [%#x] r=%#x: kernel %v, roundStochastic %v", name, f.Name(), m, x, math.Float64bits(x),
+								wyrandAt(state, uint64(i)), dst[i], want)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -35,6 +35,7 @@ func quad(p unsafe.Pointer, i int) *[4]uint64 {
 type portableConsts struct {
 	inc, incNeg, keep, lo2, span2 uint64
 	shift                         uint
+	veltK                         float64   // 2^shift + 1 (tieUntil)
 	max2, orSign                  uint64    // 2·MaxFinite's bits; signBit where -0 exists
 	tab                           *expTable // the fp8/fp6/fp4 loops' tables
 	loop                          int       // which loop (plainLoop …)
@@ -53,6 +54,7 @@ func (c *portableConsts) init(p *addAndMaskParams, sp *subParams) {
 		inc: p.base + p.dirPos, incNeg: p.base + p.dirNeg, keep: p.keep,
 		lo2: p.minNormal << 1, span2: p.span << 1, shift: uint(p.shift & 63),
 		max2: sp.maxBits[0] << 1, orSign: signBit &^ sp.noNegZero[0], tab: sp.tab,
+		veltK: float64(uint64(1)<<(p.shift&63) + 1),
 	}
 	switch {
 	case sp.tab != nil && sp.tab.c != nil:
@@ -122,36 +124,46 @@ func (c *portableConsts) until(d, s []uint64) int {
 // outOf reports whether the result r is out of the normal range.
 func outOf(r, lo2, span2 uint64) bool { return r<<1-lo2 > span2 }
 
-func tieLane(b, inc, keep uint64, shift uint) uint64 { return (b + inc + (b>>shift)&1) & keep }
+// veltkamp rounds x to nearest even at p = 53-s bits in x's binade, K =
+// 2^s + 1 (Veltkamp's splitting: σ = x·K, σ - (σ - x)), as the integer
+// formula does; results outside [2^Emin, MaxFinite] (x·K overflowing
+// included) are left to the exception path. The conversion keeps x·K
+// rounded: an FMA of x·K - x (arm64, GOAMD64=v3) would not split.
+func veltkamp(x, k float64) float64 {
+	sigma := float64(x * k)
+	return sigma - (sigma - x)
+}
 
-// tieUntil is NearestEven's loop.
+// tieUntil is NearestEven's loop: three float operations a value (the
+// integer formula, (b + inc + (b>>shift)&1) & keep, took five integer ones
+// beside the range test's three).
 func tieUntil(d, s []uint64, c *portableConsts) int {
-	inc, keep, lo2, span2, shift := c.inc, c.keep, c.lo2, c.span2, c.shift&63
+	k, lo2, span2 := c.veltK, c.lo2, c.span2
 	d = d[:len(s)]
 	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
 	i, n4 := 0, len(s)&^3
 	for ; i < n4; i += 4 {
-		s4, d4 := quad(sp, i), quad(dp, i)
-		r := tieLane(s4[0], inc, keep, shift)
+		x4, d4 := (*[4]float64)(unsafe.Add(sp, i*8)), quad(dp, i)
+		r := math.Float64bits(veltkamp(x4[0], k))
 		if outOf(r, lo2, span2) {
 			return i
 		}
 		d4[0] = r
-		if r = tieLane(s4[1], inc, keep, shift); outOf(r, lo2, span2) {
+		if r = math.Float64bits(veltkamp(x4[1], k)); outOf(r, lo2, span2) {
 			return i + 1
 		}
 		d4[1] = r
-		if r = tieLane(s4[2], inc, keep, shift); outOf(r, lo2, span2) {
+		if r = math.Float64bits(veltkamp(x4[2], k)); outOf(r, lo2, span2) {
 			return i + 2
 		}
 		d4[2] = r
-		if r = tieLane(s4[3], inc, keep, shift); outOf(r, lo2, span2) {
+		if r = math.Float64bits(veltkamp(x4[3], k)); outOf(r, lo2, span2) {
 			return i + 3
 		}
 		d4[3] = r
 	}
 	for ; i < len(s); i++ {
-		r := tieLane(s[i], inc, keep, shift)
+		r := math.Float64bits(veltkamp(math.Float64frombits(s[i]), k))
 		if outOf(r, lo2, span2) {
 			return i
 		}

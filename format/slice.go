@@ -17,27 +17,45 @@ const chunk = 1 << 14
 // from src per 16384 values as seeds of fast internal streams: the same seed
 // gives the same result on any machine. rnd may be nil for deterministic modes.
 func (f *Format) RoundSlice(dst, src []float64, m Mode, rnd Source) {
-	roundChunks(f, dst, src, m, rnd, useAVX2)
+	roundChunks(f, dst, src, m, rnd, currentKernel())
+}
+
+// kernel is a set of loops: the portable ones, the AVX2 assembly, or the
+// AVX2 assembly with the stochastic modes' loops in AVX-512 (8 lanes).
+type kernel uint8
+
+const (
+	portableKernel kernel = iota
+	avx2Kernel
+	avx512Kernel
+)
+
+var kernelNames = [...]string{portableKernel: "portable", avx2Kernel: "avx2", avx512Kernel: "avx512"}
+
+// currentKernel is the kernel this machine runs (useAVX2, useAVX512).
+func currentKernel() kernel {
+	switch {
+	case useAVX2 && useAVX512:
+		return avx512Kernel
+	case useAVX2:
+		return avx2Kernel
+	}
+	return portableKernel
 }
 
 // Kernel names the loops RoundSlice and RoundSlice32 run on this machine:
-// "avx2" (assembly, amd64 CPUs with AVX2) or "portable" (pure Go, every
-// architecture). Both give the same results, bit for bit.
-func Kernel() string {
-	if useAVX2 {
-		return "avx2"
-	}
-	return "portable"
-}
+// "avx2" (assembly, amd64 CPUs with AVX2), "avx512" (the same, the
+// stochastic modes 8 lanes wide where the CPU has AVX-512F) or "portable"
+// (pure Go, every architecture). All give the same results, bit for bit.
+func Kernel() string { return kernelNames[currentKernel()] }
 
 // RoundSlice32 is RoundSlice for float32 values.
 func (f *Format) RoundSlice32(dst, src []float32, m Mode, rnd Source) {
-	roundChunks(f, dst, src, m, rnd, useAVX2)
+	roundChunks(f, dst, src, m, rnd, currentKernel())
 }
 
-// roundChunks is RoundSlice on the AVX2 kernels or the portable loops, as
-// avx2 says (tests run both side by side).
-func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Source, avx2 bool) {
+// roundChunks is RoundSlice on kernel k (tests run each side by side).
+func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Source, k kernel) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("format: RoundSlice into %d values from %d", len(dst), len(src)))
 	}
@@ -59,7 +77,7 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	if workers <= 1 { // no allocation for short slices
 		for i := range n {
 			lo, hi := rangeOf(i)
-			roundRange(f, dst[lo:hi], src[lo:hi], m, nextSeed(), avx2)
+			roundRange(f, dst[lo:hi], src[lo:hi], m, nextSeed(), k)
 		}
 		return
 	}
@@ -69,7 +87,7 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 	}
 	one := func(i int) {
 		lo, hi := rangeOf(i)
-		roundRange(f, dst[lo:hi], src[lo:hi], m, seeds[i], avx2)
+		roundRange(f, dst[lo:hi], src[lo:hi], m, seeds[i], k)
 	}
 	var wg sync.WaitGroup
 	next := make(chan int, n)
@@ -91,10 +109,10 @@ func roundChunks[T float32 | float64](f *Format, dst, src []T, m Mode, rnd Sourc
 // portable loops take a float64 chunk whole); float32 values go through a
 // float64 buffer (exact both ways), so both types take the same loops and
 // give the same results.
-func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64, avx2 bool) {
+func roundRange[T float32 | float64](f *Format, dst, src []T, m Mode, seed uint64, k kernel) {
 	dst = dst[:len(src)]
 	var rr blockRounder
-	rr.init(f, m, avx2)
+	rr.init(f, m, k)
 	state := seed
 	if s64, ok := any(src).([]float64); ok {
 		d64 := any(dst).([]float64)
@@ -133,7 +151,7 @@ type blockRounder struct {
 	sp       subParams
 	pc       portableConsts
 	portable bool // the portable loops of an add-and-mask or stochastic mode: roundPortable
-	avx2     bool // the AVX2 kernels, not the portable loops
+	k        kernel
 	srp      srParams
 	ss       stochasticSubParams
 	sub      bool // ss applies
@@ -141,8 +159,8 @@ type blockRounder struct {
 }
 
 // init sets rr up in place (the struct is large: no copies per chunk).
-func (rr *blockRounder) init(f *Format, m Mode, avx2 bool) {
-	rr.f, rr.m, rr.avx2 = f, m, avx2
+func (rr *blockRounder) init(f *Format, m Mode, k kernel) {
+	rr.f, rr.m, rr.k = f, m, k
 	switch {
 	case m.addAndMask():
 		rr.p, rr.sp = f.addAndMaskParams(m), f.subParams(m)
@@ -151,7 +169,7 @@ func (rr *blockRounder) init(f *Format, m Mode, avx2 bool) {
 		rr.srp = f.srParams(m)
 		rr.ss, rr.sub = f.stochasticSubParams(m)
 	}
-	rr.portable = !avx2 && f.specials != Unsigned && m != ToOdd
+	rr.portable = k == portableKernel && f.specials != Unsigned && m != ToOdd
 }
 
 // round rounds ≤ block values (dst may be src): the fast loop of the mode
@@ -166,14 +184,14 @@ func (rr *blockRounder) round(dst, src []float64, state uint64) {
 			dst[i] = f.roundUnsigned(x, m, wyrandAt(state, uint64(i)))
 		}
 	case m.addAndMask():
-		n := roundAddAndMask(rr.avx2, dst, src, &rr.p, &rr.sp, slow)
+		n := roundAddAndMask(rr.k, dst, src, &rr.p, &rr.sp, slow)
 		// The loops leave x itself at the positions they list, so this
 		// reads the input even when dst is src.
 		for _, j := range slow[:n] {
 			dst[j] = f.roundSlow(dst[j], m, 0)
 		}
 	case m.IsStochastic():
-		n := roundStochastic(rr.avx2, dst, src, &rr.srp, state, slow)
+		n := roundStochastic(rr.k, dst, src, &rr.srp, state, slow)
 		rr.finishStochastic(dst, slow[:n], state)
 	default: // ToOdd
 		n := roundToOdd(dst, src, f, slow)

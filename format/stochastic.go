@@ -112,6 +112,28 @@ type srParams struct {
 	// nothing is dropped), 64 - shift, and where subLoop is set the table.
 	tn, rsh uint64
 	tab     *srTable
+
+	xorHi [4]uint64 // wyrandXor>>32: the high half of s^xor is (s>>32)^xorHi
+
+	// The kernel's float loop (fltLoop: fp6, fp4, formats with subnormals
+	// and emin ≥ srSkipEmin, not StochasticHalf), under MXCSR's round
+	// toward zero: with Cb = max(|x|'s exponent bits, eminExp) (2^e, e ≥
+	// Emin), Q = Cb - qShift (2^(e+1-p), the spacing there), C = Cb +
+	// pShift (Q·2^52, pShift1 = C + Q) and s = |x| + Q + ρQ (Q's bits with
+	// (r>>12)&rMask as fraction), (s + C) - (C + Q) is ⌊|x|/Q + ρ⌋·Q: ρ is
+	// r's top 52 (or n) bits, which decide as all 64 do but where |x| < Q
+	// and s = pred2Q (the float below 2Q): those lanes go to the general
+	// path. Lanes with |x| > MaxFinite (maxBits) go too.
+	expMask, eminExp, qShift, pShift, pShift1, rMask, pred2Q, maxBits [4]uint64
+	fltLoop                                                           uint64
+
+	// The AVX-512 loops (8 lanes; where zmm is set: the formats without
+	// the step below 2^Emin, and the float loop's, fltZmm): the first 8
+	// words' states, and 8·wyrandIncrement.
+	lanes8 [8]uint64
+	step8  uint64
+	zmm    uint64
+	fltZmm uint64 // the AVX-512 loops' float loop (setFloatLoop)
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -147,6 +169,12 @@ func (f *Format) srParams(m Mode) srParams {
 	set(&p.one, 1)
 	set(&p.c64, 64)
 	set(&p.magic, 0x4330000000000000) // 2^52
+	set(&p.xorHi, wyrandXor>>32)
+	for i := range p.lanes8 {
+		p.lanes8[i] = uint64(i+1) * inc
+	}
+	p.step8 = 8 * inc
+	p.setFloatLoop(f, m)
 	if ss, ok := f.stochasticSubParams(m); ok && f.emin >= subAlwaysEmin {
 		p.subLoop = 1
 		set(&p.limit, ss.limit)
@@ -159,7 +187,37 @@ func (f *Format) srParams(m Mode) srParams {
 			p.subSkip = 1
 		}
 	}
+	if p.subLoop == 0 || p.fltZmm != 0 {
+		p.zmm = 1
+	}
 	return p
+}
+
+// setFloatLoop sets the float loop's fields where it applies: fltZmm for
+// the AVX-512 loops (every format that has the step below 2^Emin, with
+// subnormals), fltLoop for the AVX2 ones (fp6, fp4: for e4m3 their step
+// behind a branch is cheaper).
+func (p *srParams) setFloatLoop(f *Format, m Mode) {
+	if !f.subnormals || f.emin < subAlwaysEmin || m == StochasticHalf || f.shift == 0 {
+		return
+	}
+	set := func(v *[4]uint64, x uint64) { *v = [4]uint64{x, x, x, x} }
+	p.fltZmm = 1
+	if f.emin >= srSkipEmin {
+		p.fltLoop = 1
+	}
+	q := uint64(f.subQuantumExp()+1023) << 52 // Q's bits below 2^Emin
+	set(&p.expMask, 0x7ff0000000000000)
+	set(&p.eminExp, f.minNormal)
+	set(&p.qShift, uint64(52-f.shift)<<52)
+	set(&p.pShift, uint64(f.shift)<<52)
+	set(&p.pShift1, uint64(f.shift)<<52+1)
+	set(&p.rMask, ^uint64(0)>>12&(^uint64(0)<<(64-m.randomBits())>>12))
+	set(&p.pred2Q, q+1<<52-1)
+	set(&p.maxBits, f.maxBits)
+	if !f.specials.HasNegativeZero() {
+		set(&p.noNegZero, ^uint64(0))
+	}
 }
 
 // srSkipEmin: below this emin (fp8 e4m3, P3109 p = 4), values of everyday
@@ -197,10 +255,14 @@ func (p *srParams) next(d, s []uint64, state uint64) int {
 	switch {
 	case p.tab != nil && p.half != 0:
 		return srTableHalfUntil(d, s, p, state)
+	case p.tab != nil && p.tn == ^uint64(0):
+		return srTableTopUntil(d, s, p, state)
 	case p.tab != nil:
 		return srTableUntil(d, s, p, state)
 	case p.half != 0:
 		return srHalfUntil(d, s, p, state)
+	case p.tn != 0 && ^p.tn>>(p.rsh&63) == 0: // n ≥ shift: the mask is void
+		return srTopUntil(d, s, p, state)
 	}
 	return srUntil(d, s, p, state)
 }
@@ -246,6 +308,44 @@ func srUntil(d, s []uint64, p *srParams, state uint64) int {
 	return i
 }
 
+// srTopUntil is srUntil where n ≥ the bits dropped (Stochastic): the top
+// bits of r go below the kept last bit as they are, without tn (whose AND
+// also cost a register move around the multiply's fixed registers).
+func srTopUntil(d, s []uint64, p *srParams, state uint64) int {
+	rsh, keep, lo2, span2 := p.rsh&63, p.keep[0], p.lo2, p.span2
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		if outOf(s4[0], lo2, span2) {
+			return i
+		}
+		d4[0] = (s4[0] + wyrandMix(state+wyrandIncrement)>>rsh) & keep
+		if outOf(s4[1], lo2, span2) {
+			return i + 1
+		}
+		d4[1] = (s4[1] + wyrandMix(state+wyrandInc2)>>rsh) & keep
+		if outOf(s4[2], lo2, span2) {
+			return i + 2
+		}
+		d4[2] = (s4[2] + wyrandMix(state+wyrandInc3)>>rsh) & keep
+		if outOf(s4[3], lo2, span2) {
+			return i + 3
+		}
+		state += wyrandInc4
+		d4[3] = (s4[3] + wyrandMix(state)>>rsh) & keep
+	}
+	for ; i < len(s); i++ {
+		if outOf(s[i], lo2, span2) {
+			return i
+		}
+		state += wyrandIncrement
+		d[i] = (s[i] + wyrandMix(state)>>rsh) & keep
+	}
+	return i
+}
+
 // srHalfLane is StochasticHalf's formula: all the dropped bits where r's
 // top bit is set.
 func srHalfLane(b, r, half, keep uint64) uint64 { return (b + half&uint64(int64(r)>>63)) & keep }
@@ -270,7 +370,7 @@ func srHalfUntil(d, s []uint64, p *srParams, state uint64) int {
 func srTableLane(b, rho uint64, t *srTable) uint64 {
 	i := b >> 52
 	_, up := bits.Add64(b*t.mul[i]-t.c[i], rho, 0)
-	return b&t.k[i] + t.u[i]&-up + t.v[i]
+	return b&t.k[i] + t.u[i]&-up
 }
 
 // srTableUntil is the loop of Stochastic and StochasticBits(n) with the
@@ -305,6 +405,46 @@ func srTableUntil(d, s []uint64, p *srParams, state uint64) int {
 	for ; i < len(s); i++ {
 		state += wyrandIncrement
 		r := srTableLane(s[i], wyrandMix(state)&tn, t)
+		if r<<1 > max2 {
+			return i
+		}
+		d[i] = r
+	}
+	return i
+}
+
+// srTableTopUntil is srTableUntil for n = 64 (Stochastic): r whole, without
+// the AND with tn (8% of the loop's time).
+func srTableTopUntil(d, s []uint64, p *srParams, state uint64) int {
+	t, max2 := p.tab, p.lo2+p.span2
+	_ = t.mul[0] // the nil check, before the loop
+	d = d[:len(s)]
+	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
+	i, n4 := 0, len(s)&^3
+	for ; i < n4; i += 4 {
+		s4, d4 := quad(sp, i), quad(dp, i)
+		r := srTableLane(s4[0], wyrandMix(state+wyrandIncrement), t)
+		if r<<1 > max2 {
+			return i
+		}
+		d4[0] = r
+		if r = srTableLane(s4[1], wyrandMix(state+wyrandInc2), t); r<<1 > max2 {
+			return i + 1
+		}
+		d4[1] = r
+		if r = srTableLane(s4[2], wyrandMix(state+wyrandInc3), t); r<<1 > max2 {
+			return i + 2
+		}
+		d4[2] = r
+		state += wyrandInc4
+		if r = srTableLane(s4[3], wyrandMix(state), t); r<<1 > max2 {
+			return i + 3
+		}
+		d4[3] = r
+	}
+	for ; i < len(s); i++ {
+		state += wyrandIncrement
+		r := srTableLane(s[i], wyrandMix(state), t)
 		if r<<1 > max2 {
 			return i
 		}

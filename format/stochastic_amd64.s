@@ -1,8 +1,8 @@
 // AVX2 kernel for roundStochasticPortable (stochastic.go): 8 values per
 // iteration as two groups of 4, each value with its wyrand word, then at
 // most two masked groups for the last n%8; for fp8/fp6/fp4 (subLoop) with
-// the step below 2^Emin in every group. VEX encodings only
-// (TestKernelVEXOnly).
+// the step below 2^Emin in every group, or (fltLoop: fp6, fp4) by float
+// adds under round toward zero. VEX encodings only (TestKernelVEXOnly).
 
 #include "textflag.h"
 
@@ -32,6 +32,21 @@
 #define R_SUBLOOP  600
 #define R_KSHIFT   624
 #define R_SUBSKIP  632
+#define R_XORHI    664
+#define R_EXPMASK  696
+#define R_EMINEXP  728
+#define R_QSHIFT   760
+#define R_PSHIFT   792
+#define R_PSHIFT1  824
+#define R_RMASK    856
+#define R_PRED2Q   888
+#define R_MAXBITS  920
+#define R_FLTLOOP  952
+#define R_LO2      608
+#define R_SPAN2    616
+#define R_LANES8   960
+#define R_STEP8    1024
+#define R_FLTZMM   1040
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -45,17 +60,20 @@ DATA srtail<>+48(SB)/8, $0
 GLOBL srtail<>(SB), RODATA|NOPTR, $56
 
 // Registers: DX = p, Y14 = the states s of the current 4 words, Y13 =
-// 2^32-1 in each lane, X12 = rshift, X11 = lshift.
+// 2^32-1 in each lane, X12 = rshift, X11 = lshift. In the loops, the first
+// group of 4 keeps x in Y6 and its out mask in Y8, the second in Y9 and
+// Y15, so that the lanes left can get x back after both are stored.
 //
 // WYRAND sets Y0 to wyrand's words hi^lo of s·(s^xor) (64×64→128 bits)
-// from four 32×32→64 products of the halves of x = s and y = s^xor: with
-// mid = lh + ll>>32 and mid2 = hl + (mid mod 2^32) (neither overflows),
-// hi = hh + mid>>32 + mid2>>32 and lo = mid2<<32 | (ll mod 2^32).
+// from four 32×32→64 products of the halves of x = s and y = s^xor (y's
+// high half is (s>>32)^xorHi: an XOR, not a shift): with mid = lh +
+// ll>>32 and mid2 = hl + (mid mod 2^32) (neither overflows), hi = hh +
+// mid>>32 + mid2>>32 and lo = mid2<<32 | (ll mod 2^32), a dword blend.
 // Clobbers Y1-Y5.
 #define WYRAND \
 	VPXOR    R_XOR(DX), Y14, Y1; \
 	VPSRLQ   $32, Y14, Y2; \
-	VPSRLQ   $32, Y1, Y3; \
+	VPXOR    R_XORHI(DX), Y2, Y3; \
 	VPMULUDQ Y3, Y2, Y4; \
 	VPMULUDQ Y3, Y14, Y3; \
 	VPMULUDQ Y1, Y2, Y2; \
@@ -69,40 +87,43 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VPSRLQ   $32, Y2, Y3; \
 	VPADDQ   Y3, Y4, Y4; \
 	VPSLLQ   $32, Y2, Y2; \
-	VPAND    Y13, Y1, Y1; \
-	VPOR     Y2, Y1, Y1; \
+	VPBLENDD $0xAA, Y2, Y1, Y1; \
 	VPXOR    Y4, Y1, Y0
 
 // INCSR turns the words in Y0 into the increments of Stochastic and
-// StochasticBits(n) (X12 holds 64, so 0, where nothing is dropped);
-// INCHALF into those of StochasticHalf (the dropped bits where the word's
-// top bit is set). Clobber Y1.
+// StochasticBits(n) (X12 holds 64, so 0, where nothing is dropped); INCTOP
+// is INCSR where lshift is 0 (n ≥ the bits dropped: Stochastic); INCHALF
+// makes those of StochasticHalf (the dropped bits where the word's top bit
+// is set). Clobber Y1.
 #define INCSR \
 	VPSRLQ X12, Y0, Y0; \
 	VPSLLQ X11, Y0, Y0
+
+#define INCTOP \
+	VPSRLQ X12, Y0, Y0
 
 #define INCHALF \
 	VPXOR    Y1, Y1, Y1; \
 	VPCMPGTQ Y0, Y1, Y1; \
 	VPAND    R_HALFMASK(DX), Y1, Y0
 
-// ROUND4 rounds x in Y6 with the increments in Y0: Y7 = (x + inc) & keep,
-// or x in the lanes out of range, whose mask it leaves in Y8 (u + signBit
-// > span2 ^ signBit, signed: u > span2 unsigned, with u = 2|x| - 2·minNormal).
-#define ROUND4 \
-	VPADDQ    Y0, Y6, Y7; \
+// ROUND4 rounds x in X with the increments in Y0: Y7 = (x + inc) & keep,
+// and in M the mask of the lanes out of range (u + signBit > span2 ^
+// signBit, signed: u > span2 unsigned, with u = 2|x| - 2·minNormal), where
+// Y7 is not the result.
+#define ROUND4(X, M) \
+	VPADDQ    Y0, X, Y7; \
 	VPAND     R_KEEP(DX), Y7, Y7; \
-	VPADDQ    Y6, Y6, Y8; \
-	VPADDQ    R_UBIAS(DX), Y8, Y8; \
-	VPCMPGTQ  R_SPANX(DX), Y8, Y8; \
-	VBLENDVPD Y8, Y6, Y7, Y7
+	VPADDQ    X, X, M; \
+	VPADDQ    R_UBIAS(DX), M, M; \
+	VPCMPGTQ  R_SPANX(DX), M, M
 
 // SUBSTEP does stochasticSubParams' step (as its round) in the lanes of
-// the out mask Y8 that it covers (|x| < limit, s = k - max(E, 1) ≤ 63):
-// their results into Y7, the lanes cleared from Y8. x in Y6, the words in
+// the out mask M that it covers (|x| < limit, s = k - max(E, 1) ≤ 63):
+// their results into Y7, the lanes cleared from M. x in X, the words in
 // Y10; INCSUB makes the increments in Y0 from s in Y4. Clobbers Y0-Y5.
-#define SUBSTEP(INCSUB) \
-	VPAND     R_ABS(DX), Y6, Y1; \
+#define SUBSTEP(INCSUB, X, M) \
+	VPAND     R_ABS(DX), X, Y1; \
 	VPSRLQ    $52, Y1, Y2; \
 	VPMAXUD   R_ONE(DX), Y2, Y2; \
 	VPSUBQ    R_ONE(DX), Y2, Y3; \
@@ -115,7 +136,7 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VMOVDQU   R_C64(DX), Y2; \
 	VPCMPGTQ  Y4, Y2, Y2; \
 	VPAND     Y2, Y5, Y5; \
-	VPAND     Y8, Y5, Y5; \
+	VPAND     M, Y5, Y5; \
 	INCSUB; \
 	VPADDQ    Y3, Y0, Y0; \
 	VPSRLVQ   Y4, Y0, Y0; \
@@ -126,11 +147,11 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VSUBPD    R_MAGIC(DX), Y0, Y0; \
 	VMULPD    R_QUANTUM(DX), Y0, Y0; \
 	VMOVDQU   R_ABS(DX), Y2; \
-	VPANDN    Y6, Y2, Y2; \
+	VPANDN    X, Y2, Y2; \
 	VPANDN    Y2, Y1, Y2; \
 	VPOR      Y2, Y0, Y0; \
 	VBLENDVPD Y5, Y0, Y7, Y7; \
-	VPANDN    Y8, Y5, Y8
+	VPANDN    M, Y5, M
 
 // INCSUBSR: the step's increments r>>(64-j)<<(s-j), j = min(n, s) (VPSRLVQ
 // and VPSLLVQ give 0 for counts of 64 and more, in the lanes not covered).
@@ -152,36 +173,75 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VPAND    Y1, Y0, Y0
 
 // The loops' group of 4 without and with the step below 2^Emin: the words
-// for the values at OFF(SI), the results stored, the lanes still out in Y8.
+// for the values at OFF(SI), the results stored, the lanes still out in M.
 // GROUPSKIP skips the step where no lane is out (R_SUBSKIP: fp8 e4m3 in
 // its normal range, where the step would cost as much as the rest).
-#define GROUP(INC, OFF) \
+#define GROUP(INC, OFF, X, M) \
 	WYRAND; \
 	INC; \
-	VMOVDQU OFF(SI)(R9*8), Y6; \
-	ROUND4; \
+	VMOVDQU OFF(SI)(R9*8), X; \
+	ROUND4(X, M); \
 	VMOVDQU Y7, OFF(DI)(R9*8)
 
-#define GROUPSUB(INC, INCSUB, OFF) \
+#define GROUPSUB(INC, INCSUB, OFF, X, M) \
 	WYRAND; \
 	VMOVDQU Y0, Y10; \
 	INC; \
-	VMOVDQU OFF(SI)(R9*8), Y6; \
-	ROUND4; \
-	SUBSTEP(INCSUB); \
+	VMOVDQU OFF(SI)(R9*8), X; \
+	ROUND4(X, M); \
+	SUBSTEP(INCSUB, X, M); \
 	VMOVDQU Y7, OFF(DI)(R9*8)
 
-#define GROUPSKIP(INC, INCSUB, OFF, skip) \
+#define GROUPSKIP(INC, INCSUB, OFF, X, M, skip) \
 	WYRAND; \
 	VMOVDQU Y0, Y10; \
 	INC; \
-	VMOVDQU OFF(SI)(R9*8), Y6; \
-	ROUND4; \
-	VPTEST  Y8, Y8; \
+	VMOVDQU OFF(SI)(R9*8), X; \
+	ROUND4(X, M); \
+	VPTEST  M, M; \
 	JZ      skip; \
-	SUBSTEP(INCSUB); \
+	SUBSTEP(INCSUB, X, M); \
 skip: \
 	VMOVDQU Y7, OFF(DI)(R9*8)
+
+// GROUPFLT is the float loop's group (srParams.fltLoop): with a = |x|, Cb
+// = max(a's exponent bits, eminExp), Q = Cb - qShift, s = a + (Q | r>>12
+// [& rMask: RMASK]) rounds toward zero, t = (s + C) - (C + Q) with C = Cb +
+// pShift; the result t | x's sign (NZ: not where t = 0, for formats
+// without -0). Out: a > maxBits, or s = pred2Q (r's low bits may decide).
+#define GROUPFLT(RMASK, NZ, OFF, X, M) \
+	WYRAND; \
+	VMOVDQU  OFF(SI)(R9*8), X; \
+	VPAND    R_ABS(DX), X, Y1; \
+	VPAND    R_EXPMASK(DX), Y1, Y2; \
+	VPMAXUD  R_EMINEXP(DX), Y2, Y2; \
+	VPSUBQ   R_QSHIFT(DX), Y2, Y3; \
+	VPSRLQ   $12, Y0, Y0; \
+	RMASK; \
+	VPOR     Y3, Y0, Y0; \
+	VADDPD   Y0, Y1, Y0; \
+	VPCMPEQQ R_PRED2Q(DX), Y0, Y4; \
+	VPADDQ   R_PSHIFT(DX), Y2, Y3; \
+	VPADDQ   R_PSHIFT1(DX), Y2, Y2; \
+	VADDPD   Y3, Y0, Y0; \
+	VSUBPD   Y2, Y0, Y0; \
+	VPXOR    X, Y1, Y2; \
+	NZ; \
+	VPOR     Y2, Y0, Y7; \
+	VPCMPGTQ R_MAXBITS(DX), Y1, M; \
+	VPOR     Y4, M, M; \
+	VMOVDQU  Y7, OFF(DI)(R9*8)
+
+#define NONE
+
+#define RMASK \
+	VPAND R_RMASK(DX), Y0, Y0
+
+// NZ clears the sign (Y2) where t (Y0) is +0.
+#define NZ \
+	VPXOR    Y5, Y5, Y5; \
+	VPCMPEQQ Y5, Y0, Y5; \
+	VPANDN   Y2, Y5, Y2
 
 // APPEND appends i+k to slow for each set bit k of AX (clobbers AX, BX, R11):
 // slow[n&255] = uint8(i+k); n++, as roundStochasticPortable lists them.
@@ -197,29 +257,35 @@ skip: \
 	JNZ  label
 
 // LOOP8 is a loop over 8 values as two groups G0 and G1 of 4 (the second's
-// words 4 further on); it ends at tail, which takes the last n%8 values 4
-// at a time. R12 keeps the first group's lane mask.
-#define LOOP8(G0, G1, loop, app, next) \
+// words 4 further on); it ends at end, where the last n%8 values are left.
+// Where a lane is out, left (the rare path), x goes back there.
+#define LOOP8(G0, G1, loop, left, app, end) \
 loop: \
-	CMPQ      R9, R13; \
-	JGE       tail; \
+	CMPQ       R9, R13; \
+	JGE        end; \
 	G0; \
-	VMOVMSKPD Y8, R12; \
-	VPADDQ    R_STEP(DX), Y14, Y14; \
+	VPADDQ     R_STEP(DX), Y14, Y14; \
 	G1; \
-	VMOVMSKPD Y8, AX; \
-	VPADDQ    R_STEP(DX), Y14, Y14; \
-	SHLQ      $4, AX; \
-	ORQ       R12, AX; \
-	JZ        next; \
+	VPADDQ     R_STEP(DX), Y14, Y14; \
+	VPOR       Y8, Y15, Y0; \
+	VPTEST     Y0, Y0; \
+	JNZ        left; \
+	ADDQ       $8, R9; \
+	JMP        loop; \
+left: \
+	VPMASKMOVQ Y6, Y8, (DI)(R9*8); \
+	VPMASKMOVQ Y9, Y15, 32(DI)(R9*8); \
+	VMOVMSKPD  Y8, R12; \
+	VMOVMSKPD  Y15, AX; \
+	SHLQ       $4, AX; \
+	ORQ        R12, AX; \
 app: \
 	APPEND(app); \
-next: \
-	ADDQ      $8, R9; \
-	JMP       loop
+	ADDQ       $8, R9; \
+	JMP        loop
 
 // func roundStochasticAVX2(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
-TEXT ·roundStochasticAVX2(SB), NOSPLIT, $0-56
+TEXT ·roundStochasticAVX2(SB), NOSPLIT, $8-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -236,27 +302,57 @@ TEXT ·roundStochasticAVX2(SB), NOSPLIT, $0-56
 	XORQ R10, R10 // n: count of slow positions
 	MOVQ CX, R13
 	ANDQ $-8, R13 // end of the 8-wide loop
+	CMPQ R_FLTLOOP(DX), $0
+	JNE  fltsetup
 	CMPQ R_SUBLOOP(DX), $0
 	JNE  subloops
 	CMPQ R_HALF(DX), $0
 	JNE  halfloop
-	LOOP8(GROUP(INCSR, 0), GROUP(INCSR, 32), srloop, srappend, srnext)
-	LOOP8(GROUP(INCHALF, 0), GROUP(INCHALF, 32), halfloop, halfappend, halfnext)
+	CMPQ R_LSHIFT(DX), $0
+	JNE  srloop
+	LOOP8(GROUP(INCTOP, 0, Y6, Y8), GROUP(INCTOP, 32, Y9, Y15), toploop, topleft, topappend, tail)
+	LOOP8(GROUP(INCSR, 0, Y6, Y8), GROUP(INCSR, 32, Y9, Y15), srloop, srleft, srappend, tail)
+	LOOP8(GROUP(INCHALF, 0, Y6, Y8), GROUP(INCHALF, 32, Y9, Y15), halfloop, halfleft, halfappend, tail)
 subloops:
 	CMPQ R_SUBSKIP(DX), $0
 	JNE  skiploops
 	CMPQ R_HALF(DX), $0
 	JNE  halfsubloop
-	LOOP8(GROUPSUB(INCSR, INCSUBSR, 0), GROUPSUB(INCSR, INCSUBSR, 32), srsubloop, srsubappend, srsubnext)
-	LOOP8(GROUPSUB(INCHALF, INCSUBHALF, 0), GROUPSUB(INCHALF, INCSUBHALF, 32), halfsubloop, halfsubappend, halfsubnext)
+	LOOP8(GROUPSUB(INCSR, INCSUBSR, 0, Y6, Y8), GROUPSUB(INCSR, INCSUBSR, 32, Y9, Y15), srsubloop, srsubleft, srsubappend, tail)
+	LOOP8(GROUPSUB(INCHALF, INCSUBHALF, 0, Y6, Y8), GROUPSUB(INCHALF, INCSUBHALF, 32, Y9, Y15), halfsubloop, halfsubleft, halfsubappend, tail)
 skiploops:
 	CMPQ R_HALF(DX), $0
 	JNE  halfskiploop
-	LOOP8(GROUPSKIP(INCSR, INCSUBSR, 0, srskip0), GROUPSKIP(INCSR, INCSUBSR, 32, srskip1), srskiploop, srskipappend, srskipnext)
-	LOOP8(GROUPSKIP(INCHALF, INCSUBHALF, 0, halfskip0), GROUPSKIP(INCHALF, INCSUBHALF, 32, halfskip1), halfskiploop, halfskipappend, halfskipnext)
+	CMPQ R_LSHIFT(DX), $0
+	JNE  srskiploop
+	LOOP8(GROUPSKIP(INCTOP, INCSUBSR, 0, Y6, Y8, topskip0), GROUPSKIP(INCTOP, INCSUBSR, 32, Y9, Y15, topskip1), topskiploop, topskipleft, topskipappend, tail)
+	LOOP8(GROUPSKIP(INCSR, INCSUBSR, 0, Y6, Y8, srskip0), GROUPSKIP(INCSR, INCSUBSR, 32, Y9, Y15, srskip1), srskiploop, srskipleft, srskipappend, tail)
+	LOOP8(GROUPSKIP(INCHALF, INCSUBHALF, 0, Y6, Y8, halfskip0), GROUPSKIP(INCHALF, INCSUBHALF, 32, Y9, Y15, halfskip1), halfskiploop, halfskipleft, halfskipappend, tail)
+
+	// The float loop, under round toward zero; fltdone restores the
+	// caller's MXCSR. (Assembly functions are no async preemption points,
+	// and a signal handler starts from the default MXCSR.) RMASK only for
+	// StochasticBits(n), n < 52; NZ for formats without -0.
+fltsetup:
+	VSTMXCSR 0(SP)
+	MOVL     0(SP), AX
+	ORL      $0x6000, AX
+	MOVL     AX, 4(SP)
+	VLDMXCSR 4(SP)
+	CMPQ     R_NONEGZ(DX), $0
+	JNE      fltzloop
+	MOVQ     $0x000fffffffffffff, AX
+	CMPQ     R_RMASK(DX), AX
+	JNE      fltmloop
+	LOOP8(GROUPFLT(NONE, NONE, 0, Y6, Y8), GROUPFLT(NONE, NONE, 32, Y9, Y15), fltloop, fltleft, fltappend, fltdone)
+	LOOP8(GROUPFLT(RMASK, NONE, 0, Y6, Y8), GROUPFLT(RMASK, NONE, 32, Y9, Y15), fltmloop, fltmleft, fltmappend, fltdone)
+	LOOP8(GROUPFLT(RMASK, NZ, 0, Y6, Y8), GROUPFLT(RMASK, NZ, 32, Y9, Y15), fltzloop, fltzleft, fltzappend, fltdone)
+fltdone:
+	VLDMXCSR 0(SP)
 
 	// The last 0 to 7 values, by at most two masked groups of up to 4,
-	// each as the loop's (R_HALF and R_SUBLOOP pick the steps again).
+	// each as the loop's (R_HALF and R_SUBLOOP pick the steps again; the
+	// float loop's formats take the step below 2^Emin).
 tail:
 	MOVQ CX, AX
 	SUBQ R9, AX // values left
@@ -278,16 +374,17 @@ tailhalf:
 	INCHALF
 tailround:
 	VPMASKMOVQ (SI)(R9*8), Y9, Y6
-	ROUND4
+	ROUND4(Y6, Y8)
 	CMPQ       R_SUBLOOP(DX), $0
 	JE         tailstore
 	CMPQ       R_HALF(DX), $0
 	JNE        tailsubhalf
-	SUBSTEP(INCSUBSR)
+	SUBSTEP(INCSUBSR, Y6, Y8)
 	JMP        tailstore
 tailsubhalf:
-	SUBSTEP(INCSUBHALF)
+	SUBSTEP(INCSUBHALF, Y6, Y8)
 tailstore:
+	VBLENDVPD  Y8, Y6, Y7, Y7
 	VPAND      Y9, Y8, Y8
 	VPMASKMOVQ Y7, Y9, (DI)(R9*8)
 	VMOVMSKPD  Y8, AX
@@ -301,6 +398,185 @@ tailnext:
 	JMP    tail
 
 done:
+	VZEROUPPER
+	MOVQ R10, ret+48(FP)
+	RET
+
+// The AVX-512 loops (roundStochasticAVX512): the same words and formulas,
+// 8 lanes a group, out lanes in K1 (K2 the float loop's band), the last
+// n%8 values by one group under the lane mask K4 (masked loads and stores
+// neither fault nor write past n). Registers: Z14 = the 8 states, Z13 =
+// 2^32-1, Z15 = 8·increment, Z16 = eminExp, X12 and X11 the shifts.
+
+// Lane masks for the last 0 to 7 values.
+DATA srtail8<>+0(SB)/8, $0x7f3f1f0f07030100
+GLOBL srtail8<>(SB), RODATA|NOPTR, $8
+
+// WYRAND8 is WYRAND in 8 lanes, into Z0; lo's high halves come from mid2
+// and its low ones from ll, XORed with hi in one VPTERNLOGQ. Clobbers
+// Z1-Z5.
+#define WYRAND8 \
+	VPXORQ.BCST R_XOR(DX), Z14, Z1; \
+	VPSRLQ      $32, Z14, Z2; \
+	VPXORQ.BCST R_XORHI(DX), Z2, Z3; \
+	VPMULUDQ    Z3, Z2, Z4; \
+	VPMULUDQ    Z3, Z14, Z3; \
+	VPMULUDQ    Z1, Z2, Z2; \
+	VPMULUDQ    Z1, Z14, Z1; \
+	VPSRLQ      $32, Z1, Z5; \
+	VPADDQ      Z5, Z3, Z3; \
+	VPANDQ      Z13, Z3, Z5; \
+	VPADDQ      Z5, Z2, Z2; \
+	VPSRLQ      $32, Z3, Z3; \
+	VPADDQ      Z3, Z4, Z4; \
+	VPSRLQ      $32, Z2, Z3; \
+	VPADDQ      Z3, Z4, Z4; \
+	VPSLLQ      $32, Z2, Z2; \
+	VPANDQ      Z13, Z1, Z0; \
+	VPTERNLOGQ  $0x96, Z4, Z2, Z0
+
+#define INCTOP8 \
+	VPSRLQ X12, Z0, Z0
+
+#define INCSR8 \
+	VPSRLQ X12, Z0, Z0; \
+	VPSLLQ X11, Z0, Z0
+
+#define INCHALF8 \
+	VPSRAQ      $63, Z0, Z0; \
+	VPANDQ.BCST R_HALFMASK(DX), Z0, Z0
+
+// LOAD8 and STORE8 move a whole group; LOADT and STORET the tail's lanes.
+#define LOAD8 VMOVDQU64 (SI)(R9*8), Z6
+#define STORE8 VMOVDQU64 Z7, (DI)(R9*8)
+#define LOADT VMOVDQU64.Z (SI)(R9*8), K4, Z6
+#define STORET VMOVDQU64 Z7, K4, (DI)(R9*8)
+
+// GROUP8: x in Z6, Z7 = (x + inc) & keep, K1 = the lanes out of range
+// (2x - 2·minNormal > 2·span, unsigned).
+#define GROUP8(INC, LOAD, STORE) \
+	WYRAND8; \
+	INC; \
+	LOAD; \
+	VPADDQ         Z0, Z6, Z7; \
+	VPANDQ.BCST    R_KEEP(DX), Z7, Z7; \
+	VPADDQ         Z6, Z6, Z8; \
+	VPSUBQ.BCST    R_LO2(DX), Z8, Z8; \
+	VPCMPUQ.BCST   $6, R_SPAN2(DX), Z8, K1; \
+	STORE
+
+// GROUPFLT8 is GROUPFLT in 8 lanes, rounding toward zero by the adds'
+// own rounding control (no MXCSR): RHO makes Q + ρQ from Q in Z3 and
+// r>>12 in Z0; SIGN puts x's sign on t in Z7.
+#define GROUPFLT8(RHO, SIGN, LOAD, STORE) \
+	WYRAND8; \
+	LOAD; \
+	VPANDQ.BCST    R_ABS(DX), Z6, Z1; \
+	VPANDQ.BCST    R_EXPMASK(DX), Z1, Z2; \
+	VPMAXUD        Z16, Z2, Z2; \
+	VPSUBQ.BCST    R_QSHIFT(DX), Z2, Z3; \
+	VPSRLQ         $12, Z0, Z0; \
+	RHO; \
+	VADDPD.RZ_SAE  Z0, Z1, Z0; \
+	VPCMPEQQ.BCST  R_PRED2Q(DX), Z0, K2; \
+	VPADDQ.BCST    R_PSHIFT(DX), Z2, Z3; \
+	VPADDQ.BCST    R_PSHIFT1(DX), Z2, Z2; \
+	VADDPD.RZ_SAE  Z3, Z0, Z0; \
+	VSUBPD         Z2, Z0, Z7; \
+	SIGN; \
+	VPCMPUQ.BCST   $6, R_MAXBITS(DX), Z1, K1; \
+	KORW           K2, K1, K1; \
+	STORE
+
+#define RHOOR VPORQ Z3, Z0, Z0
+#define RHOMASK VPTERNLOGQ.BCST $0xec, R_RMASK(DX), Z3, Z0
+
+// SIGNALL: t | (x &^ abs); SIGNNZ: not where t is +0 (formats without -0).
+#define SIGNALL VPTERNLOGQ.BCST $0xf4, R_ABS(DX), Z6, Z7
+#define SIGNNZ \
+	VPTESTMQ             Z7, Z7, K3; \
+	VPTERNLOGQ.BCST      $0xf4, R_ABS(DX), Z6, K3, Z7
+
+// LOOPZ is the 8-lane loop over G, entered at entry, tested at the bottom;
+// the lanes of K1 get x back and are listed (left). Then its tail: the
+// last n%8 values by TG under K4, and done.
+#define LOOPZ(G, TG, entry, loop, left, app, next, tail, tapp) \
+entry: \
+	CMPQ       R9, R13; \
+	JGE        tail; \
+loop: \
+	G; \
+	VPADDQ     Z15, Z14, Z14; \
+	KORTESTW   K1, K1; \
+	JNZ        left; \
+next: \
+	ADDQ       $8, R9; \
+	CMPQ       R9, R13; \
+	JLT        loop; \
+	JMP        tail; \
+left: \
+	VMOVDQU64  Z6, K1, (DI)(R9*8); \
+	KMOVW      K1, AX; \
+app: \
+	APPEND(app); \
+	JMP        next; \
+tail: \
+	MOVQ       CX, AX; \
+	SUBQ       R9, AX; \
+	JLE        zdone; \
+	LEAQ       srtail8<>(SB), BX; \
+	MOVBLZX    (BX)(AX*1), AX; \
+	KMOVW      AX, K4; \
+	TG; \
+	KANDW      K4, K1, K1; \
+	KORTESTW   K1, K1; \
+	JZ         zdone; \
+	VMOVDQU64  Z6, K1, (DI)(R9*8); \
+	KMOVW      K1, AX; \
+tapp: \
+	APPEND(tapp); \
+	JMP        zdone
+
+// func roundStochasticAVX512(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
+TEXT ·roundStochasticAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ p+24(FP), DX
+	MOVQ slow+40(FP), R8
+
+	VPBROADCASTQ state+32(FP), Z14
+	VPADDQ       R_LANES8(DX), Z14, Z14
+	VPBROADCASTQ R_LO32(DX), Z13
+	VPBROADCASTQ R_STEP8(DX), Z15
+	VPBROADCASTQ R_EMINEXP(DX), Z16
+	VMOVQ        R_KSHIFT(DX), X12
+	VMOVQ        R_LSHIFT(DX), X11
+
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ CX, R13
+	ANDQ $-8, R13
+	CMPQ R_FLTZMM(DX), $0
+	JNE  zflt
+	CMPQ R_HALF(DX), $0
+	JNE  zhalf
+	CMPQ R_LSHIFT(DX), $0
+	JNE  zsr
+	LOOPZ(GROUP8(INCTOP8, LOAD8, STORE8), GROUP8(INCTOP8, LOADT, STORET), ztop, ztoploop, ztopleft, ztopapp, ztopnext, ztoptail, ztoptapp)
+	LOOPZ(GROUP8(INCSR8, LOAD8, STORE8), GROUP8(INCSR8, LOADT, STORET), zsr, zsrloop, zsrleft, zsrapp, zsrnext, zsrtail, zsrtapp)
+	LOOPZ(GROUP8(INCHALF8, LOAD8, STORE8), GROUP8(INCHALF8, LOADT, STORET), zhalf, zhalfloop, zhalfleft, zhalfapp, zhalfnext, zhalftail, zhalftapp)
+zflt:
+	CMPQ R_NONEGZ(DX), $0
+	JNE  zfltz
+	MOVQ $0x000fffffffffffff, AX
+	CMPQ R_RMASK(DX), AX
+	JNE  zfltm
+	LOOPZ(GROUPFLT8(RHOOR, SIGNALL, LOAD8, STORE8), GROUPFLT8(RHOOR, SIGNALL, LOADT, STORET), zflta, zfltaloop, zfltaleft, zfltaapp, zfltanext, zfltatail, zfltatapp)
+	LOOPZ(GROUPFLT8(RHOMASK, SIGNALL, LOAD8, STORE8), GROUPFLT8(RHOMASK, SIGNALL, LOADT, STORET), zfltm, zfltmloop, zfltmleft, zfltmapp, zfltmnext, zfltmtail, zfltmtapp)
+	LOOPZ(GROUPFLT8(RHOMASK, SIGNNZ, LOAD8, STORE8), GROUPFLT8(RHOMASK, SIGNNZ, LOADT, STORET), zfltz, zfltzloop, zfltzleft, zfltzapp, zfltznext, zfltztail, zfltztapp)
+
+zdone:
 	VZEROUPPER
 	MOVQ R10, ret+48(FP)
 	RET
