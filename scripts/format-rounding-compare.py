@@ -5,8 +5,8 @@ Runs, pinned to one core (taskset semantics: this process and its children),
 on 2^20 float64 values uniform in [-2, 2]:
 
   * mwmm: a prebuilt format test binary (go test -c -o .bin/format.test
-    ./format/), BenchmarkRoundSlice (every kernel the CPU has: avx2 and
-    portable on amd64 with AVX2; the float32 conversion loop as baseline) and
+    ./format/), BenchmarkRoundSlice (every kernel the CPU has: avx512, avx2
+    and portable on amd64 with AVX-512F; the float32 conversion loop as baseline) and
     BenchmarkRoundSliceRatios (the same, interleaved, with the ratios);
   * ml_dtypes (and NumPy's float16): round trips float64 -> format -> float64
     (what RoundSlice does) and the encode alone, for fp16, bf16, e4m3
@@ -220,8 +220,9 @@ def fmt_x(r):
     return f"{r:.2f}" if r else "—"
 
 
-def summary(out, head, rates, ratios, ml, ml_notes, cpf, cpf_note):
-    kernels = sorted({k.split("/")[0] for k in rates if "/" in k}, key=lambda k: k == "portable")
+def summary(out, head, kernel, rates, ratios, ml, ml_notes, cpf, cpf_note):
+    # The kernel RoundSlice picks first, then the others by name, portable last.
+    kernels = sorted({k.split("/")[0] for k in rates if "/" in k}, key=lambda k: (k != kernel, k == "portable", k))
     kern = kernels[0] if kernels else "portable"
     base = rates.get("baseline-float32")
     lines = ["# format rounding: mwmm against ml_dtypes and CPFloat", ""]
@@ -298,7 +299,7 @@ def main():
     head.append(f"mwmm format.Kernel() on this CPU: {kernel}")
     ml, ml_notes = mldtypes(out, a.reps)
     cpf, cpf_note = cpfloat(out, a.cpfloat_src, a.pcg_c, a.cc, a.reps)
-    summary(out, head, rates, ratios, ml, ml_notes, cpf, cpf_note)
+    summary(out, head, kernel, rates, ratios, ml, ml_notes, cpf, cpf_note)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ var infoCmd = &command{
 	help: `
 Info first prints the CPU (its model where the system names it, the
 architecture, the number of threads) and the loops that round values to
-the simulated formats on it: "avx2" (the assembly kernel, amd64 with AVX2)
-or "portable" (pure Go; GODEBUG=cpu.avx2=off selects it on amd64). Then it
+the simulated formats on it: "avx512" (the assembly kernel with its
+stochastic loops 8 lanes wide, amd64 with AVX-512F), "avx2" (amd64 with
+AVX2; GODEBUG=cpu.avx512f=off selects it there) or "portable" (pure Go;
+GODEBUG=cpu.avx2=off selects it on amd64). Then it
 lists the NVIDIA GPUs that mwmm can use: for each, its index, name,
 compute capability, number of multiprocessors, total and free memory, and
 the architecture its kernels are compiled for (sm_90a on Hopper: the
@@ -61,7 +63,7 @@ func infoFlags() (*flag.FlagSet, *bool) {
 // infoJSON is the output of 'mwmm info --json'.
 type infoJSON struct {
 	CPU             string       `json:"cpu"`             // "AMD EPYC (amd64, 2 threads)"
-	RoundingKernel  string       `json:"rounding_kernel"` // format.Kernel(): "avx2" or "portable"
+	RoundingKernel  string       `json:"rounding_kernel"` // format.Kernel(): "avx512", "avx2" or "portable"
 	GPU             bool         `json:"gpu"`
 	Reason          string       `json:"reason,omitempty"`         // why there is no GPU
 	Driver          string       `json:"driver,omitempty"`         // the CUDA version the driver supports, "13.0"
