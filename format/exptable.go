@@ -10,9 +10,12 @@ import (
 // bits (sign and exponent field), so that one rule rounds normal and
 // subnormal values alike without branches:
 //
-//   - c (NearestEven): y = (x + c) - c rounds x to the format's grid in
+//   - rne (NearestEven): y = (x + c) - c rounds x to the format's grid in
 //     float64's own rounding (nearest even); c = ±2^(e+53-p) in x's binade
 //     e ≥ Emin, ±2^(qe+52) below (qe the exponent of the spacing there).
+//     A zero y is +0: sign, ORed into y's bits, gives it x's sign where the
+//     format has -0 (a load and an OR: and-ing x's bits with the sign bit
+//     took a copy, an AND and an OR, a tenth of the loop's time).
 //   - inc, keep (the other add-and-mask modes): (b + inc) & keep on x's
 //     bits. Below the spacing (|x| < 2^qe) the result is ±0 or ±2^qe for
 //     a whole binade, except where it depends on the fraction
@@ -21,8 +24,14 @@ import (
 //     entry leaves a result out of range (exponent field all ones), and
 //     the loop's exception path rounds x.
 type expTable struct {
-	c         *[1 << 12]float64
+	rne       *rneTable
 	inc, keep *[1 << 12]uint64
+}
+
+// rneTable is expTable.rne: c and sign side by side (one base register).
+type rneTable struct {
+	c    [1 << 12]float64
+	sign [1 << 12]uint64
 }
 
 type expTableKey struct {
@@ -41,7 +50,7 @@ func (f *Format) expTable(m Mode) *expTable {
 	}
 	var t expTable
 	if m == NearestEven {
-		t.c = f.rneTable()
+		t.rne = f.rneTable()
 	} else {
 		t.inc, t.keep = f.addAndMaskTable(m)
 	}
@@ -49,19 +58,22 @@ func (f *Format) expTable(m Mode) *expTable {
 	return v.(*expTable)
 }
 
-// rneTable is expTable.c.
-func (f *Format) rneTable() *[1 << 12]float64 {
-	var c [1 << 12]float64
+// rneTable is expTable.rne.
+func (f *Format) rneTable() *rneTable {
+	t := new(rneTable)
 	eminB := int(f.minNormal >> 52)
-	for i := range c {
+	for i := range t.c {
 		e := i&0x7ff - 1023
 		v := math.Ldexp(1, f.subQuantumExp()+52)
 		if i&0x7ff >= eminB {
 			v = math.Ldexp(1, e+53-f.p) // +Inf for NaN, Inf and far above: x stays out
 		}
-		c[i] = math.Copysign(v, float64(1-2*(i>>11)))
+		t.c[i] = math.Copysign(v, float64(1-2*(i>>11)))
+		if f.specials.HasNegativeZero() {
+			t.sign[i] = uint64(i>>11) << 63
+		}
 	}
-	return &c
+	return t
 }
 
 // addAndMaskTable is expTable.inc and keep for mode m (not NearestEven).
