@@ -11,7 +11,7 @@ import (
 
 // halfLU is the fp16-storage LU's state: the scaled A in fp16 becoming
 // the factors, the diagonal block's fp32 work, the inverted triangles, and
-// the look-ahead's two streams.
+// the look-ahead's streams.
 type halfLU struct {
 	e      *Solver
 	d      *gpu.Device
