@@ -253,7 +253,7 @@ func BenchmarkHalfPieces(b *testing.B) {
 		{"panel", func() error { return h.panel(0, h.main) }},
 		{"getrf", func() error { return h.getrf(h.main, nb) }},
 		{"inverse", func() error { return h.inverse(h.main, h.la.Blas, true, 0, nb, h.invU) }},
-		{"strsm-inverse", func() error { return h.strsmInverse(h.main, h.la.Blas, true, nb, h.inv32) }},
+		{"strsm-inverse", func() error { return fp16.StrsmInverse(e.d, h.main, h.la.Blas, h.diag, h.inv32, nb, true) }},
 		{"u12", func() error { return h.u12(h.main, s, 0) }},
 		{"update-next", func() error { return h.update(s, nb, n, nb, nb, 0) }},
 		{"update-rest", func() error { return h.update(s, 2*nb, n, 2*nb, n-2*nb, 0) }},

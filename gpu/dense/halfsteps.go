@@ -198,7 +198,7 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, ou
 	if v != nil && jb == h.nb {
 		err = v.Invert(st, blas)
 	} else {
-		err = h.strsmInverse(st, blas, upper, jb, scratch)
+		err = fp16.StrsmInverse(h.d, st, blas, h.diag, scratch, jb, upper)
 	}
 	if err != nil {
 		return err
@@ -213,28 +213,6 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, ou
 		}
 	}
 	return h.launch("from_f32_f16", fp16.BlockGrid(jb, jb), st, scratch, int64(jb), out, int64(jb), int32(jb), int32(jb))
-}
-
-// strsmInverse sets scratch to the inverse of diag's triangle by cuBLAS
-// strsm on the identity, in fp32.
-func (h *halfLU) strsmInverse(st *gpu.Stream, blas uintptr, upper bool, jb int, scratch *gpu.Buffer) error {
-	if err := h.launch("eye_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), int32(jb)); err != nil {
-		return err
-	}
-	fill, diag := cuda.FillLower, cuda.DiagUnit
-	if upper {
-		fill, diag = cuda.FillUpper, cuda.DiagNonUnit
-	}
-	return h.d.Do(func() error {
-		sh, err := st.Handle(h.d)
-		if err != nil {
-			return err
-		}
-		if err := cuda.CublasSetStream(blas, sh); err != nil {
-			return err
-		}
-		return cuda.Strsm(blas, cuda.SideLeft, fill, cuda.OpN, diag, jb, jb, 1, h.diag.Ptr(), jb, scratch.Ptr(), jb)
-	})
 }
 
 // u12 sets U₁₂ = L₁₁⁻¹·A₁₂ for the step's columns right of the

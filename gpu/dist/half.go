@@ -7,7 +7,6 @@ import (
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/fp16"
-	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/nccl"
 )
 
@@ -103,14 +102,15 @@ type halfRank struct {
 	inv32    *gpu.Buffer
 	work     *gpu.Buffer
 	diag     *gpu.Buffer
-	keep     *gpu.Buffer // HalfLU.Inverses' buffer of this rank
+	keep     *gpu.Buffer              // HalfLU.Inverses' buffer of this rank
+	fn       map[string]*gpu.Function // fp16's kernels, by name
 	// invert inverts a full diagonal block's U and L (nil: strsm, for
 	// orders the Inverter does not take and the last, narrower block).
 	invert [2]*fp16.Inverter
 }
 
 func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
-	h := &halfRank{r: r, w: w}
+	h := &halfRank{r: r, w: w, fn: map[string]*gpu.Function{}}
 	lt, err := r.Engine.Device().Lt()
 	if err != nil {
 		return nil, err
@@ -149,15 +149,18 @@ func (h *halfRank) free() {
 	}
 }
 
-// launch queues package fp16's kernel name on st.
+// launch queues package fp16's kernel name on st, looked up once.
 func (h *halfRank) launch(name string, grid [3]uint32, st *gpu.Stream, args ...any) error {
-	mod, err := h.r.Engine.Device().Module(fp16.Kernels())
-	if err != nil {
-		return err
-	}
-	f, err := mod.Function(name)
-	if err != nil {
-		return err
+	f := h.fn[name]
+	if f == nil {
+		mod, err := h.r.Engine.Device().Module(fp16.Kernels())
+		if err != nil {
+			return err
+		}
+		if f, err = mod.Function(name); err != nil {
+			return err
+		}
+		h.fn[name] = f
 	}
 	return f.Launch(grid, [3]uint32{256, 1, 1}, 0, st, args...)
 }
@@ -440,12 +443,8 @@ func (h *halfRank) inverse(i, width int, upper bool, out *gpu.Buffer) error {
 	}
 	if v := h.invert[i]; v != nil && width == h.w.RowBlock {
 		err = v.Invert(st, la.Blas)
-	} else if err = h.launch("eye_f32", gpu.StrideGrid(width*width), st, h.inv32, int64(width), int32(width)); err == nil {
-		fill, unit := cuda.FillLower, cuda.DiagUnit
-		if upper {
-			fill, unit = cuda.FillUpper, cuda.DiagNonUnit
-		}
-		err = r.trsm(st, cuda.SideLeft, fill, unit, width, width, h.diag, width, h.inv32, width)
+	} else {
+		err = fp16.StrsmInverse(d, st, la.Blas, h.diag, h.inv32, width, upper)
 	}
 	if err != nil {
 		return err

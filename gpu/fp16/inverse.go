@@ -30,6 +30,8 @@ type Inverter struct {
 	w      *gpu.Buffer // the inner products, n²/4 values
 	ptrs   *gpu.Buffer // every level's pointer arrays
 	levels []level
+	leaf   *gpu.Function // tri_inv_leaf
+	zero   *gpu.Function // tri_zero
 }
 
 // level is one level's pairs of blocks of order s, and the device
@@ -56,6 +58,9 @@ func NewInverter(d *gpu.Device, t, x *gpu.Buffer, n int, upper bool) (*Inverter,
 	}
 	v := &Inverter{d: d, t: t, x: x, n: n, upper: upper}
 	var err error
+	if v.leaf, v.zero, err = functions(d, "tri_inv_leaf", "tri_zero"); err != nil {
+		return nil, err
+	}
 	if v.w, err = d.Alloc(4 * max(1, n*n/4)); err != nil {
 		return nil, err
 	}
@@ -118,29 +123,59 @@ func (v *Inverter) Free() { gpu.FreeAll(v.w, v.ptrs) }
 // Invert queues the inversion on st, its products on the cuBLAS handle
 // blas (set to st here).
 func (v *Inverter) Invert(st *gpu.Stream, blas uintptr) error {
-	mod, err := v.d.Module(Kernels())
-	if err != nil {
-		return err
-	}
-	leafFn, err := mod.Function("tri_inv_leaf")
-	if err != nil {
-		return err
-	}
-	zero, err := mod.Function("tri_zero")
-	if err != nil {
-		return err
-	}
 	upper, n := int32(0), int64(v.n)
 	if v.upper {
 		upper = 1
 	}
-	if err := leafFn.Launch([3]uint32{uint32(v.n / leaf), 1, 1}, [3]uint32{leaf, 1, 1}, 0, st, v.t, n, v.x, n, upper); err != nil {
+	if err := v.leaf.Launch([3]uint32{uint32(v.n / leaf), 1, 1}, [3]uint32{leaf, 1, 1}, 0, st, v.t, n, v.x, n, upper); err != nil {
 		return err
 	}
-	if err := zero.Launch(gpu.StrideGrid(v.n*v.n), [3]uint32{256, 1, 1}, 0, st, v.x, n, int32(v.n), upper); err != nil {
+	if err := v.zero.Launch(gpu.StrideGrid(v.n*v.n), [3]uint32{256, 1, 1}, 0, st, v.x, n, int32(v.n), upper); err != nil {
 		return err
 	}
 	return v.d.Do(func() error { return v.join(st, blas) })
+}
+
+// functions returns two of the kernels on d.
+func functions(d *gpu.Device, a, b string) (*gpu.Function, *gpu.Function, error) {
+	mod, err := d.Module(Kernels())
+	if err != nil {
+		return nil, nil, err
+	}
+	fa, err := mod.Function(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	fb, err := mod.Function(b)
+	return fa, fb, err
+}
+
+// StrsmInverse sets the n×n x to the inverse of t's upper triangle
+// (upper) or unit lower one, both of leading dimension n, by cuBLAS strsm
+// (handle blas, set to st here) on the identity, in fp32: for the orders
+// an Inverter does not take.
+func StrsmInverse(d *gpu.Device, st *gpu.Stream, blas uintptr, t, x *gpu.Buffer, n int, upper bool) error {
+	eye, _, err := functions(d, "eye_f32", "eye_f32")
+	if err != nil {
+		return err
+	}
+	if err := eye.Launch(gpu.StrideGrid(n*n), [3]uint32{256, 1, 1}, 0, st, x, int64(n), int32(n)); err != nil {
+		return err
+	}
+	fill, diag := cuda.FillLower, cuda.DiagUnit
+	if upper {
+		fill, diag = cuda.FillUpper, cuda.DiagNonUnit
+	}
+	return d.Do(func() error {
+		sh, err := st.Handle(d)
+		if err != nil {
+			return err
+		}
+		if err := cuda.CublasSetStream(blas, sh); err != nil {
+			return err
+		}
+		return cuda.Strsm(blas, cuda.SideLeft, fill, cuda.OpN, diag, n, n, 1, t.Ptr(), n, x.Ptr(), n)
+	})
 }
 
 // join runs the levels' batched products on st; on the device's thread.
