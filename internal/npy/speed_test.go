@@ -47,7 +47,9 @@ func TestSpeedBesideCp(t *testing.T) {
 	}
 }
 
-func speedOne(t *testing.T, dir string, mb int) {
+// normalMatrix is about mb MB of float64 normal entries in 4096 columns,
+// the same for a given mb.
+func normalMatrix(mb int) Matrix {
 	const cols = 4096
 	rows := (mb << 20 / 8) / cols
 	m := Matrix{Rows: rows, Cols: cols, Data: make([]float64, rows*cols), Dtype: "float64"}
@@ -55,6 +57,11 @@ func speedOne(t *testing.T, dir string, mb int) {
 	for i := range m.Data {
 		m.Data[i] = rng.NormFloat64()
 	}
+	return m
+}
+
+func speedOne(t *testing.T, dir string, mb int) {
+	m := normalMatrix(mb)
 	src, dst := filepath.Join(dir, "speed-src.npy"), filepath.Join(dir, "speed-dst.npy")
 	defer os.Remove(src)
 	defer os.Remove(dst)
@@ -185,13 +192,7 @@ func BenchmarkBesideCp(b *testing.B) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	const cols = 4096
-	rows := (mb << 20 / 8) / cols
-	m := Matrix{Rows: rows, Cols: cols, Data: make([]float64, rows*cols), Dtype: "float64"}
-	rng := rand.New(rand.NewPCG(1, uint64(mb)))
-	for i := range m.Data {
-		m.Data[i] = rng.NormFloat64()
-	}
+	m := normalMatrix(mb)
 	src, dst := filepath.Join(dir, "bench-src.npy"), filepath.Join(dir, "bench-dst.npy")
 	defer os.Remove(src)
 	defer os.Remove(dst)
