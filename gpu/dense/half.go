@@ -54,7 +54,7 @@ type halfLU struct {
 var halfKernels = map[string]func() gpu.Source{
 	"row_amax": fp16.Kernels, "pow2_scales": fp16.Kernels, "col_amax": fp16.Kernels, "scale_to_f16": fp16.Kernels,
 	"to_f32_f16": fp16.Kernels, "from_f32_f16": fp16.Kernels, "copy_f16": fp16.Kernels,
-	"amax_f16": fp16.Kernels, "amax_tri_f32": fp16.Kernels, "eye_f32": fp16.Kernels,
+	"amax_f16": fp16.Kernels, "amax_tri_f32": fp16.Kernels,
 	"copy_f32": func() gpu.Source { return kernel("lu") },
 }
 
