@@ -229,6 +229,28 @@ func (d *Device) Copy(dst, src *Buffer) error {
 	})
 }
 
+// CopyPeer copies all of src, a buffer of another device, to the start of
+// dst, device to device (over NVLink where the GPUs have it and peer
+// access is on: EnablePeerAccess), and returns when it is done. Work
+// queued on src's device must be finished first (Device.Sync).
+func CopyPeer(dst, src *Buffer) error {
+	if dst == nil || src == nil {
+		return errors.New("gpu: CopyPeer: nil buffer")
+	}
+	if src.n > dst.n {
+		return fmt.Errorf("gpu: CopyPeer: %d bytes do not fit a buffer of %d", src.n, dst.n)
+	}
+	if err := src.d.Do(func() error { return src.d.liveBuffer("CopyPeer", src) }); err != nil {
+		return err
+	}
+	return dst.d.Do(func() error {
+		if err := dst.d.liveBuffer("CopyPeer", dst); err != nil {
+			return err
+		}
+		return cuda.MemcpyDtoD(dst.ptr, src.ptr, uintptr(src.n))
+	})
+}
+
 // Memset32 sets every 32-bit word of buf to v (math.Float32bits(x) for a
 // float32 x); the buffer's size must be a multiple of 4.
 func (d *Device) Memset32(buf *Buffer, v uint32) error {

@@ -11,13 +11,13 @@ import (
 )
 
 // Factors are the LU factors of a System on the device, P·A = L·U, held
-// in fp64 (the exact values of lower-precision factors; fp32 for the Half
-// form's fp16 factors) with their pivots: Solve applies Û⁻¹L̂⁻¹P in the
+// in fp64 (the exact values of lower-precision factors; the Half form's
+// in fp16) with their pivots: Solve applies Û⁻¹L̂⁻¹P in the
 // factors' precision, refinement's residuals being fp64.
 type Factors struct {
 	s        *System
 	lu, ipiv *gpu.Buffer
-	single   bool       // lu holds fp32 values (Half): half the bytes for each solve to read
+	half     bool       // lu holds fp16 words (Half): a quarter of fp64's bytes for each solve to read
 	bf       *butterfly // with PivotButterfly: Solve applies M before the factors and Nᵀ after
 	// rows and cols (Half) are the powers of two R and C of the factored
 	// R·A·C: Solve applies R before the factors and C after.
@@ -119,10 +119,10 @@ func (s *System) newFactors(f LUForm) (*gpu.Linalg, *gpu.Module, *Factors, error
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if _, single := f.Update.(Half); single {
+	if _, half := f.Update.(Half); half {
 		// factorHalf allocates its fp32 factors once the growth check
 		// has passed: a matrix that needs pivoting costs no 4n² bytes.
-		return la, mod, &Factors{s: s, ipiv: ipiv, single: true, update: f.Update, Form: f.Name}, nil
+		return la, mod, &Factors{s: s, ipiv: ipiv, half: true, update: f.Update, Form: f.Name}, nil
 	}
 	lu, err := d.Alloc(8 * n * n)
 	if err != nil {
@@ -368,8 +368,8 @@ func (fa *Factors) check(mod *gpu.Module) error {
 		return err
 	}
 	name := "diag_check"
-	if fa.single {
-		name, mod = "diag_check_f32", nil
+	if fa.half {
+		name, mod = "diag_check_f16", nil
 		if mod, err = d.Module(fp16.Kernels()); err != nil {
 			return err
 		}

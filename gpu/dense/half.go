@@ -49,13 +49,12 @@ type halfLU struct {
 	products          *fp16.Products
 }
 
-// halfKernels are the kernels fp16-store launches: package fp16's, and
-// lu.cu's copy.
+// halfKernels are the kernels fp16-store launches, package fp16's.
 var halfKernels = map[string]func() gpu.Source{
 	"row_amax": fp16.Kernels, "pow2_scales": fp16.Kernels, "col_amax": fp16.Kernels, "scale_to_f16": fp16.Kernels,
 	"to_f32_f16": fp16.Kernels, "from_f32_f16": fp16.Kernels, "copy_f16": fp16.Kernels,
 	"amax_f16": fp16.Kernels, "amax_tri_f32": fp16.Kernels,
-	"copy_f32": func() gpu.Source { return kernel("lu") },
+	"transpose_f32": fp16.Kernels,
 }
 
 func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
@@ -184,7 +183,7 @@ func (h *halfLU) free() {
 // at is the fp16 entry (i, j) of w.
 func (h *halfLU) at(i, j int) *gpu.Buffer { return h.w.View(2 * (i + j*h.n)) }
 
-// launch runs a kernel of half.cu (or lu.cu's copy_f32) on st with blocks
+// launch runs a kernel of half.cu on st with blocks
 // of 256 threads.
 func (h *halfLU) launch(name string, grid [3]uint32, st *gpu.Stream, args ...any) error {
 	return h.fn[name].Launch(grid, [3]uint32{256, 1, 1}, 0, st, args...)
@@ -260,8 +259,8 @@ var ErrNeedsPivoting = fp16.ErrNeedsPivoting
 type GrowthError = fp16.GrowthError
 
 // factorHalf factors R·A·C in fp16 without pivoting (the Half update),
-// checking the growth unless the form says PivotNone, and brings the
-// factors to fa.lu in fp32 (exactly); fa keeps R and C for Solve.
+// checking the growth unless the form says PivotNone, and keeps the fp16
+// factors as fa.lu; fa keeps R and C for Solve.
 func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
 	s, d, n := fa.s, fa.s.e.d, fa.s.n
 	switch f.Pivoting {
@@ -304,12 +303,8 @@ func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
 	if err := h.run(check); err != nil {
 		return err
 	}
-	if fa.lu, err = d.Alloc(4 * n * n); err != nil {
-		return err
-	}
-	return h.timed(phaseConvert, func() error {
-		return h.launch("to_f32_f16", fp16.BlockGrid(n, n), nil, h.w, int64(n), fa.lu, int64(n), int32(n), int32(n))
-	})
+	fa.lu, h.w = h.w, nil
+	return nil
 }
 
 // identityPivots are LAPACK's pivots of no interchange (1-based).

@@ -188,7 +188,8 @@ func (h *halfLU) getrf(st *gpu.Stream, jb int) error {
 // inverse writes in fp16 to out the inverse of diag's upper triangle U₁₁
 // (upper) or unit lower one L₁₁, in fp32 in inv32 or inv32L first, on st
 // with cuBLAS handle blas: by the Inverter for full blocks, else strsm on
-// the identity; step k's slot of inverses keeps it in fp32.
+// the identity; step k's slot of inverses keeps it in fp32, transposed
+// (as fp16.TriSolver reads it).
 func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, out *gpu.Buffer) error {
 	v, scratch := h.invertL, h.inv32L
 	if upper {
@@ -208,7 +209,7 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, ou
 		if upper {
 			slot += h.steps()
 		}
-		if err := h.launch("copy_f32", gpu.StrideGrid(jb*jb), st, scratch, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
+		if err := h.launch("transpose_f32", fp16.TransposeGrid(jb, jb), st, scratch, int64(jb), h.inverses.View(4*slot*h.nb*h.nb), int64(h.nb), int32(jb), int32(jb)); err != nil {
 			return err
 		}
 	}

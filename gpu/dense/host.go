@@ -18,13 +18,13 @@ func (fa *Factors) Host() (*lu.Factors, error) {
 		return nil, errors.New("gpu: Host: these are the factors of the butterfly-transformed matrix M·A·Nᵀ, not of A")
 	}
 	cm := make([]float64, n*n)
-	if fa.single {
-		cm32 := make([]float32, n*n)
-		if err := d.Download(cm32, fa.lu); err != nil {
+	if fa.half {
+		words := make([]uint16, n*n)
+		if err := d.Download(words, fa.lu); err != nil {
 			return nil, err
 		}
-		for i, v := range cm32 {
-			cm[i] = float64(v)
+		for i, w := range words {
+			cm[i], _ = format.Binary16.Decode(uint64(w))
 		}
 	} else if err := d.Download(cm, fa.lu); err != nil {
 		return nil, err

@@ -15,7 +15,8 @@ import (
 // PivotButterfly, else the identity; for Half's factors of R·A·C, M = R
 // and Nᵀ = C) to a vector on the device: the interchanges as one gather,
 // the butterflies' levels or the scalings, and cuBLAS dtrsv on the fp64
-// factors. Factors.Solve and GMRES's device basis both use it.
+// factors (fp16.TriSolver on Half's fp16 ones, in fp32). Factors.Solve
+// and GMRES's device basis both use it.
 type preconditioner struct {
 	fa      *Factors
 	perm    *gpu.Buffer // (P·x)[i] = x[perm[i]]
@@ -24,10 +25,10 @@ type preconditioner struct {
 	permute *gpu.Function
 	level   *gpu.Function
 	scale   *gpu.Function // Half's R and C
-	// Half's fp32 factors: the vector in fp32 (single), and the blocked
-	// solves' two more (L⁻¹·x, then U⁻¹ of that).
-	single, y, z   *gpu.Buffer
+	// Half's fp16 factors: the vector in fp32, and the solver.
+	single         *gpu.Buffer
 	toF32, fromF32 *gpu.Function
+	tri            *fp16.TriSolver
 }
 
 // precond makes the factors' preconditioner on first use.
@@ -47,14 +48,9 @@ func (fa *Factors) precond() (*preconditioner, error) {
 	if pc.level, err = mod.Function("butterfly_vec"); err != nil {
 		return nil, err
 	}
-	if fa.single {
-		if pc.single, err = d.Alloc(4 * 3 * n); err != nil {
-			return nil, err
-		}
-		pc.y, pc.z = pc.single.View(4*n), pc.single.View(8*n)
-		pc.toF32, _ = mod.Function("f64_to_f32")
-		if pc.fromF32, err = mod.Function("f32_to_f64"); err != nil || pc.toF32 == nil {
-			return nil, errors.Join(err, errors.New("gpu: lu.cu's conversions"), pc.single.Free())
+	if fa.half {
+		if err := pc.halfSolves(mod); err != nil {
+			return nil, errors.Join(err, pc.free())
 		}
 	}
 	if fa.rows != nil {
@@ -118,7 +114,36 @@ func bufferOf(d *gpu.Device, x any) (*gpu.Buffer, error) {
 	return b, nil
 }
 
+// halfSolves prepares the solves with Half's fp16 factors.
+func (pc *preconditioner) halfSolves(mod *gpu.Module) error {
+	d, n := pc.fa.s.e.d, pc.fa.s.n
+	var err error
+	if pc.single, err = d.Alloc(4 * n); err != nil {
+		return err
+	}
+	fa, steps := pc.fa, (n+pc.fa.NB-1)/pc.fa.NB
+	pc.tri, err = fp16.NewTriSolver(d, fp16.TriFactors{N: n, NB: fa.NB, P: 1, Q: 1,
+		Part: func(int, int) *gpu.Buffer { return fa.lu }, Rows: func(int) int { return n },
+		Inverse: func(k int, upper bool) *gpu.Buffer { // L's in slots 0 … steps−1, U's after them
+			if upper {
+				k += steps
+			}
+			return fa.inverses.View(4 * k * fa.NB * fa.NB)
+		}})
+	if err != nil {
+		return err
+	}
+	pc.toF32, _ = mod.Function("f64_to_f32")
+	if pc.fromF32, err = mod.Function("f32_to_f64"); err != nil || pc.toF32 == nil {
+		return errors.Join(err, errors.New("gpu: lu.cu's conversions"))
+	}
+	return nil
+}
+
 func (pc *preconditioner) free() error {
+	if pc.tri != nil {
+		pc.tri.Free()
+	}
 	bufs := append([]*gpu.Buffer{pc.perm, pc.single}, pc.pairs[:]...)
 	bufs = append(append(bufs, pc.r[:]...), pc.s[:]...)
 	return gpu.FreeAll(bufs...)
@@ -165,75 +190,29 @@ func (pc *preconditioner) enqueue(q *gpu.LaunchQueue, la *gpu.Linalg, src, dst *
 	return nil
 }
 
-// triangles queues dst = Û⁻¹L̂⁻¹·dst: cuBLAS dtrsv, or for fp32 factors
-// strsv on dst rounded to fp32.
+// triangles queues dst = Û⁻¹L̂⁻¹·dst: cuBLAS dtrsv, or for Half's fp16
+// factors the TriSolver on dst rounded to fp32.
 func (pc *preconditioner) triangles(q *gpu.LaunchQueue, la *gpu.Linalg, dst *gpu.Buffer) error {
 	fa, n := pc.fa, pc.fa.s.n
 	grid, block := [3]uint32{uint32(min(4096, (n+255)/256)), 1, 1}, [3]uint32{256, 1, 1}
-	x, trsv := dst, cuda.Dtrsv
-	if fa.single {
+	if fa.half {
 		if err := q.Launch(pc.toF32, grid, block, 0, nil, dst, pc.single, int64(n)); err != nil {
 			return err
 		}
-		x, trsv = pc.single, cuda.Strsv
-	}
-	if fa.inverses != nil {
-		q.Do(func() error { return pc.blockSolve(la.Blas) })
-		return q.Launch(pc.fromF32, grid, block, 0, nil, pc.z, dst, int64(n))
+		if err := pc.tri.Solve(q, pc.single); err != nil {
+			return err
+		}
+		return q.Launch(pc.fromF32, grid, block, 0, nil, pc.single, dst, int64(n))
 	}
 	q.Do(func() error {
 		if err := cuda.CublasSetStream(la.Blas, 0); err != nil {
 			return err
 		}
-		if err := trsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.Ptr(), n, x.Ptr()); err != nil {
+		if err := cuda.Dtrsv(la.Blas, cuda.FillLower, cuda.OpN, cuda.DiagUnit, n, fa.lu.Ptr(), n, dst.Ptr()); err != nil {
 			return err
 		}
-		return trsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.Ptr(), n, x.Ptr())
+		return cuda.Dtrsv(la.Blas, cuda.FillUpper, cuda.OpN, cuda.DiagNonUnit, n, fa.lu.Ptr(), n, dst.Ptr())
 	})
-	if fa.single {
-		return q.Launch(pc.fromF32, grid, block, 0, nil, pc.single, dst, int64(n))
-	}
-	return nil
-}
-
-// blockSolve sets z = U⁻¹L⁻¹·x (fp32, on the default stream) a block of
-// nb at a time, from the diagonal blocks' inverses: y_k = L_kk⁻¹·x_k, then
-// x below −= L_·k·y_k; z_k = U_kk⁻¹·y_k, then y above −= U_·k·z_k. Two
-// cuBLAS sgemv a block, each reading the factors once at sgemv's rate,
-// where strsv crawls down the diagonal. On the device's thread.
-func (pc *preconditioner) blockSolve(h uintptr) error {
-	fa, n := pc.fa, pc.fa.s.n
-	nb, steps := fa.NB, (n+fa.NB-1)/fa.NB
-	if err := cuda.CublasSetStream(h, 0); err != nil {
-		return err
-	}
-	f32 := func(b *gpu.Buffer, i int) uintptr { return b.Ptr() + uintptr(4*i) }
-	lu := func(i, j int) uintptr { return f32(fa.lu, i+j*n) }
-	inv := func(slot int) uintptr { return f32(fa.inverses, slot*nb*nb) }
-	for k := range steps {
-		j := k * nb
-		jb := min(nb, n-j)
-		if err := cuda.Sgemv(h, cuda.OpN, jb, jb, 1, inv(k), nb, f32(pc.single, j), 0, f32(pc.y, j)); err != nil {
-			return err
-		}
-		if rest := n - j - jb; rest > 0 {
-			if err := cuda.Sgemv(h, cuda.OpN, rest, jb, -1, lu(j+jb, j), n, f32(pc.y, j), 1, f32(pc.single, j+jb)); err != nil {
-				return err
-			}
-		}
-	}
-	for k := steps - 1; k >= 0; k-- {
-		j := k * nb
-		jb := min(nb, n-j)
-		if err := cuda.Sgemv(h, cuda.OpN, jb, jb, 1, inv(steps+k), nb, f32(pc.y, j), 0, f32(pc.z, j)); err != nil {
-			return err
-		}
-		if j > 0 {
-			if err := cuda.Sgemv(h, cuda.OpN, j, jb, -1, lu(0, j), n, f32(pc.z, j), 1, f32(pc.y, 0)); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 

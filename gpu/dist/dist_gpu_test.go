@@ -14,7 +14,7 @@ import (
 )
 
 // team forms a team on grid g of GPUs 0…, or skips.
-func team(t *testing.T, g Grid) *Team {
+func team(t testing.TB, g Grid) *Team {
 	t.Helper()
 	gputest.RequireGPUs(t, g.Size())
 	if err := nccl.Available(); err != nil {

@@ -31,7 +31,8 @@ type HalfLU struct {
 	W          *Matrix
 	Rows, Cols []float64 // R's and C's diagonals
 	// Inverses holds, per rank (W.Parts' order), for each diagonal block
-	// k it owns, U_kk⁻¹ and L_kk⁻¹ (nb×nb each, at 2k and 2k+1).
+	// k it owns, U_kk⁻¹ and L_kk⁻¹ (nb×nb each, at 2k and 2k+1),
+	// transposed (as fp16.TriSolver reads them).
 	Inverses []*gpu.Buffer
 }
 
@@ -401,7 +402,7 @@ func (h *halfRank) panel(kind string, spec gpu.MatmulSpec, dst *gpu.Buffer, ld i
 
 // factorDiag factors the width×width diagonal block at a (leading
 // dimension ld) in fp32 without pivoting, raises step k's maxima, writes
-// the factors back in fp16 and their inverses to inv.
+// the factors back in fp16 and their inverses to h.keep.
 func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 	r, st := h.r, h.r.transfers
 	diag := h.diag // nb×nb, holding the width×width block
@@ -423,8 +424,8 @@ func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 		if err := h.inverse(i, width, upper, h.inv.View(2*i*width*width)); err != nil {
 			return err
 		}
-		nb := h.w.RowBlock
-		if err := r.Engine.Device().CopyRect(h.keep.View(4*(2*k+i)*nb*nb), nb, h.inv32, width, width, width, 4, st); err != nil {
+		nb := h.w.RowBlock // kept transposed, as fp16.TriSolver reads it
+		if err := h.launch("transpose_f32", fp16.TransposeGrid(width, width), st, h.inv32, int64(width), h.keep.View(4*(2*k+i)*nb*nb), int64(nb), int32(width), int32(width)); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,10 @@ package dist
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/solve"
@@ -223,5 +225,52 @@ func TestFactorHalfNeedsPivoting(t *testing.T) {
 			s.Free()
 		}
 		tm.Close()
+	}
+}
+
+// BenchmarkHalfRefinePieces times the two halves of a refinement step on
+// a 1×2 grid, hpl-mxp of order 32768 and 65536 in blocks of 1024: the
+// product A·x over the grid (System.MulVec) and the solve with the
+// gathered fp16 factors on GPU 0 (HalfFactors.Solve); the factorization
+// and the gather are timed once each.
+func BenchmarkHalfRefinePieces(b *testing.B) {
+	tm := team(b, Grid{1, 2})
+	for _, n := range []int{32768, 65536} {
+		s, err := GenerateSystem(tm, n, 1024, "hpl-mxp", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		lu, err := FactorHalf(context.Background(), s, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		factored := time.Since(start)
+		f, err := GatherHalf(lu)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("n=%d: factored in %v, gathered in %v", n, factored, time.Since(start)-factored)
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i] = math.Sin(float64(i))
+		}
+		b.Run(fmt.Sprint("mulvec/n=", n), func(b *testing.B) {
+			for b.Loop() {
+				if err := s.MulVec(x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprint("solve/n=", n), func(b *testing.B) {
+			for b.Loop() {
+				copy(y, x)
+				if err := f.Solve(y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		f.Free()
+		s.Free()
 	}
 }

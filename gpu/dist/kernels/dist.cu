@@ -106,46 +106,6 @@ __device__ float f32_of_f16(unsigned short h) { float x; asm("cvt.f32.f16 %0, %1
 UNPACK(unpack_f32, float, same_f32)
 UNPACK(unpack_f16, unsigned short, f32_of_f16)
 
-// gemv_sub_f16 sets x[g(i)] -= Σ_c a[i + c·lda]·t[c] for the local rows
-// i in [i0, i0 + m) of a grid row's part (fp16 a, at its block column;
-// g maps local rows of grid row p of P to global ones, in blocks of nb),
-// in fp32: one block column's share of a triangular solve. A block of 8
-// warps takes 32 rows: each warp an eighth of the columns, four sums in
-// flight a lane, and the eight partial sums are added in a fixed order
-// (the same x every run). With copy, block 0 also writes t to xk (the
-// block's solution, into its place in x).
-extern "C" __global__ void gemv_sub_f16(const unsigned short* a, long long lda, long long i0, long long m, int width,
-                                        const float* t, float* x, int nb, int p, int P, float* xk, int copy) {
-    __shared__ float part[8][32];
-    if (copy && blockIdx.x == 0)
-        for (int c = threadIdx.x; c < width; c += blockDim.x) xk[c] = t[c];
-    int lane = threadIdx.x & 31, wv = threadIdx.x >> 5;
-    int chunk = (width + 7) / 8, c0 = min(wv * chunk, width), c1 = min(c0 + chunk, width);
-    for (long long r = i0 + blockIdx.x * 32LL; r < i0 + m; r += gridDim.x * 32LL) {
-        long long i = r + lane;
-        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        if (i < i0 + m) {
-            const unsigned short* col = a + i + c0 * lda;
-            int c = c0;
-            for (; c + 4 <= c1; c += 4, col += 4 * lda) {
-                s0 += f32_of_f16(col[0]) * t[c];
-                s1 += f32_of_f16(col[lda]) * t[c + 1];
-                s2 += f32_of_f16(col[2 * lda]) * t[c + 2];
-                s3 += f32_of_f16(col[3 * lda]) * t[c + 3];
-            }
-            for (; c < c1; c++, col += lda) s0 += f32_of_f16(col[0]) * t[c];
-        }
-        part[wv][lane] = (s0 + s1) + (s2 + s3);
-        __syncthreads();
-        if (wv == 0 && i < i0 + m) {
-            float s = 0;
-            for (int w = 0; w < 8; w++) s += part[w][lane];
-            x[global_index(i, nb, p, P)] -= s;
-        }
-        __syncthreads();
-    }
-}
-
 // apply_swaps applies a panel's row interchanges (ipiv, 1-based from row
 // r0, in order) to every column of a column-major part but [skip0, skip1),
 // the panel's own, which getrf swapped: one thread per column.

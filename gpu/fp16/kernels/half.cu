@@ -195,3 +195,204 @@ extern "C" __global__ void scale_vec(double* x, const double* s, long long n) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
         x[i] *= s[i];
 }
+
+// diag_check_f16 is diag_check_f32 on fp16 factors.
+extern "C" __global__ void diag_check_f16(const unsigned short* lu, long long ld, int n, int* out) {
+    long long total = (long long)n * n;
+    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
+        float v = f32_of(lu[x]);
+        if (isnan(v) || isinf(v)) {
+            atomicExch(out, -1);
+        } else if (v == 0.0f && x % ld == x / ld) {
+            int k = (int)(x / ld) + 1;
+            int old = atomicCAS(out, 0, k);
+            while (old > 0 && k < old) {
+                int prev = atomicCAS(out, old, k);
+                if (prev == old) break;
+                old = prev;
+            }
+        }
+    }
+}
+
+// The blocked triangular solves with fp16 factors (TriSolver), one
+// cooperative launch a sweep: for each block column k, t = T_kk⁻¹·x_k from
+// the diagonal block's inverse (kept transposed), then x −= the block
+// column's product with t, every block of the grid taking part in both,
+// with a grid-wide barrier after each.
+
+// transpose_f32 sets y = xᵀ for the m×n block x (y is n×m): 32×32 tiles
+// through shared memory, 256 threads a tile.
+extern "C" __global__ void transpose_f32(const float* x, long long ldx, float* y, long long ldy, int m, int n) {
+    __shared__ float tile[32][33];
+    int bi = blockIdx.x * 32, bj = blockIdx.y * 32, tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    for (int r = ty; r < 32; r += 8)
+        if (bi + tx < m && bj + r < n) tile[r][tx] = x[(bi + tx) + (long long)(bj + r) * ldx];
+    __syncthreads();
+    for (int r = ty; r < 32; r += 8)
+        if (bj + tx < n && bi + r < m) y[(bj + tx) + (long long)(bi + r) * ldy] = tile[tx][r];
+}
+
+// grid_barrier returns once every block of the (cooperative) grid has
+// called it `round` times: count, zeroed before the launch, counts the
+// arrivals.
+__device__ void grid_barrier(unsigned* count, unsigned round) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(count, 1u);
+        unsigned target = round * gridDim.x, v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
+        } while (v < target);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// ld_cg reads past the SM's L1, which other blocks' writes do not reach.
+__device__ float ld_cg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+
+// local_count is how many of the first n rows (blocks of nb) grid row p
+// of P holds (Layout's localCount).
+__device__ long long local_count(long long n, int nb, int p, int P) {
+    long long blocks = n / nb, c = blocks / P * nb, extra = blocks % P;
+    if (p < extra) c += nb;
+    else if (p == extra) c += n % nb;
+    return c;
+}
+
+// global_row maps local row l of grid row p of P back to its global row.
+__device__ long long global_row(long long l, int nb, int p, int P) { return (l / nb * P + p) * nb + l % nb; }
+
+#define SUB_WARPS 32
+#define SUB_ROWS 128
+#define TRI_MAX_NB 2048
+
+// apply_rows sets t = T⁻¹·x over the width×width inverse kept transposed
+// at invT (row i of T⁻¹ contiguous at invT + i·ld): eight rows a thread
+// block at a time, each row's nonzeros (c ≤ i, or c ≥ i when upper) in
+// four quarters over four warps with eight loads in flight a lane, the
+// parts added in a fixed order.
+__device__ void apply_rows(const float* invT, long long ld, int width, int upper, const float* x, float* t) {
+    __shared__ float acc[SUB_WARPS];
+    int wv = threadIdx.x >> 5, lane = threadIdx.x & 31, quarter = wv & 3;
+    for (int base = blockIdx.x * (SUB_WARPS / 4); base < width; base += gridDim.x * (SUB_WARPS / 4)) {
+        int i = base + (wv >> 2);
+        float s = 0;
+        if (i < width) {
+            int c0 = upper ? i : 0, c1 = upper ? width : i + 1, q = (c1 - c0 + 3) / 4;
+            int a1 = min(c0 + (quarter + 1) * q, c1), c = c0 + quarter * q + lane;
+            const float* row = invT + (long long)i * ld;
+            float p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (; c + 224 < a1; c += 256) {
+#pragma unroll
+                for (int u = 0; u < 8; u++) p[u] += row[c + 32 * u] * ld_cg(x + c + 32 * u);
+            }
+            for (; c < a1; c += 32) p[0] += row[c] * ld_cg(x + c);
+            s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        }
+        if (lane == 0) acc[wv] = s;
+        __syncthreads();
+        if (threadIdx.x < SUB_WARPS / 4 && base + threadIdx.x < width) {
+            const float* a = acc + 4 * threadIdx.x;
+            t[base + threadIdx.x] = (a[0] + a[1]) + (a[2] + a[3]);
+        }
+        __syncthreads();
+    }
+}
+
+__device__ void add4(float* s, unsigned long long v, float tc) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) s[e] += f32_of((unsigned short)(v >> (16 * e))) * tc;
+}
+
+// sub_tile sets x[g(i)] −= Σ_c a[i + c·lda]·t[c] for the SUB_ROWS local
+// rows from r (those below end) of a block column in fp16 (g maps local
+// rows of grid row p of P to global ones): each lane 4 consecutive rows
+// (one 8-byte load a column when vec: lda, r and a aligned to 4 words),
+// each warp a 32nd of the width columns, eight loads in flight; the
+// warps' sums added in a fixed order. t is in shared memory.
+__device__ void sub_tile(const unsigned short* a, long long lda, long long r, long long end, int width, const float* t,
+                         float* x, int nb, int p, int P, int vec) {
+    __shared__ float part[SUB_WARPS][SUB_ROWS + 1];
+    int lane = threadIdx.x & 31, wv = threadIdx.x >> 5;
+    int chunk = (width + SUB_WARPS - 1) / SUB_WARPS, c0 = min(wv * chunk, width), c1 = min(c0 + chunk, width);
+    long long i = r + 4 * lane;
+    float s[4] = {0, 0, 0, 0};
+    const unsigned short* col = a + i + c0 * lda;
+    if (vec && i + 4 <= end) {
+        int c = c0;
+        for (; c + 8 <= c1; c += 8, col += 8 * lda) {
+            unsigned long long v[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) v[u] = *(const unsigned long long*)(col + u * lda);
+#pragma unroll
+            for (int u = 0; u < 8; u++) add4(s, v[u], t[c + u]);
+        }
+        for (; c < c1; c++, col += lda) add4(s, *(const unsigned long long*)col, t[c]);
+    } else if (i < end) {
+        for (int c = c0; c < c1; c++, col += lda) {
+            float tc = t[c];
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                if (i + e < end) s[e] += f32_of(col[e]) * tc;
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; e++) part[wv][4 * lane + e] = s[e];
+    __syncthreads();
+    if (threadIdx.x < SUB_ROWS && r + threadIdx.x < end) {
+        float sum = 0;
+        for (int w = 0; w < SUB_WARPS; w++) sum += part[w][threadIdx.x];
+        float* xi = x + global_row(r + threadIdx.x, nb, p, P);
+        *xi = ld_cg(xi) - sum;
+    }
+    __syncthreads();
+}
+
+// tri_sweep_f16 solves with L̂ (forward) or Û (upper, backward) in place of
+// x (fp32, n entries), the factors in fp16 over a P×Q grid in blocks of
+// nb: grid (p, q)'s part at parts[p + q·P], column-major with lds[p]
+// rows; block k's transposed inverse at invs[k] (nb ≤ TRI_MAX_NB).
+// Launched cooperatively, a thread block of 32 warps an SM, with count
+// zeroed; t holds one block's solution, which each thread block copies to
+// shared memory and block 0 into x_k.
+extern "C" __global__ void __launch_bounds__(32 * SUB_WARPS, 1) tri_sweep_f16(const unsigned long long* parts,
+        const long long* lds, int P, int Q, const unsigned long long* invs, long long n, int nb, int upper, float* x, float* t,
+        unsigned* count) {
+    __shared__ float ts[TRI_MAX_NB];
+    int steps = (int)((n + nb - 1) / nb);
+    unsigned round = 0;
+    for (int s = 0; s < steps; s++) {
+        int k = upper ? steps - 1 - s : s, width = (int)min((long long)nb, n - (long long)k * nb);
+        float* xk = x + (long long)k * nb;
+        apply_rows((const float*)invs[k], nb, width, upper, xk, t);
+        grid_barrier(count, ++round);
+        for (int c = threadIdx.x; c < width; c += blockDim.x) {
+            ts[c] = ld_cg(t + c);
+            if (blockIdx.x == 0) xk[c] = ts[c];
+        }
+        __syncthreads();
+        long long tile0 = 0;
+        for (int p = 0; p < P; p++) {
+            long long ld = lds[p], i0 = local_count(min(n, (long long)(k + 1) * nb), nb, p, P), i1 = ld;
+            if (upper) i0 = 0, i1 = local_count((long long)k * nb, nb, p, P);
+            const unsigned short* a = (const unsigned short*)parts[p + (k % Q) * P] + (long long)(k / Q) * nb * ld;
+            int vec = ld % 4 == 0 && i0 % 4 == 0 && ((unsigned long long)a) % 8 == 0;
+            long long tiles = (i1 - i0 + SUB_ROWS - 1) / SUB_ROWS;
+            for (long long j = (blockIdx.x - tile0 % gridDim.x + gridDim.x) % gridDim.x; j < tiles; j += gridDim.x)
+                sub_tile(a, ld, i0 + j * SUB_ROWS, i1, width, ts, x, nb, p, P, vec);
+            tile0 += tiles;
+        }
+        grid_barrier(count, ++round);
+    }
+}
+
+// zero_u32 zeroes one word: tri_sweep_f16's count, before its launch.
+extern "C" __global__ void zero_u32(unsigned* w) { *w = 0; }
