@@ -144,27 +144,6 @@ extern "C" __global__ void tri_zero(float* x, long long ld, int n, int upper) {
     }
 }
 
-// diag_check_f32 is lu.cu's diag_check on binary32 factors: *out (zeroed
-// first) becomes −1 for a NaN or an Inf, else the smallest 1-based k with
-// U(k, k) = 0, else stays 0.
-extern "C" __global__ void diag_check_f32(const float* lu, long long ld, int n, int* out) {
-    long long total = (long long)n * n;
-    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
-        float v = lu[x];
-        if (isnan(v) || isinf(v)) {
-            atomicExch(out, -1);
-        } else if (v == 0.0f && x % ld == x / ld) {
-            int k = (int)(x / ld) + 1;
-            int old = atomicCAS(out, 0, k);
-            while (old > 0 && k < old) {
-                int prev = atomicCAS(out, old, k);
-                if (prev == old) break;
-                old = prev;
-            }
-        }
-    }
-}
-
 // amax raises *out (binary32 bits, zeroed first) to the largest |value| of
 // the m×n block at x; a NaN raises it above Inf (bits order as values).
 #define AMAX(NAME, T, F)                                                                  \
@@ -196,7 +175,9 @@ extern "C" __global__ void scale_vec(double* x, const double* s, long long n) {
         x[i] *= s[i];
 }
 
-// diag_check_f16 is diag_check_f32 on fp16 factors.
+// diag_check_f16 is lu.cu's diag_check on fp16 factors: *out (zeroed
+// first) becomes −1 for a NaN or an Inf, else the smallest 1-based k with
+// U(k, k) = 0, else stays 0.
 extern "C" __global__ void diag_check_f16(const unsigned short* lu, long long ld, int n, int* out) {
     long long total = (long long)n * n;
     for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < total; x += (long long)gridDim.x * blockDim.x) {
