@@ -134,8 +134,10 @@ func (d *Device) describe() error {
 	return err
 }
 
-// call runs f on the device's thread, after freeing what the collector
-// gave back; it returns ErrClosed after Close.
+// Do runs f on the device's thread, after freeing what the collector
+// gave back; it returns ErrClosed after Close. Inside f, the package's
+// calls on d (Do among them) run in f's trip to the thread: wrap a
+// sequence of launches in one Do to spare each its trip (15–20 µs).
 func (d *Device) Do(f func() error) error {
 	return d.w.do(func() error {
 		if d.closed {

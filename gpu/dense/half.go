@@ -278,6 +278,9 @@ func (fa *Factors) factorHalf(la *gpu.Linalg, f LUForm) error {
 	if err := fa.setNB(f, false); err != nil {
 		return err
 	}
+	if fa.NB > fp16.TriMaxNB {
+		return fmt.Errorf("gpu: %s takes blocks of at most %d (its solves keep a block in shared memory), not %d", f.Name, fp16.TriMaxNB, fa.NB)
+	}
 	h, err := s.e.newHalfLU(la, n, fa.NB, f)
 	if err != nil {
 		return err
