@@ -629,10 +629,12 @@ func testStochasticKernel(t *testing.T, name string, p *srParams, rr *blockRound
 	}
 }
 
-// TestWyrandVector holds the kernel's vector wyrand to wyrandAt: in a
-// format with p = 1, Stochastic adds r's top 52 bits to 1+η, so each
-// result depends on its own word; both loops must give roundStochastic's
-// result with wyrandAt(state, i), from many states.
+// TestWyrandVector holds the kernels' words to wyrandAt (the AVX2 loops'
+// vector wyrand in the first group of each 8 and the tail, the scalar
+// unit's in the second; the AVX-512 loops'): in a format with p = 1,
+// Stochastic adds r's top 52 bits to 1+η, so each result depends on its
+// own word; both loops must give roundStochastic's result with
+// wyrandAt(state, i), from many states.
 func TestWyrandVector(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2")
