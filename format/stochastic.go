@@ -134,6 +134,11 @@ type srParams struct {
 	step8  uint64
 	zmm    uint64
 	fltZmm uint64 // the AVX-512 loops' float loop (setFloatLoop)
+
+	// The AVX2 loops' test of 8 values at once on their high dwords
+	// (OUT8): out where 2A + bias32 > span32 (signed, A = |x|>>32), a
+	// superset of the lanes out of range (the exact test decides there).
+	bias32, span32 [8]uint32
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -174,6 +179,7 @@ func (f *Format) srParams(m Mode) srParams {
 		p.lanes8[i] = uint64(i+1) * inc
 	}
 	p.step8 = 8 * inc
+	p.setOut32(f)
 	p.setFloatLoop(f, m)
 	if ss, ok := f.stochasticSubParams(m); ok && f.emin >= subAlwaysEmin {
 		p.subLoop = 1
@@ -191,6 +197,22 @@ func (f *Format) srParams(m Mode) srParams {
 		p.zmm = 1
 	}
 	return p
+}
+
+// setOut32 sets bias32 and span32: with L = hi32(minNormal) and H =
+// hi32(MaxFinite), a lane is in where L ≤ A < H, that is where 2A - 2L <
+// 2(H - L) unsigned (as 2A + (2^31 - 2L) > (2(H-L) - 1) ^ 2^31, signed:
+// not where H ≤ L, where the odd 2A + 1 > -2^31 puts every lane out).
+// minNormal's low dword is 0, so a lane in has 2^Emin ≤ |x| < MaxFinite.
+func (p *srParams) setOut32(f *Format) {
+	l, h := uint32(f.minNormal>>32), uint32((f.minNormal+f.normalSpan)>>32)
+	bias, span := uint32(1), uint32(1<<31)
+	if h > l {
+		bias, span = 1<<31-2*l, (2*(h-l)-1)^1<<31
+	}
+	for i := range p.bias32 {
+		p.bias32[i], p.span32[i] = bias, span
+	}
 }
 
 // setFloatLoop sets the float loop's fields where it applies: fltZmm for

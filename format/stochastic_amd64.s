@@ -2,8 +2,8 @@
 // iteration as two groups of 4, each value with its wyrand word (the
 // second group's made by the scalar unit), then at most two masked groups
 // for the last n%8; for fp8/fp6/fp4 (subLoop) with the step below 2^Emin
-// in every group, or (fltLoop: fp6, fp4) by float adds under round toward
-// zero. VEX encodings only (TestKernelVEXOnly).
+// in every group (e4m3: on the rare path), or (fltLoop: fp6, fp4) by float
+// adds under round toward zero. VEX encodings only (TestKernelVEXOnly).
 
 #include "textflag.h"
 
@@ -48,6 +48,8 @@
 #define R_LANES8   960
 #define R_STEP8    1024
 #define R_FLTZMM   1040
+#define R_BIAS32   1048
+#define R_SPAN32   1080
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -73,7 +75,7 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 // 64×64→128-bit multiply, so a vector word costs 4.5 instructions on the
 // vector ports, a scalar one 6 on the integer ones; all words from either
 // side ran slower.
-#define DIST 64
+#define DIST 32
 
 // STEP8: 8·inc in 4 lanes, in the frame after the buffer.
 #define STEP8 (8*(256+DIST))
@@ -152,15 +154,32 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	VPAND    R_HALFMASK(BX), Y1, Y0
 
 // ROUND4 rounds x in X with the increments in Y0: Y7 = (x + inc) & keep,
-// and in M the mask of the lanes out of range (u + signBit > span2 ^
-// signBit, signed: u > span2 unsigned, with u = 2|x| - 2·minNormal), where
-// Y7 is not the result.
-#define ROUND4(X, M) \
+// and in M the mask of the lanes out of range (MASK4), where Y7 is not
+// the result. ROUND4R is ROUND4 without M.
+#define ROUND4R(X) \
 	VPADDQ    Y0, X, Y7; \
-	VPAND     R_KEEP(BX), Y7, Y7; \
+	VPAND     R_KEEP(BX), Y7, Y7
+
+#define ROUND4(X, M) \
+	ROUND4R(X); \
+	MASK4(X, M)
+
+// MASK4: u + signBit > span2 ^ signBit, signed: u > span2 unsigned, with
+// u = 2|x| - 2·minNormal.
+#define MASK4(X, M) \
 	VPADDQ    X, X, M; \
 	VPADDQ    R_UBIAS(BX), M, M; \
 	VPCMPGTQ  R_SPANX(BX), M, M
+
+// OUT8 sets Y0 nonzero where a lane of the two groups (x in Y6, Y9) may be
+// out, from their high dwords A = |x|>>32: out where A is below
+// hi32(minNormal) or at least hi32(MaxFinite) (MASK4 decides there), as
+// 2A + bias32 > span32, signed, in 8 dword lanes (srParams.setOut32).
+#define OUT8 \
+	VSHUFPS  $0xDD, Y9, Y6, Y0; \
+	VPADDD   Y0, Y0, Y0; \
+	VPADDD   R_BIAS32(BX), Y0, Y0; \
+	VPCMPGTD R_SPAN32(BX), Y0, Y0
 
 // SUBSTEP does stochasticSubParams' step (as its round) in the lanes of
 // the out mask M that it covers (|x| < limit, s = k - max(E, 1) ≤ 63):
@@ -218,8 +237,8 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 
 // The loops' group of 4 without and with the step below 2^Emin: the words
 // for the values at OFF(SI), the results stored, the lanes still out in M.
-// GROUPSKIP skips the step where no lane is out (R_SUBSKIP: fp8 e4m3 in
-// its normal range, where the step would cost as much as the rest).
+// GROUPR is GROUP without the out mask (OUT8 tests both groups); GROUPKEEP
+// is GROUPR keeping the words in Y10, for LOOP8SUB.
 #define GROUP(W, INC, OFF, X, M) \
 	W; \
 	INC; \
@@ -236,16 +255,19 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	SUBSTEP(INCSUB, X, M); \
 	VMOVDQU Y7, OFF(DI)(R9*8)
 
-#define GROUPSKIP(W, INC, INCSUB, OFF, X, M, skip) \
+#define GROUPR(W, INC, OFF, X) \
+	W; \
+	INC; \
+	VMOVDQU OFF(SI)(R9*8), X; \
+	ROUND4R(X); \
+	VMOVDQU Y7, OFF(DI)(R9*8)
+
+#define GROUPKEEP(W, INC, OFF, X) \
 	W; \
 	VMOVDQU Y0, Y10; \
 	INC; \
 	VMOVDQU OFF(SI)(R9*8), X; \
-	ROUND4(X, M); \
-	VPTEST  M, M; \
-	JZ      skip; \
-	SUBSTEP(INCSUB, X, M); \
-skip: \
+	ROUND4R(X); \
 	VMOVDQU Y7, OFF(DI)(R9*8)
 
 // GROUPFLT is the float loop's group (srParams.fltLoop): with a = |x|, Cb
@@ -339,6 +361,78 @@ app: \
 	ADDQ       $8, R9; \
 	JMP        loop
 
+// LOOP8F is LOOP8 for GROUPR: one test of the 8 values (OUT8), the
+// exact masks (MASK4) on the rare path.
+#define LOOP8F(G0, G1, loop, left, app, next, end) \
+loop: \
+	CMPQ       R9, R13; \
+	JGE        end; \
+	G0; \
+	GEN4; \
+	G1; \
+	OUT8; \
+	VPTEST     Y0, Y0; \
+	JNZ        left; \
+next: \
+	ADDQ       $8, R9; \
+	JMP        loop; \
+left: \
+	MASK4(Y6, Y8); \
+	MASK4(Y9, Y15); \
+	LEFT(app, next)
+
+// LEFT puts x back in the lanes of Y8 and Y15 (x in Y6, Y9) and lists
+// them, then goes to next.
+#define LEFT(app, next) \
+	VPOR       Y8, Y15, Y0; \
+	VPTEST     Y0, Y0; \
+	JZ         next; \
+	VPMASKMOVQ Y6, Y8, (DI)(R9*8); \
+	VPMASKMOVQ Y9, Y15, 32(DI)(R9*8); \
+	VMOVMSKPD  Y8, DX; \
+	VMOVMSKPD  Y15, AX; \
+	SHLQ       $4, AX; \
+	ORQ        DX, AX; \
+app: \
+	APPEND2(app); \
+	JMP        next
+
+// LOOP8SUB is LOOP8 for R_SUBSKIP (fp8 e4m3, whose values of everyday
+// magnitude seldom fall below 2^Emin, where the step would cost as much
+// as the rest): the step only on the rare path, in the groups with lanes
+// out, on their stored results (G0 by GROUPKEEP, its words in Y10; G1's
+// words from the buffer), one test per 8 values (OUT8).
+#define LOOP8SUB(G0, G1, INCSUB, loop, left, sub1, rest, app, next, end) \
+loop: \
+	CMPQ       R9, R13; \
+	JGE        end; \
+	G0; \
+	GEN4; \
+	G1; \
+	OUT8; \
+	VPTEST     Y0, Y0; \
+	JNZ        left; \
+next: \
+	ADDQ       $8, R9; \
+	JMP        loop; \
+left: \
+	MASK4(Y6, Y8); \
+	MASK4(Y9, Y15); \
+	VPTEST     Y8, Y8; \
+	JZ         sub1; \
+	VMOVDQU    (DI)(R9*8), Y7; \
+	SUBSTEP(INCSUB, Y6, Y8); \
+	VMOVDQU    Y7, (DI)(R9*8); \
+sub1: \
+	VPTEST     Y15, Y15; \
+	JZ         rest; \
+	VMOVDQU    32(R12)(R9*8), Y10; \
+	VMOVDQU    32(DI)(R9*8), Y7; \
+	SUBSTEP(INCSUB, Y9, Y15); \
+	VMOVDQU    Y7, 32(DI)(R9*8); \
+rest: \
+	LEFT(app, next)
+
 // func roundStochasticAVX2(dst, src *float64, n int, p *srParams, state uint64, slow *[block]uint8) int
 //
 // The frame: MXCSR at 0(SP), then from a 32-byte boundary the words'
@@ -386,9 +480,9 @@ gen:
 	JNE  halfloop
 	CMPQ R_LSHIFT(BX), $0
 	JNE  srloop
-	LOOP8(GROUP(WV, INCTOP, 0, Y6, Y8), GROUP(WS, INCTOP, 32, Y9, Y15), toploop, topleft, topappend, tail)
-	LOOP8(GROUP(WV, INCSR, 0, Y6, Y8), GROUP(WS, INCSR, 32, Y9, Y15), srloop, srleft, srappend, tail)
-	LOOP8(GROUP(WV, INCHALF, 0, Y6, Y8), GROUP(WS, INCHALF, 32, Y9, Y15), halfloop, halfleft, halfappend, tail)
+	LOOP8F(GROUPR(WV, INCTOP, 0, Y6), GROUPR(WS, INCTOP, 32, Y9), toploop, topleft, topappend, topnext, tail)
+	LOOP8F(GROUPR(WV, INCSR, 0, Y6), GROUPR(WS, INCSR, 32, Y9), srloop, srleft, srappend, srnext, tail)
+	LOOP8F(GROUPR(WV, INCHALF, 0, Y6), GROUPR(WS, INCHALF, 32, Y9), halfloop, halfleft, halfappend, halfnext, tail)
 subloops:
 	CMPQ R_SUBSKIP(BX), $0
 	JNE  skiploops
@@ -401,9 +495,9 @@ skiploops:
 	JNE  halfskiploop
 	CMPQ R_LSHIFT(BX), $0
 	JNE  srskiploop
-	LOOP8(GROUPSKIP(WV, INCTOP, INCSUBSR, 0, Y6, Y8, topskip0), GROUPSKIP(WS, INCTOP, INCSUBSR, 32, Y9, Y15, topskip1), topskiploop, topskipleft, topskipappend, tail)
-	LOOP8(GROUPSKIP(WV, INCSR, INCSUBSR, 0, Y6, Y8, srskip0), GROUPSKIP(WS, INCSR, INCSUBSR, 32, Y9, Y15, srskip1), srskiploop, srskipleft, srskipappend, tail)
-	LOOP8(GROUPSKIP(WV, INCHALF, INCSUBHALF, 0, Y6, Y8, halfskip0), GROUPSKIP(WS, INCHALF, INCSUBHALF, 32, Y9, Y15, halfskip1), halfskiploop, halfskipleft, halfskipappend, tail)
+	LOOP8SUB(GROUPKEEP(WV, INCTOP, 0, Y6), GROUPR(WS, INCTOP, 32, Y9), INCSUBSR, topskiploop, topskipleft, topskipsub1, topskiprest, topskipappend, topskipnext, tail)
+	LOOP8SUB(GROUPKEEP(WV, INCSR, 0, Y6), GROUPR(WS, INCSR, 32, Y9), INCSUBSR, srskiploop, srskipleft, srskipsub1, srskiprest, srskipappend, srskipnext, tail)
+	LOOP8SUB(GROUPKEEP(WV, INCHALF, 0, Y6), GROUPR(WS, INCHALF, 32, Y9), INCSUBHALF, halfskiploop, halfskipleft, halfskipsub1, halfskiprest, halfskipappend, halfskipnext, tail)
 
 	// The float loop, under round toward zero; fltdone restores the
 	// caller's MXCSR. (Assembly functions are no async preemption points,
