@@ -106,7 +106,7 @@ type srParams struct {
 	subLoop        uint64 // 1: the step below 2^Emin in the loop
 	lo2, span2     uint64 // 2·minNormal, 2·span (the portable loop's)
 	kshift         uint64 // the kernel's rshift: 64 where incMask is 0 (its shifts give 0)
-	subSkip        uint64 // 1: the kernel skips the step in groups with no lane out (emin < srSkipEmin)
+	subSkip        uint64 // 1: the AVX2 kernel does the step on its rare path only (emin < srSkipEmin)
 
 	// The portable loops': the top n bits (Stochastic: all; 0 where
 	// nothing is dropped), 64 - shift, and where subLoop is set the table.
@@ -244,8 +244,9 @@ func (p *srParams) setFloatLoop(f *Format, m Mode) {
 
 // srSkipEmin: below this emin (fp8 e4m3, P3109 p = 4), values of everyday
 // magnitude seldom fall below 2^Emin, and the AVX2 kernel's step there
-// (as costly as the rest of a group) is behind a branch on each group; from
-// it up (fp6, fp4) it is on every group: there the branch would mispredict.
+// (as costly as the rest of a group) is on its rare path, behind the test
+// of each 8 values; from it up (fp6, fp4) such values are common: there
+// the branch would mispredict.
 const srSkipEmin = -2
 
 // roundStochasticPortable is the portable loop of a stochastic mode over
