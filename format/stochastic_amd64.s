@@ -63,10 +63,12 @@ DATA srtail<>+48(SB)/8, $0
 GLOBL srtail<>(SB), RODATA|NOPTR, $56
 
 // Registers: BX = p, Y14 = the states s of the first group's 4 words, Y13
-// = 2^32-1 in each lane, R11 = the state of the last scalar word, R12 =
-// the words' buffer, X12 = rshift, X11 = lshift. In the loops, the first
-// group of 4 keeps x in Y6 and its out mask in Y8, the second in Y9 and
-// Y15, so that the lanes left can get x back after both are stored.
+// = 2^32-1 in each lane, R11 = the state of the last scalar word, CX =
+// inc, R10 = xor, R12 = the words' buffer, R8 = the next position of
+// slow, R13 = the 8-wide loop's end, X12 = rshift, X11 = lshift. In the
+// loops, the first group of 4 keeps x in Y6 and its out mask in Y8, the
+// second in Y9 and Y15, so that the lanes left can get x back after both
+// are stored.
 //
 // Words: of each 8 values, the first group's 4 come from WYRAND (vector
 // code), the second's from the buffer, where the scalar unit makes them
@@ -83,9 +85,9 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 // GENW makes the word of the next state into OFF(R12)(R9*8): s += inc,
 // then hi ^ lo of s·(s^xor). Clobbers AX and DX.
 #define GENW(OFF) \
-	ADDQ R_LANES(BX), R11; \
+	ADDQ CX, R11; \
 	MOVQ R11, AX; \
-	XORQ R_XOR(BX), AX; \
+	XORQ R10, AX; \
 	MULQ R11; \
 	XORQ DX, AX; \
 	MOVQ AX, OFF(R12)(R9*8)
@@ -311,8 +313,8 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 
 // APPEND appends i+k to slow for each set bit k of AX (clobbers AX, BX, R11):
 // slow[n&255] = uint8(i+k); n++, as roundStochasticPortable lists them.
-// APPEND2 is APPEND clobbering AX and DX only, for the AVX2 loops (n ≤
-// 256 values there, each listed once: n stays below 256).
+// APPEND2 is APPEND for the AVX2 loops, clobbering AX and DX only, with
+// R8 the next position of slow (n ≤ 256 values there, each listed once).
 #define APPEND(label) \
 	BSFQ AX, BX; \
 	ADDQ R9, BX; \
@@ -327,8 +329,8 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 #define APPEND2(label) \
 	BSFQ AX, DX; \
 	ADDQ R9, DX; \
-	MOVB DX, (R8)(R10*1); \
-	INCQ R10; \
+	MOVB DX, (R8); \
+	INCQ R8; \
 	LEAQ -1(AX), DX; \
 	ANDQ DX, AX; \
 	JNZ  label
@@ -440,7 +442,7 @@ rest: \
 TEXT ·roundStochasticAVX2(SB), 0, $2632-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
+	MOVQ n+16(FP), R13
 	MOVQ p+24(FP), BX
 	MOVQ slow+40(FP), R8
 	MOVQ state+32(FP), R11
@@ -449,6 +451,8 @@ TEXT ·roundStochasticAVX2(SB), 0, $2632-56
 
 	VMOVQ R_KSHIFT(BX), X12
 	VMOVQ R_LSHIFT(BX), X11
+	MOVQ  R_LANES(BX), CX
+	MOVQ  R_XOR(BX), R10
 
 	// The states of the first group's words, 8·inc, and the first DIST
 	// words of the second groups (the loops make the rest).
@@ -469,8 +473,6 @@ gen:
 	JLT  gen
 
 	XORQ R9, R9   // i: index of the first value of the current group
-	XORQ R10, R10 // n: count of slow positions
-	MOVQ CX, R13
 	ANDQ $-8, R13 // end of the 8-wide loop
 	CMPQ R_FLTLOOP(BX), $0
 	JNE  fltsetup
@@ -524,7 +526,7 @@ fltdone:
 	// each as the loop's (R_HALF and R_SUBLOOP pick the steps again; the
 	// float loop's formats take the step below 2^Emin), words by WYRAND.
 tail:
-	MOVQ CX, AX
+	MOVQ n+16(FP), AX
 	SUBQ R9, AX // values left
 	JLE  done
 	LEAQ srtail<>(SB), DX
@@ -569,7 +571,8 @@ tailnext:
 
 done:
 	VZEROUPPER
-	MOVQ R10, ret+48(FP)
+	SUBQ slow+40(FP), R8
+	MOVQ R8, ret+48(FP)
 	RET
 
 // The AVX-512 loops (roundStochasticAVX512): the same words and formulas,
