@@ -231,18 +231,41 @@ skip:
 // FP4MAX is FP4 for formats with subnormals (eminExp set): there C below
 // 2^Emin is FP4's at Emin, so C = max(x's exponent bits, Emin's) +
 // pShift, with no blend (VPMAXUD: the bits sit in the high dword, the low
-// one is 0 in both).
+// one is 0 in both). Its constants are in registers (FP4REGS), which
+// loads from memory made the loop's speed depend on where subParams lies.
 #define FP4MAX(X, C, T, OUT) \
-	VPAND     S_EXPMASK(R12), X, C; \
-	VPMAXUD   S_EMINEXP(R12), C, C; \
-	VPADDQ    S_PSHIFT(R12), C, C; \
+	VPAND     Y14, X, C; \
+	VPMAXUD   Y13, C, C; \
+	VPADDQ    Y12, C, C; \
 	VPANDN    X, Y15, T; \
 	VPOR      T, C, C; \
 	VADDPD    C, X, X; \
 	VSUBPD    C, X, X; \
 	VPAND     Y15, X, X; \
-	VPCMPGTQ  S_MAXBITS(R12), X, OUT; \
+	VPCMPGTQ  Y11, X, OUT; \
 	VPOR      T, X, X
+
+// FP4REGS puts FP4MAX's constants in Y14 (expMask), Y13 (eminExp), Y12
+// (pShift) and Y11 (maxBits), in place of ROUND4's, which ROUND4REGS sets
+// again (from p, clobbering AX, BX, R11) before the tail.
+#define FP4REGS \
+	VMOVDQU S_EXPMASK(R12), Y14; \
+	VMOVDQU S_EMINEXP(R12), Y13; \
+	VMOVDQU S_PSHIFT(R12), Y12; \
+	VMOVDQU S_MAXBITS(R12), Y11
+
+#define ROUND4REGS \
+	MOVQ         p+24(FP), R11; \
+	VPBROADCASTQ P_TIEEVEN(R11), Y14; \
+	MOVQ         P_BASE(R11), AX; \
+	MOVQ         AX, BX; \
+	ADDQ         P_DIRPOS(R11), AX; \
+	ADDQ         P_DIRNEG(R11), BX; \
+	VMOVQ        AX, X13; \
+	VPBROADCASTQ X13, Y13; \
+	VMOVQ        BX, X12; \
+	VPBROADCASTQ X12, Y12; \
+	VPBROADCASTQ P_KEEP(R11), Y11
 
 // FPLOOP is a loop of 8 values per iteration by FP4 (CSUB: the C below
 // 2^Emin) or FP4MAX; it ends at done.
@@ -393,9 +416,14 @@ nearslow:
 
 rnesetup:
 	CMPQ S_EMINEXP(R12), $0
-	JNE  rnemaxloop
+	JNE  rnemaxsetup
 	FPLOOP(FP4(Y0, Y2, Y6, Y4, S_RNEC), FP4(Y1, Y3, Y7, Y5, S_RNEC), rneloop, rneslow, rneappend, rnenext, tail)
-	FPLOOP(FP4MAX(Y0, Y2, Y6, Y4), FP4MAX(Y1, Y3, Y7, Y5), rnemaxloop, rnemaxslow, rnemaxappend, rnemaxnext, tail)
+rnemaxsetup:
+	FP4REGS
+	FPLOOP(FP4MAX(Y0, Y2, Y6, Y4), FP4MAX(Y1, Y3, Y7, Y5), rnemaxloop, rnemaxslow, rnemaxappend, rnemaxnext, rnemaxdone)
+rnemaxdone:
+	ROUND4REGS
+	JMP tail
 
 	// mxloop: TowardZero, Up, Down by FP4 on every group, under the MXCSR
 	// rounding control of the mode; mxdone restores the caller's.
@@ -409,9 +437,13 @@ mxsetup:
 	MOVL    AX, 132(SP)
 	VLDMXCSR 132(SP)
 	CMPQ    S_EMINEXP(R12), $0
-	JNE     mxmaxloop
+	JNE     mxmaxsetup
 	FPLOOP(FP4(Y0, Y2, Y6, Y4, S_FLTC), FP4(Y1, Y3, Y7, Y5, S_FLTC), mxloop, mxslow, mxappend, mxnext, mxdone)
-	FPLOOP(FP4MAX(Y0, Y2, Y6, Y4), FP4MAX(Y1, Y3, Y7, Y5), mxmaxloop, mxmaxslow, mxmaxappend, mxmaxnext, mxdone)
+mxmaxsetup:
+	FP4REGS
+	FPLOOP(FP4MAX(Y0, Y2, Y6, Y4), FP4MAX(Y1, Y3, Y7, Y5), mxmaxloop, mxmaxslow, mxmaxappend, mxmaxnext, mxmaxdone)
+mxmaxdone:
+	ROUND4REGS
 
 mxdone: // the caller's MXCSR back before the tail (its SUB4 needs nearest)
 	VLDMXCSR 128(SP)

@@ -531,7 +531,8 @@ func TestSRParamsLayout(t *testing.T) {
 		{"rMask", unsafe.Offsetof(p.rMask), 856}, {"pred2Q", unsafe.Offsetof(p.pred2Q), 888},
 		{"maxBits", unsafe.Offsetof(p.maxBits), 920}, {"fltLoop", unsafe.Offsetof(p.fltLoop), 952},
 		{"lanes8", unsafe.Offsetof(p.lanes8), 960}, {"step8", unsafe.Offsetof(p.step8), 1024},
-		{"fltZmm", unsafe.Offsetof(p.fltZmm), 1040},
+		{"fltZmm", unsafe.Offsetof(p.fltZmm), 1040}, {"bias32", unsafe.Offsetof(p.bias32), 1048},
+		{"span32", unsafe.Offsetof(p.span32), 1080},
 	} {
 		if c.got != c.want {
 			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
@@ -629,10 +630,12 @@ func testStochasticKernel(t *testing.T, name string, p *srParams, rr *blockRound
 	}
 }
 
-// TestWyrandVector holds the kernel's vector wyrand to wyrandAt: in a
-// format with p = 1, Stochastic adds r's top 52 bits to 1+η, so each
-// result depends on its own word; both loops must give roundStochastic's
-// result with wyrandAt(state, i), from many states.
+// TestWyrandVector holds the kernels' words to wyrandAt (the AVX2 loops'
+// vector wyrand in the first group of each 8 and the tail, the scalar
+// unit's in the second; the AVX-512 loops'): in a format with p = 1,
+// Stochastic adds r's top 52 bits to 1+η, so each result depends on its
+// own word; both loops must give roundStochastic's result with
+// wyrandAt(state, i), from many states.
 func TestWyrandVector(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2")
@@ -721,6 +724,52 @@ func TestSRFloatBand(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestOut32 holds srParams.bias32 and span32 (the AVX2 loops' test of 8
+// values by their high dwords) to their meaning: a lane is out exactly
+// where A = |x|>>32 is below hi32(minNormal) or at least hi32(MaxFinite),
+// so a lane in lies in [2^Emin, MaxFinite]; where the two are equal
+// (p = 1, emin = emax) every lane is out, and the kernel still matches
+// the portable loop.
+func TestOut32(t *testing.T) {
+	fs := append(kernelFormats(), Binary64)
+	flat, err := Parse("custom:p=1,emin=-10,emax=-10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs = append(fs, flat)
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, f := range fs {
+		p := f.srParams(Stochastic)
+		l, h := uint32(f.minNormal>>32), uint32(f.maxBits>>32)
+		as := []uint32{0, 1, l - 1, l, l + 1, h - 1, h, h + 1, 1<<31 - 1}
+		for range 1000 {
+			as = append(as, rng.Uint32()>>1)
+		}
+		for _, a := range as {
+			a &= 1<<31 - 1
+			for _, sign := range []uint32{0, 1 << 31} {
+				out := int32(2*(a|sign)+p.bias32[0]) > int32(p.span32[0])
+				if want := a < l || a >= h; out != want {
+					t.Fatalf("%s: A=%#x: out %v, want %v", f.Name(), a, out, want)
+				}
+			}
+		}
+	}
+	if !haveAVX2 {
+		return
+	}
+	xs := kernelInputs(flat, rng, 4096)
+	for _, m := range kernelStochasticModes(t) {
+		p := flat.srParams(m)
+		var rr blockRounder
+		rr.init(&flat, m, avx2Kernel)
+		for n := 0; n <= block; n += 7 {
+			off := rng.IntN(len(xs) - n + 1)
+			testStochasticKernel(t, "flat "+m.String(), &p, &rr, roundStochasticAVX2, xs[off:off+n], rng.Uint64())
 		}
 	}
 }

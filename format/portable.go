@@ -37,17 +37,9 @@ type portableConsts struct {
 	shift                         uint
 	veltK                         float64   // 2^shift + 1 (tieUntil)
 	max2                          uint64    // 2·MaxFinite's bits
-	_                             uint64    // blockRounder's size kept (below)
 	tab                           *expTable // the fp8/fp6/fp4 loops' tables
 	loop                          int       // which loop (plainLoop …)
 }
-
-// The padding word keeps blockRounder (in roundRange's frame) as large as
-// it was with a field it no longer needs: the avx2 fp8/fp6/fp4 loops read
-// their constants from subParams in that frame at every iteration, and
-// with the frame 8 bytes smaller they ran about 12% slower on the
-// development machine (the benchmark's call path; another caller's stack
-// depth may shift it either way).
 
 const (
 	plainLoop = iota

@@ -106,7 +106,7 @@ type srParams struct {
 	subLoop        uint64 // 1: the step below 2^Emin in the loop
 	lo2, span2     uint64 // 2·minNormal, 2·span (the portable loop's)
 	kshift         uint64 // the kernel's rshift: 64 where incMask is 0 (its shifts give 0)
-	subSkip        uint64 // 1: the kernel skips the step in groups with no lane out (emin < srSkipEmin)
+	subSkip        uint64 // 1: the AVX2 kernel does the step on its rare path only (emin < srSkipEmin)
 
 	// The portable loops': the top n bits (Stochastic: all; 0 where
 	// nothing is dropped), 64 - shift, and where subLoop is set the table.
@@ -134,6 +134,11 @@ type srParams struct {
 	step8  uint64
 	zmm    uint64
 	fltZmm uint64 // the AVX-512 loops' float loop (setFloatLoop)
+
+	// The AVX2 loops' test of 8 values at once on their high dwords
+	// (OUT8): out where 2A + bias32 > span32 (signed, A = |x|>>32), a
+	// superset of the lanes out of range (the exact test decides there).
+	bias32, span32 [8]uint32
 }
 
 func (f *Format) srParams(m Mode) srParams {
@@ -174,6 +179,7 @@ func (f *Format) srParams(m Mode) srParams {
 		p.lanes8[i] = uint64(i+1) * inc
 	}
 	p.step8 = 8 * inc
+	p.setOut32(f)
 	p.setFloatLoop(f, m)
 	if ss, ok := f.stochasticSubParams(m); ok && f.emin >= subAlwaysEmin {
 		p.subLoop = 1
@@ -191,6 +197,22 @@ func (f *Format) srParams(m Mode) srParams {
 		p.zmm = 1
 	}
 	return p
+}
+
+// setOut32 sets bias32 and span32: with L = hi32(minNormal) and H =
+// hi32(MaxFinite), a lane is in where L ≤ A < H, that is where 2A - 2L <
+// 2(H - L) unsigned (as 2A + (2^31 - 2L) > (2(H-L) - 1) ^ 2^31, signed:
+// not where H ≤ L, where the odd 2A + 1 > -2^31 puts every lane out).
+// minNormal's low dword is 0, so a lane in has 2^Emin ≤ |x| < MaxFinite.
+func (p *srParams) setOut32(f *Format) {
+	l, h := uint32(f.minNormal>>32), uint32((f.minNormal+f.normalSpan)>>32)
+	bias, span := uint32(1), uint32(1<<31)
+	if h > l {
+		bias, span = 1<<31-2*l, (2*(h-l)-1)^1<<31
+	}
+	for i := range p.bias32 {
+		p.bias32[i], p.span32[i] = bias, span
+	}
 }
 
 // setFloatLoop sets the float loop's fields where it applies: fltZmm for
@@ -222,8 +244,9 @@ func (p *srParams) setFloatLoop(f *Format, m Mode) {
 
 // srSkipEmin: below this emin (fp8 e4m3, P3109 p = 4), values of everyday
 // magnitude seldom fall below 2^Emin, and the AVX2 kernel's step there
-// (as costly as the rest of a group) is behind a branch on each group; from
-// it up (fp6, fp4) it is on every group: there the branch would mispredict.
+// (as costly as the rest of a group) is on its rare path, behind the test
+// of each 8 values; from it up (fp6, fp4) such values are common: there
+// the branch would mispredict.
 const srSkipEmin = -2
 
 // roundStochasticPortable is the portable loop of a stochastic mode over
