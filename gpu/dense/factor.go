@@ -120,8 +120,7 @@ func (s *System) newFactors(f LUForm) (*gpu.Linalg, *gpu.Module, *Factors, error
 		return nil, nil, nil, err
 	}
 	if _, half := f.Update.(Half); half {
-		// factorHalf allocates its fp32 factors once the growth check
-		// has passed: a matrix that needs pivoting costs no 4n² bytes.
+		// factorHalf's fp16 working matrix becomes the factors.
 		return la, mod, &Factors{s: s, ipiv: ipiv, half: true, update: f.Update, Form: f.Name}, nil
 	}
 	lu, err := d.Alloc(8 * n * n)

@@ -183,8 +183,7 @@ func (h *halfLU) free() {
 // at is the fp16 entry (i, j) of w.
 func (h *halfLU) at(i, j int) *gpu.Buffer { return h.w.View(2 * (i + j*h.n)) }
 
-// launch runs a kernel of half.cu on st with blocks
-// of 256 threads.
+// launch runs a kernel of half.cu on st with blocks of 256 threads.
 func (h *halfLU) launch(name string, grid [3]uint32, st *gpu.Stream, args ...any) error {
 	return h.fn[name].Launch(grid, [3]uint32{256, 1, 1}, 0, st, args...)
 }

@@ -485,10 +485,14 @@ func (e *Solver) gemv(a *gpu.Buffer, n int, x, y []float64) error {
 }
 
 // onVector copies x to a device vector of size float64s, queues f's work
-// on it and runs it in one trip to the device's thread, and copies len(y)
-// float64s from element from on back into y: every host-vector operation
-// of refinement.
+// on it, and copies len(y) float64s from element from on back into y, all
+// in one trip to the device's thread: every host-vector operation of
+// refinement.
 func (e *Solver) onVector(x, y []float64, size, from int, f func(q *gpu.LaunchQueue, v *gpu.Buffer) error) error {
+	return e.d.Do(func() error { return e.vectorTrip(x, y, size, from, f) })
+}
+
+func (e *Solver) vectorTrip(x, y []float64, size, from int, f func(q *gpu.LaunchQueue, v *gpu.Buffer) error) error {
 	v, err := e.d.Alloc(8 * size)
 	if err != nil {
 		return err

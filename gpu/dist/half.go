@@ -57,6 +57,9 @@ func (h *HalfLU) Free() {
 // pivoting fails with a *fp16.GrowthError.
 func FactorHalf(ctx context.Context, s *System, check bool) (*HalfLU, error) {
 	a := s.A
+	if a.RowBlock > fp16.TriMaxNB {
+		return nil, fmt.Errorf("dist: fp16-store takes blocks of at most %d (its solves keep a block in shared memory), not %d", fp16.TriMaxNB, a.RowBlock)
+	}
 	w, err := allocMatrix(a.Team, a.Layout, false, true)
 	if err != nil {
 		return nil, err

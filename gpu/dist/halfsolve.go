@@ -13,8 +13,8 @@ import (
 // HalfFactors are FactorHalf's factors brought to the team's first GPU as
 // the ranks hold them, in fp16 parts, with the diagonal blocks' inverses
 // in fp32: refinement's preconditioner (solve.Factorization), its
-// triangular solves a block column at a time (fp16.TriSolver, each block
-// column's parts one launch each). Nothing is unpacked, so the
+// triangular solves a block column at a time through the parts
+// (fp16.TriSolver, one launch a triangle). Nothing is unpacked, so the
 // gather moves half the bytes of fp32 factors and GPU 0 needs no n×n
 // matrix of them.
 type HalfFactors struct {
@@ -162,7 +162,7 @@ func (f *HalfFactors) Solve(x []float64) error {
 	if err := f.tri.Solve(q, f.x); err != nil {
 		return err
 	}
-	if err := errors.Join(d.Upload(f.x, v), q.Flush(), d.Download(v, f.x)); err != nil {
+	if err := d.Do(func() error { return errors.Join(d.Upload(f.x, v), q.Flush(), d.Download(v, f.x)) }); err != nil {
 		return err
 	}
 	for i := range x {

@@ -191,44 +191,51 @@ func (s *System) MulVec(x, y []float64) error {
 		return fmt.Errorf("dist: MulVec of an order-%d matrix with vectors of %d and %d", n, len(x), len(y))
 	}
 	return a.Team.Each(func(r *Rank) error {
-		rows, cols := a.localRows(r), a.localCols(r)
 		d := r.Engine.Device()
-		xb, err := r.scratch(9, 8*n)
-		if err != nil {
-			return err
-		}
-		xl, err := r.scratch(10, 8*max(1, cols))
-		if err != nil {
-			return err
-		}
-		yl, err := r.scratch(11, 8*max(1, rows))
-		if err != nil {
-			return err
-		}
-		if err := d.Upload(xb, x); err != nil {
-			return err
-		}
-		if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
-			return err
-		}
-		if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
-			return err
-		}
-		if err := r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute); err != nil {
-			return err
-		}
-		if err := r.compute.Sync(); err != nil || r.Q != 0 {
-			return err
-		}
-		host := make([]float64, rows)
-		if err := d.Download(host, yl); err != nil {
-			return err
-		}
-		for li, v := range host {
-			y[a.GlobalRow(r.P, li)] = v
-		}
-		return nil
+		return d.Do(func() error { return s.mulVecRank(r, x, y) }) // one trip to the thread
 	})
+}
+
+// mulVecRank is rank r's share of MulVec.
+func (s *System) mulVecRank(r *Rank, x, y []float64) error {
+	a, n := s.A, s.A.Rows
+	rows, cols := a.localRows(r), a.localCols(r)
+	d := r.Engine.Device()
+	xb, err := r.scratch(9, 8*n)
+	if err != nil {
+		return err
+	}
+	xl, err := r.scratch(10, 8*max(1, cols))
+	if err != nil {
+		return err
+	}
+	yl, err := r.scratch(11, 8*max(1, rows))
+	if err != nil {
+		return err
+	}
+	if err := d.Upload(xb, x); err != nil {
+		return err
+	}
+	if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
+		return err
+	}
+	if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
+		return err
+	}
+	if err := r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute); err != nil {
+		return err
+	}
+	if err := r.compute.Sync(); err != nil || r.Q != 0 {
+		return err
+	}
+	host := make([]float64, rows)
+	if err := d.Download(host, yl); err != nil {
+		return err
+	}
+	for li, v := range host {
+		y[a.GlobalRow(r.P, li)] = v
+	}
+	return nil
 }
 
 // gemv sets y = A·x for r's rows×cols part A (column-major), or y = 0.

@@ -51,3 +51,14 @@ func TestKernelsDefined(t *testing.T) {
 		}
 	}
 }
+
+// A TriSolver refuses, before it touches a device, blocks wider than its
+// kernel's shared memory holds and empty shapes.
+func TestTriSolverRefusesBadShapes(t *testing.T) {
+	for _, f := range []TriFactors{{N: 100, NB: TriMaxNB + 1, P: 1, Q: 1}, {N: 0, NB: 64, P: 1, Q: 1},
+		{N: 100, NB: 0, P: 1, Q: 1}, {N: 100, NB: 64, P: 0, Q: 1}} {
+		if _, err := NewTriSolver(nil, f); err == nil {
+			t.Errorf("%+v: no error", f)
+		}
+	}
+}
