@@ -295,45 +295,43 @@ func (p *srParams) next(d, s []uint64, state uint64) int {
 func srLane(b, r, tn, rsh, keep uint64) uint64 { return (b + (r&tn)>>rsh) & keep }
 
 // srUntil is the loop of Stochastic and StochasticBits(n): 2^Emin ≤ |x| ≤
-// MaxFinite. Each lane's word comes before its test, and keep, lo2 and
-// span2 are read through p in the loop (memory operands): as locals the
-// compiler kept them in registers and spilled x around MULQ's fixed ones
-// (5–7% slower).
+// MaxFinite. Each lane's word comes before its test: with the test first,
+// the compiler spilled x around MULQ's fixed registers (3-5% slower).
 func srUntil(d, s []uint64, p *srParams, state uint64) int {
-	tn, rsh := p.tn, p.rsh&63
+	tn, rsh, keep, lo2, span2 := p.tn, p.rsh&63, p.keep[0], p.lo2, p.span2
 	d = d[:len(s)]
 	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
 	i, n4 := 0, len(s)&^3
 	for ; i < n4; i += 4 {
 		s4, d4 := quad(sp, i), quad(dp, i)
-		r := (wyrandMix(state+wyrandIncrement) & tn) >> rsh
-		if outOf(s4[0], p.lo2, p.span2) {
+		r := wyrandMix(state + wyrandIncrement)
+		if outOf(s4[0], lo2, span2) {
 			return i
 		}
-		d4[0] = (s4[0] + r) & p.keep[0]
-		r = (wyrandMix(state+wyrandInc2) & tn) >> rsh
-		if outOf(s4[1], p.lo2, p.span2) {
+		d4[0] = srLane(s4[0], r, tn, rsh, keep)
+		r = wyrandMix(state + wyrandInc2)
+		if outOf(s4[1], lo2, span2) {
 			return i + 1
 		}
-		d4[1] = (s4[1] + r) & p.keep[0]
-		r = (wyrandMix(state+wyrandInc3) & tn) >> rsh
-		if outOf(s4[2], p.lo2, p.span2) {
+		d4[1] = srLane(s4[1], r, tn, rsh, keep)
+		r = wyrandMix(state + wyrandInc3)
+		if outOf(s4[2], lo2, span2) {
 			return i + 2
 		}
-		d4[2] = (s4[2] + r) & p.keep[0]
+		d4[2] = srLane(s4[2], r, tn, rsh, keep)
 		state += wyrandInc4
-		r = (wyrandMix(state) & tn) >> rsh
-		if outOf(s4[3], p.lo2, p.span2) {
+		r = wyrandMix(state)
+		if outOf(s4[3], lo2, span2) {
 			return i + 3
 		}
-		d4[3] = (s4[3] + r) & p.keep[0]
+		d4[3] = srLane(s4[3], r, tn, rsh, keep)
 	}
 	for ; i < len(s); i++ {
-		if outOf(s[i], p.lo2, p.span2) {
+		if outOf(s[i], lo2, span2) {
 			return i
 		}
 		state += wyrandIncrement
-		d[i] = srLane(s[i], wyrandMix(state), tn, rsh, p.keep[0])
+		d[i] = srLane(s[i], wyrandMix(state), tn, rsh, keep)
 	}
 	return i
 }
@@ -342,40 +340,40 @@ func srUntil(d, s []uint64, p *srParams, state uint64) int {
 // bits of r go below the kept last bit as they are, without tn (whose AND
 // also cost a register move around the multiply's fixed registers).
 func srTopUntil(d, s []uint64, p *srParams, state uint64) int {
-	rsh := p.rsh & 63
+	rsh, keep, lo2, span2 := p.rsh&63, p.keep[0], p.lo2, p.span2
 	d = d[:len(s)]
 	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
 	i, n4 := 0, len(s)&^3
 	for ; i < n4; i += 4 {
 		s4, d4 := quad(sp, i), quad(dp, i)
 		r := wyrandMix(state+wyrandIncrement) >> rsh
-		if outOf(s4[0], p.lo2, p.span2) {
+		if outOf(s4[0], lo2, span2) {
 			return i
 		}
-		d4[0] = (s4[0] + r) & p.keep[0]
+		d4[0] = (s4[0] + r) & keep
 		r = wyrandMix(state+wyrandInc2) >> rsh
-		if outOf(s4[1], p.lo2, p.span2) {
+		if outOf(s4[1], lo2, span2) {
 			return i + 1
 		}
-		d4[1] = (s4[1] + r) & p.keep[0]
+		d4[1] = (s4[1] + r) & keep
 		r = wyrandMix(state+wyrandInc3) >> rsh
-		if outOf(s4[2], p.lo2, p.span2) {
+		if outOf(s4[2], lo2, span2) {
 			return i + 2
 		}
-		d4[2] = (s4[2] + r) & p.keep[0]
+		d4[2] = (s4[2] + r) & keep
 		state += wyrandInc4
 		r = wyrandMix(state) >> rsh
-		if outOf(s4[3], p.lo2, p.span2) {
+		if outOf(s4[3], lo2, span2) {
 			return i + 3
 		}
-		d4[3] = (s4[3] + r) & p.keep[0]
+		d4[3] = (s4[3] + r) & keep
 	}
 	for ; i < len(s); i++ {
-		if outOf(s[i], p.lo2, p.span2) {
+		if outOf(s[i], lo2, span2) {
 			return i
 		}
 		state += wyrandIncrement
-		d[i] = (s[i] + wyrandMix(state)>>rsh) & p.keep[0]
+		d[i] = (s[i] + wyrandMix(state)>>rsh) & keep
 	}
 	return i
 }
@@ -385,41 +383,42 @@ func srTopUntil(d, s []uint64, p *srParams, state uint64) int {
 func srHalfLane(b, r, half, keep uint64) uint64 { return (b + half&uint64(int64(r)>>63)) & keep }
 
 // srHalfUntil is the loop of StochasticHalf, unrolled by 4 as srTopUntil
-// (not unrolled: 11% slower).
+// (one value an iteration: 11% slower).
 func srHalfUntil(d, s []uint64, p *srParams, state uint64) int {
+	half, keep, lo2, span2 := p.halfMask[0], p.keep[0], p.lo2, p.span2
 	d = d[:len(s)]
 	sp, dp := unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(d))
 	i, n4 := 0, len(s)&^3
 	for ; i < n4; i += 4 {
 		s4, d4 := quad(sp, i), quad(dp, i)
 		r := wyrandMix(state + wyrandIncrement)
-		if outOf(s4[0], p.lo2, p.span2) {
+		if outOf(s4[0], lo2, span2) {
 			return i
 		}
-		d4[0] = srHalfLane(s4[0], r, p.halfMask[0], p.keep[0])
+		d4[0] = srHalfLane(s4[0], r, half, keep)
 		r = wyrandMix(state + wyrandInc2)
-		if outOf(s4[1], p.lo2, p.span2) {
+		if outOf(s4[1], lo2, span2) {
 			return i + 1
 		}
-		d4[1] = srHalfLane(s4[1], r, p.halfMask[0], p.keep[0])
+		d4[1] = srHalfLane(s4[1], r, half, keep)
 		r = wyrandMix(state + wyrandInc3)
-		if outOf(s4[2], p.lo2, p.span2) {
+		if outOf(s4[2], lo2, span2) {
 			return i + 2
 		}
-		d4[2] = srHalfLane(s4[2], r, p.halfMask[0], p.keep[0])
+		d4[2] = srHalfLane(s4[2], r, half, keep)
 		state += wyrandInc4
 		r = wyrandMix(state)
-		if outOf(s4[3], p.lo2, p.span2) {
+		if outOf(s4[3], lo2, span2) {
 			return i + 3
 		}
-		d4[3] = srHalfLane(s4[3], r, p.halfMask[0], p.keep[0])
+		d4[3] = srHalfLane(s4[3], r, half, keep)
 	}
 	for ; i < len(s); i++ {
-		if outOf(s[i], p.lo2, p.span2) {
+		if outOf(s[i], lo2, span2) {
 			return i
 		}
 		state += wyrandIncrement
-		d[i] = srHalfLane(s[i], wyrandMix(state), p.halfMask[0], p.keep[0])
+		d[i] = srHalfLane(s[i], wyrandMix(state), half, keep)
 	}
 	return i
 }
