@@ -532,7 +532,8 @@ func TestSRParamsLayout(t *testing.T) {
 		{"maxBits", unsafe.Offsetof(p.maxBits), 920}, {"fltLoop", unsafe.Offsetof(p.fltLoop), 952},
 		{"lanes8", unsafe.Offsetof(p.lanes8), 960}, {"step8", unsafe.Offsetof(p.step8), 1024},
 		{"fltZmm", unsafe.Offsetof(p.fltZmm), 1040}, {"bias32", unsafe.Offsetof(p.bias32), 1048},
-		{"span32", unsafe.Offsetof(p.span32), 1080},
+		{"span32", unsafe.Offsetof(p.span32), 1080}, {"blendBias", unsafe.Offsetof(p.blendBias), 1112},
+		{"blendCnt", unsafe.Offsetof(p.blendCnt), 1144}, {"subBlend", unsafe.Offsetof(p.subBlend), 1176},
 	} {
 		if c.got != c.want {
 			t.Errorf("srParams.%s at %d, the assembly kernel expects %d", c.name, c.got, c.want)
@@ -731,7 +732,8 @@ func TestSRFloatBand(t *testing.T) {
 // TestOut32 holds srParams.bias32 and span32 (the AVX2 loops' test of 8
 // values by their high dwords) to their meaning: a lane is out exactly
 // where A = |x|>>32 is below hi32(minNormal) or at least hi32(MaxFinite),
-// so a lane in lies in [2^Emin, MaxFinite]; where the two are equal
+// so a lane in lies in [2^Emin, MaxFinite] (subBlend: hi32(Q) for
+// minNormal, [Q, MaxFinite]); where the two are equal
 // (p = 1, emin = emax) every lane is out, and the kernel still matches
 // the portable loop.
 func TestOut32(t *testing.T) {
@@ -745,6 +747,9 @@ func TestOut32(t *testing.T) {
 	for _, f := range fs {
 		p := f.srParams(Stochastic)
 		l, h := uint32(f.minNormal>>32), uint32(f.maxBits>>32)
+		if p.subBlend != 0 {
+			l = uint32(uint64(f.subQuantumExp()+1023) << 20)
+		}
 		as := []uint32{0, 1, l - 1, l, l + 1, h - 1, h, h + 1, 1<<31 - 1}
 		for range 1000 {
 			as = append(as, rng.Uint32()>>1)

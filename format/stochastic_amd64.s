@@ -50,6 +50,9 @@
 #define R_FLTZMM   1040
 #define R_BIAS32   1048
 #define R_SPAN32   1080
+#define R_BLENDBIAS 1112
+#define R_BLENDCNT  1144
+#define R_SUBBLEND  1176
 
 // Lane masks for the last 1 to 4 values: the 4 qwords from index 4-k have
 // their first k lanes all ones.
@@ -272,6 +275,33 @@ GLOBL srtail<>(SB), RODATA|NOPTR, $56
 	ROUND4R(X); \
 	VMOVDQU Y7, OFF(DI)(R9*8)
 
+// GROUPB is GROUPR for subBlend (Stochastic, INCTOP's words): s = shift +
+// d bits dropped, d = max(eminField - x's, 0), by count = 64 - s in Y1
+// (negative, so shifts give 0, only in lanes OUT8 puts out); Y11 holds
+// all ones. GROUPKEEPB keeps the words in Y10.
+#define ROUNDB(X) \
+	VPADDQ   X, X, Y1; \
+	VPSRLQ   $53, Y1, Y1; \
+	VPADDQ   R_BLENDBIAS(BX), Y1, Y1; \
+	VPMINSD  R_BLENDCNT(BX), Y1, Y1; \
+	VPSRLVQ  Y1, Y0, Y0; \
+	VPSRLVQ  Y1, Y11, Y1; \
+	VPADDQ   Y0, X, Y7; \
+	VPANDN   Y7, Y1, Y7
+
+#define GROUPB(W, OFF, X) \
+	W; \
+	VMOVDQU OFF(SI)(R9*8), X; \
+	ROUNDB(X); \
+	VMOVDQU Y7, OFF(DI)(R9*8)
+
+#define GROUPKEEPB(W, OFF, X) \
+	W; \
+	VMOVDQU Y0, Y10; \
+	VMOVDQU OFF(SI)(R9*8), X; \
+	ROUNDB(X); \
+	VMOVDQU Y7, OFF(DI)(R9*8)
+
 // GROUPFLT is the float loop's group (srParams.fltLoop): with a = |x|, Cb
 // = max(a's exponent bits, eminExp), Q = Cb - qShift, s = a + (Q | r>>12
 // [& rMask: RMASK]) rounds toward zero, t = (s + C) - (C + Q) with C = Cb +
@@ -487,7 +517,7 @@ gen:
 	LOOP8F(GROUPR(WV, INCHALF, 0, Y6), GROUPR(WS, INCHALF, 32, Y9), halfloop, halfleft, halfappend, halfnext, tail)
 subloops:
 	CMPQ R_SUBSKIP(BX), $0
-	JNE  skiploops
+	JNE  skipblend
 	CMPQ R_HALF(BX), $0
 	JNE  halfsubloop
 	LOOP8(GROUPSUB(WV, INCSR, INCSUBSR, 0, Y6, Y8), GROUPSUB(WS, INCSR, INCSUBSR, 32, Y9, Y15), srsubloop, srsubleft, srsubappend, tail)
@@ -574,6 +604,19 @@ done:
 	SUBQ slow+40(FP), R8
 	MOVQ R8, ret+48(FP)
 	RET
+
+	// subBlend's dispatch and loop sit after RET: code added before the
+	// float loop moved it and cost e2m1/e2m3 sr a quarter (loop layout).
+skipblend:
+	CMPQ R_SUBBLEND(BX), $0
+	JEQ  skiploops
+	// Y11 all ones in the loop, 0 again (lshift) for the tail.
+blendsetup:
+	VPCMPEQQ Y11, Y11, Y11
+	LOOP8SUB(GROUPKEEPB(WV, 0, Y6), GROUPB(WS, 32, Y9), INCSUBSR, blendloop, blendleft, blendsub1, blendrest, blendappend, blendnext, blenddone)
+blenddone:
+	VPXOR Y11, Y11, Y11
+	JMP   tail
 
 // The AVX-512 loops (roundStochasticAVX512): the same words and formulas,
 // 8 lanes a group, out lanes in K1 (K2 the float loop's band), the last
