@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"testing"
-	"unsafe"
 
 	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 )
 
 // halfLU rounds an n×n LU (column-major) to fp16: its words and their
@@ -133,16 +133,11 @@ func triSolve(t *testing.T, d *gpu.Device, words []uint16, inv []float32, n, nb,
 					}
 				}
 			}
-			parts[p+q*P] = upload(t, d, host)
-			defer parts[p+q*P].Free()
+			parts[p+q*P] = gputest.Upload(t, d, host)
 		}
 	}
-	raw, kept := upload(t, d, inv), upload(t, d, make([]float32, len(inv)))
-	defer gpu.FreeAll(raw, kept)
-	transpose, _, err := functions(d, "transpose_f32", "transpose_f32")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, kept := gputest.Upload(t, d, inv), gputest.Upload(t, d, make([]float32, len(inv)))
+	transpose := gputest.Function(t, d, Kernels(), "transpose_f32")
 	for s := 0; s < len(inv)/(nb*nb); s++ {
 		if err := transpose.Launch(TransposeGrid(nb, nb), [3]uint32{256, 1, 1}, 0, nil, raw.View(4*s*nb*nb), int64(nb), kept.View(4*s*nb*nb), int64(nb), int32(nb), int32(nb)); err != nil {
 			t.Fatal(err)
@@ -152,8 +147,7 @@ func triSolve(t *testing.T, d *gpu.Device, words []uint16, inv []float32, n, nb,
 	for i, v := range b {
 		x32[i] = float32(v)
 	}
-	x := upload(t, d, x32)
-	defer x.Free()
+	x := gputest.Upload(t, d, x32)
 	steps := (n + nb - 1) / nb
 	ts, err := NewTriSolver(d, TriFactors{N: n, NB: nb, P: P, Q: Q,
 		Part: func(p, q int) *gpu.Buffer { return parts[p+q*P] },
@@ -180,17 +174,6 @@ func triSolve(t *testing.T, d *gpu.Device, words []uint16, inv []float32, n, nb,
 		out[i] = float64(v)
 	}
 	return out
-}
-
-func upload[E float32 | uint16](t *testing.T, d *gpu.Device, host []E) *gpu.Buffer {
-	buf, err := d.Alloc(int(unsafe.Sizeof(E(0))) * max(1, len(host)))
-	if err == nil {
-		err = d.Upload(buf, host)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf
 }
 
 // BenchmarkTriSolver times both sweeps of an order-n solve in blocks of
