@@ -198,13 +198,7 @@ func (h *halfLU) inverse(st *gpu.Stream, blas uintptr, upper bool, k, jb int, ou
 	if upper {
 		v, scratch = h.invertU, h.inv32
 	}
-	var err error
-	if v != nil && jb == h.nb {
-		err = v.Invert(st, blas)
-	} else {
-		err = fp16.StrsmInverse(h.d, st, blas, h.diag, scratch, jb, upper)
-	}
-	if err != nil {
+	if err := fp16.Invert(h.d, v, st, blas, h.diag, scratch, jb, upper); err != nil {
 		return err
 	}
 	if h.inverses != nil {

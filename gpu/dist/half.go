@@ -445,12 +445,7 @@ func (h *halfRank) inverse(i, width int, upper bool, out *gpu.Buffer) error {
 	if err != nil {
 		return err
 	}
-	if v := h.invert[i]; v != nil && width == h.w.RowBlock {
-		err = v.Invert(st, la.Blas)
-	} else {
-		err = fp16.StrsmInverse(d, st, la.Blas, h.diag, h.inv32, width, upper)
-	}
-	if err != nil {
+	if err := fp16.Invert(d, h.invert[i], st, la.Blas, h.diag, h.inv32, width, upper); err != nil {
 		return err
 	}
 	return h.launch("from_f32_f16", fp16.BlockGrid(width, width), st, h.inv32, int64(width), out, int64(width), int32(width), int32(width))

@@ -150,6 +150,17 @@ func functions(d *gpu.Device, a, b string) (*gpu.Function, *gpu.Function, error)
 	return fa, fb, err
 }
 
+// Invert sets the n×n x to the inverse of t's upper triangle (upper) or
+// unit lower one, on st: by v where v inverts that triangle of t into x at
+// order n, else by StrsmInverse (an LU's last, narrower block, or orders
+// an Inverter does not take). v may be nil.
+func Invert(d *gpu.Device, v *Inverter, st *gpu.Stream, blas uintptr, t, x *gpu.Buffer, n int, upper bool) error {
+	if v != nil && v.n == n && v.t == t && v.x == x && v.upper == upper {
+		return v.Invert(st, blas)
+	}
+	return StrsmInverse(d, st, blas, t, x, n, upper)
+}
+
 // StrsmInverse sets the n×n x to the inverse of t's upper triangle
 // (upper) or unit lower one, both of leading dimension n, by cuBLAS strsm
 // (handle blas, set to st here) on the identity, in fp32: for the orders
