@@ -284,9 +284,9 @@ func residualOf(p Residual, op Operator, x, b, r []float64) error {
 	return nil
 }
 
-func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
+func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt Options) (_ []float64, rep Report, err error) {
 	n := op.N()
-	rep := Report{N: n, Refine: opt.Refine, Residual: opt.Residual.String()}
+	rep = Report{N: n, Refine: opt.Refine, Residual: opt.Residual.String()}
 	if err := opt.check(); err != nil {
 		return nil, rep, err
 	}
@@ -296,13 +296,17 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	opt = opt.withDefaults(n)
 	rep.Tol = opt.Tol
 	start := time.Now()
-	s := &refinement{op: op, fa: fa, b: b, opt: opt, rep: &rep, normA: op.NormInf(), normB: maxAbs(b),
-		r: make([]float64, n), bestEta: math.Inf(1), prev: math.Inf(1), useGMRES: opt.Refine == GMRES}
+	res, err := newResident(op, b, fa, opt)
+	if err != nil {
+		return nil, rep, err
+	}
+	defer func() { err = errors.Join(err, res.Free()) }()
+	s := &refinement{op: op, fa: fa, b: b, opt: opt, rep: &rep, res: res, normA: op.NormInf(), normB: maxAbs(b),
+		bestEta: math.Inf(1), prev: math.Inf(1), useGMRES: opt.Refine == GMRES}
 	if opt.TimeBudget > 0 {
 		s.deadline = start.Add(opt.TimeBudget)
 	}
-	s.x = append([]float64(nil), b...)
-	if err := fa.Solve(s.x); err != nil {
+	if err := res.Start(); err != nil {
 		return nil, rep, err
 	}
 	var inner int
@@ -318,25 +322,29 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 		if s.stop(it, eta) {
 			break
 		}
-		var d []float64
-		if d, inner, innerRes, err = s.correction(ctx); err != nil {
+		var done bool
+		if done, inner, innerRes, err = s.correct(ctx); err != nil {
 			return nil, rep, err
 		}
-		if d == nil { // GMRES failed on the numbers; rep.Stop says how
+		if !done { // GMRES failed on the numbers; rep.Stop says how
 			break
-		}
-		for i := range s.x {
-			s.x[i] += d[i]
 		}
 		rep.Outer++
 	}
 	rep.BackwardError = s.bestEta
 	rep.RefineSeconds = time.Since(start).Seconds()
+	var best []float64 // none when no iterate had a finite backward error
+	if !math.IsInf(s.bestEta, 1) {
+		best = make([]float64, n)
+		if err := res.Read(BestVector, best); err != nil {
+			return nil, rep, err
+		}
+	}
 	if !rep.Converged {
-		return s.best, rep, fmt.Errorf("%w: best backward error %.3g (step %d) after %d steps (%s), tolerance %.3g",
+		return best, rep, fmt.Errorf("%w: best backward error %.3g (step %d) after %d steps (%s), tolerance %.3g",
 			ErrNotConverged, s.bestEta, rep.BestStep, rep.Outer, rep.Stop, opt.Tol)
 	}
-	return s.best, rep, nil
+	return best, rep, nil
 }
 
 // refinement is one solve's state between its steps.
@@ -346,8 +354,8 @@ type refinement struct {
 	b            []float64
 	opt          Options
 	rep          *Report
+	res          Resident // x, r and the best x
 	normA, normB float64
-	x, r, best   []float64
 	bestEta      float64
 	prev         float64 // the previous step's backward error
 	stalls       int
@@ -358,24 +366,33 @@ type refinement struct {
 // measure computes the residual of the iterate and its backward errors,
 // records the step and keeps the best iterate.
 func (s *refinement) measure(it, inner int, innerRes float64) (float64, error) {
-	if err := residualOf(s.opt.Residual, s.op, s.x, s.b, s.r); err != nil {
+	normR, normX, err := s.res.Residual()
+	if err != nil {
 		return 0, err
 	}
-	eta := backwardError(s.r, s.x, s.normA, s.normB)
+	eta := backwardErrorOf(normR, normX, s.normA, s.normB)
 	st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes}
-	if d, ok := s.op.(dense); ok {
-		st.Componentwise = componentwiseBackwardError(d, s.r, s.x, s.b)
+	if h, ok := s.res.(*hostResident); ok {
+		if d, ok := s.op.(dense); ok {
+			st.Componentwise = componentwiseBackwardError(d, h.r, h.x, s.b)
+		}
 	}
 	s.rep.Steps = append(s.rep.Steps, st)
 	if s.opt.Step != nil {
 		s.opt.Step(st)
 	}
 	if s.opt.Iterate != nil {
-		s.opt.Iterate(st, s.x)
+		x := make([]float64, len(s.b))
+		if err := s.res.Read(IterateVector, x); err != nil {
+			return 0, err
+		}
+		s.opt.Iterate(st, x)
 	}
 	if eta < s.bestEta {
-		s.bestEta, s.best = eta, append(s.best[:0], s.x...)
-		s.rep.BestStep = it
+		if err := s.res.Keep(); err != nil {
+			return 0, err
+		}
+		s.bestEta, s.rep.BestStep = eta, it
 	}
 	return eta, nil
 }
@@ -425,28 +442,32 @@ func (s *refinement) stop(it int, eta float64) bool {
 	return rep.Stop != ""
 }
 
-// correction returns d = M⁻¹r (IR) or GMRES's solution of M⁻¹A·d = M⁻¹r,
-// with GMRES's iterations and residual; a nil d with no error when GMRES
-// failed on the numbers (Report.Stop then says how).
-func (s *refinement) correction(ctx context.Context) ([]float64, int, float64, error) {
-	d := append([]float64(nil), s.r...)
-	var err error
-	if s.opt.Precond == DoubleWord {
-		err = solveDW(s.fa, d, make([]float64, len(d)))
-	} else {
-		err = s.fa.Solve(d)
+// correct adds the correction d to x: d = M⁻¹r (IR), or GMRES's solution
+// of M⁻¹A·d = M⁻¹r, with GMRES's iterations and residual; done is false
+// (and the error nil) when GMRES failed on the numbers (Report.Stop then
+// says how).
+func (s *refinement) correct(ctx context.Context) (done bool, inner int, innerRes float64, err error) {
+	if !s.useGMRES {
+		return true, 0, 0, s.res.Correct()
 	}
-	if err != nil || !s.useGMRES {
-		return d, 0, 0, err
+	d := make([]float64, len(s.b))
+	if err := s.res.Read(ResidualVector, d); err != nil {
+		return false, 0, 0, err
 	}
-	d, inner, innerRes, err := gmres(ctx, len(d), s.op, s.fa, d, s.opt, s.deadline)
+	if err := precondition(s.fa, s.opt, d); err != nil {
+		return false, 0, 0, err
+	}
+	d, inner, innerRes, err = gmres(ctx, len(d), s.op, s.fa, d, s.opt, s.deadline)
 	s.rep.GMRES += inner
 	var failed gmresFailure
 	if errors.As(err, &failed) {
 		s.rep.Stop = string(failed)
-		return nil, inner, innerRes, nil
+		return false, inner, innerRes, nil
 	}
-	return d, inner, innerRes, err
+	if err != nil {
+		return false, inner, innerRes, err
+	}
+	return true, inner, innerRes, s.res.Add(d)
 }
 
 // componentwiseBackwardError is max_i |r_i| / (|A|·|x| + |b|)_i, 0/0
@@ -590,7 +611,11 @@ func OperatorBackwardError(a Operator, x, b []float64) (float64, error) {
 }
 
 func backwardError(r, x []float64, normA, normB float64) float64 {
-	nr, nx := maxAbs(r), maxAbs(x)
+	return backwardErrorOf(maxAbs(r), maxAbs(x), normA, normB)
+}
+
+// backwardErrorOf is ‖r‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞) from the norms.
+func backwardErrorOf(nr, nx, normA, normB float64) float64 {
 	den := normA*nx + normB
 	if den == 0 {
 		return 0

@@ -425,6 +425,45 @@ func (t timedFactors) NewKrylovBasis(a solve.Operator, v0 []float64, size int) (
 	return timedBasis{b, t.gmres}, nil
 }
 
+// NewResident keeps refinement's vectors on the device through the timing
+// wrappers: a residual's time counts as A·x, the first solve's and each
+// correction's as solves.
+func (t timedFactors) NewResident(a solve.Operator, b []float64) (solve.Resident, error) {
+	op, ok := a.(timedOperator)
+	if !ok {
+		return t.Factors.NewResident(a, b)
+	}
+	r, err := t.Factors.NewResident(op.System, b)
+	if r == nil || err != nil {
+		return r, err
+	}
+	return timedResident{r, op.d, t.d}, nil
+}
+
+type timedResident struct {
+	solve.Resident
+	mulVec, solves *time.Duration
+}
+
+func (t timedResident) Start() error   { return timed(t.solves, t.Resident.Start) }
+func (t timedResident) Correct() error { return timed(t.solves, t.Resident.Correct) }
+
+func (t timedResident) Residual() (normR, normX float64, err error) {
+	err = timed(t.mulVec, func() error {
+		var err error
+		normR, normX, err = t.Resident.Residual()
+		return err
+	})
+	return normR, normX, err
+}
+
+// timed runs f, adding its time to d.
+func timed(d *time.Duration, f func() error) error {
+	start := time.Now()
+	defer func() { *d += time.Since(start) }()
+	return f()
+}
+
 type timedBasis struct {
 	solve.KrylovBasis
 	d *time.Duration

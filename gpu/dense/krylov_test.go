@@ -2,6 +2,7 @@ package dense
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -263,4 +264,196 @@ func BenchmarkTriangularSolves(b *testing.B) {
 		fa.Free()
 		s.Free()
 	}
+}
+
+// BenchmarkRefinePieces times what one refinement step of fp16-store is
+// made of, hpl-mxp of order 8192 and 32768: a trip to the device's
+// thread, a vector's allocation and freeing, its upload and download,
+// the product with A and the solve as refinement calls them
+// (System.MulVec, Factors.Solve), the same two on the device alone, and
+// the whole refinement from the factors.
+func BenchmarkRefinePieces(b *testing.B) {
+	e, la, _ := solverSetup(b)
+	for _, n := range []int{8192, 32768} {
+		s, err := e.GenerateSystem(n, "hpl-mxp", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, _ := ParseLUForm(HalfForm)
+		fa, err := s.Factor(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i] = math.Sin(float64(i))
+		}
+		if err := fa.Solve(append([]float64(nil), x...)); err != nil { // the preconditioner, once
+			b.Fatal(err)
+		}
+		v, err := e.d.Alloc(16 * n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pc := fa.pc
+		sync := func(f func(q *gpu.LaunchQueue) error) func() error {
+			return func() error {
+				q := e.d.NewLaunchQueue()
+				if err := f(q); err != nil {
+					return err
+				}
+				if err := q.Flush(); err != nil {
+					return err
+				}
+				return e.d.Sync()
+			}
+		}
+		pieces := []struct {
+			name string
+			run  func() error
+		}{
+			{"trip", func() error { return e.d.Do(func() error { return nil }) }},
+			{"alloc-free", func() error {
+				w, err := e.d.Alloc(16 * n)
+				if err != nil {
+					return err
+				}
+				return w.Free()
+			}},
+			{"upload-download", func() error {
+				if err := e.d.Upload(v, x); err != nil {
+					return err
+				}
+				return e.d.Download(y, v.View(8*n))
+			}},
+			{"mulvec", func() error { return s.MulVec(x, y) }},
+			{"solve", func() error { copy(y, x); return fa.Solve(y) }},
+			{"dgemv-device", sync(func(q *gpu.LaunchQueue) error {
+				q.Do(func() error {
+					if err := cuda.CublasSetStream(la.Blas, 0); err != nil {
+						return err
+					}
+					return cuda.Dgemv(la.Blas, cuda.OpN, n, n, 1, s.a.Ptr(), n, v.Ptr(), 0, v.Ptr()+uintptr(8*n))
+				})
+				return nil
+			})},
+			{"precond-device", sync(func(q *gpu.LaunchQueue) error { return pc.enqueue(q, la, v, v.View(8*n)) })},
+			{"trisolve-device", sync(func(q *gpu.LaunchQueue) error { return pc.tri.Solve(q, pc.single) })},
+			{"refine", func() error {
+				bb := append([]float64(nil), x...)
+				_, rep, err := solve.RefineOperator(context.Background(), s, bb, fa, solve.Options{})
+				if err == nil && rep.Outer > 6 {
+					err = fmt.Errorf("%d steps to %.3g", rep.Outer, rep.BackwardError)
+				}
+				return err
+			}},
+		}
+		for _, p := range pieces {
+			b.Run(fmt.Sprintf("n=%d/%s", n, p.name), func(b *testing.B) {
+				for b.Loop() {
+					if err := p.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		gpu.FreeAll(v)
+		fa.Free()
+		s.Free()
+	}
+}
+
+// hostVectors hide the factors' resident vectors and Krylov basis:
+// refinement keeps its vectors on the host, the reference.
+type hostVectors struct{ solve.Factorization }
+
+// Refinement with its vectors on the device (Factors.NewResident) takes
+// the steps it takes with them on the host, to backward errors within a
+// few units of each other (b − A·x is rounded once on the device, twice
+// here); the norms are the vectors' own, a NaN among them is reported,
+// and the vectors are made only for the factors' own system.
+func TestSolverResident(t *testing.T) {
+	e := engineGPU(t)
+	for _, c := range []struct {
+		form  string
+		n, nb int
+		pivot Pivoting
+	}{{HalfForm, 1000, 256, PivotAuto}, {"tc32-fp16", 700, 128, PivotPartial}} {
+		a := weaklyDominant(c.n, uint64(c.n))
+		s, err := e.NewSystem(c.n, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := ParseLUForm(c.form)
+		f.NB, f.Pivoting = c.nb, c.pivot
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := rhs(c.n)
+		opt := solve.Options{Refine: solve.IR}
+		_, want, err := solve.RefineOperator(context.Background(), s, b, hostVectors{fa}, opt)
+		if err != nil {
+			t.Fatalf("%s, host vectors: %v", c.form, err)
+		}
+		x, rep, err := solve.RefineOperator(context.Background(), s, b, fa, opt)
+		if err != nil {
+			t.Fatalf("%s, device vectors: %v", c.form, err)
+		}
+		if rep.Outer != want.Outer || solve.BackwardError(c.n, a, x, b) > rep.Tol {
+			t.Errorf("%s: %d steps to %.3g, host vectors %d to %.3g", c.form, rep.Outer, rep.BackwardError, want.Outer, want.BackwardError)
+		}
+		for i, st := range rep.Steps {
+			if w := want.Steps[i].BackwardError; !(math.Abs(st.BackwardError-w) <= 0.5*w+1e-17) {
+				t.Errorf("%s step %d: backward error %.3g, host vectors %.3g", c.form, i, st.BackwardError, w)
+			}
+		}
+		checkResident(t, s, fa, b)
+		if r, err := fa.NewResident(&System{n: c.n}, b); r != nil || err != nil {
+			t.Errorf("%s: another system's vectors: %v, %v", c.form, r, err)
+		}
+		fa.Free()
+		s.Free()
+	}
+}
+
+// checkResident compares a Resident's norms with its vectors' and sees a
+// NaN in x reported.
+func checkResident(t *testing.T, s *System, fa *Factors, b []float64) {
+	t.Helper()
+	res, err := fa.NewResident(s, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Free()
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nr, nx, err := res.Residual()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, r := make([]float64, len(b)), make([]float64, len(b))
+	if err := errors.Join(res.Read(solve.IterateVector, x), res.Read(solve.ResidualVector, r)); err != nil {
+		t.Fatal(err)
+	}
+	if maxAbsOf(r) != nr || maxAbsOf(x) != nx || nx == 0 {
+		t.Errorf("norms %v, %v; the vectors' %v, %v", nr, nx, maxAbsOf(r), maxAbsOf(x))
+	}
+	d := make([]float64, len(b))
+	d[len(d)/2] = math.NaN()
+	if err := res.Add(d); err != nil {
+		t.Fatal(err)
+	}
+	if nr, nx, err := res.Residual(); err != nil || !math.IsNaN(nr) || !math.IsNaN(nx) {
+		t.Errorf("a NaN in x: norms %v, %v (%v)", nr, nx, err)
+	}
+}
+
+func maxAbsOf(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
 }

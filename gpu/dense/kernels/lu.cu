@@ -898,3 +898,56 @@ extern "C" __global__ void fasi_higham(double* a, long long n, double alpha, dou
         a[k] = v;
     }
 }
+
+// Refinement's vectors kept on the device (the Resident of Factors):
+// residual_start sets r = b and zeroes the two norms' words before dgemv
+// makes r = b − A·x.
+extern "C" __global__ void residual_start(const double* b, double* r, u64* norms, long long n) {
+    long long i0 = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i0 == 0) {
+        norms[0] = 0;
+        norms[1] = 0;
+    }
+    for (long long i = i0; i < n; i += (long long)gridDim.x * blockDim.x) {
+        r[i] = b[i];
+    }
+}
+
+// amax2_f64 raises norms[0] to max|r_i| and norms[1] to max|x_i|, as the
+// bits of the binary64 values: non-negative doubles order as their bits,
+// and a NaN's bits exceed every number's, so a NaN is reported, not
+// skipped (refinement must see a non-finite iterate).
+extern "C" __global__ void amax2_f64(const double* r, const double* x, long long n, u64* norms) {
+    u64 mr = 0, mx = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        u64 br = __double_as_longlong(fabs(r[i])), bx = __double_as_longlong(fabs(x[i]));
+        mr = br > mr ? br : mr;
+        mx = bx > mx ? bx : mx;
+    }
+    __shared__ u64 warps[2][32];
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 a = __shfl_down_sync(0xffffffffu, mr, o), b = __shfl_down_sync(0xffffffffu, mx, o);
+        mr = a > mr ? a : mr;
+        mx = b > mx ? b : mx;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        warps[0][threadIdx.x >> 5] = mr;
+        warps[1][threadIdx.x >> 5] = mx;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (blockDim.x + 31) / 32; w++) {
+            mr = warps[0][w] > mr ? warps[0][w] : mr;
+            mx = warps[1][w] > mx ? warps[1][w] : mx;
+        }
+        atomicMax(&norms[0], mr);
+        atomicMax(&norms[1], mx);
+    }
+}
+
+// add_f64 sets x = x + d.
+extern "C" __global__ void add_f64(double* x, const double* d, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        x[i] += d[i];
+    }
+}
