@@ -38,7 +38,8 @@ func PivotedForms(n int) []string {
 // A Policy says how Solve factors A and refines x.
 type Policy struct {
 	// Forms are tried in order: the next when a factorization fails or
-	// refinement from it does not converge. Empty: AutoForms, each with
+	// refinement from it does not converge (but stops short of the
+	// tolerance only at solve.ResidualFloor, where none would do better). Empty: AutoForms, each with
 	// Tuning's NB, Profile, LookaheadSMs, Panels and Pivoting, and
 	// PivotedForms in their place when fp16-store's growth check fails.
 	Forms  []LUForm
@@ -172,7 +173,8 @@ func solveWith(ctx context.Context, sys factorSource, b []float64, pol Policy) (
 			growth = growthPassed
 		}
 		out := final.Outcome
-		if i == len(forms)-1 || ctx.Err() != nil || (out != FactorFailed && out != NotConverged) {
+		atFloor := out == NotConverged && final.Refine.BackwardError <= solve.ResidualFloor
+		if i == len(forms)-1 || ctx.Err() != nil || atFloor || (out != FactorFailed && out != NotConverged) {
 			return x, rep, err
 		}
 	}

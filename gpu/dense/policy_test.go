@@ -245,6 +245,34 @@ func TestSolveEscalates(t *testing.T) {
 	}
 }
 
+// A form whose refinement stalls at solve.ResidualFloor, short of a
+// tolerance below it, ends the solve: the next forms refine with the same
+// residuals. One that stalls above the floor escalates.
+func TestSolveStopsAtTheFloor(t *testing.T) {
+	for _, c := range []struct {
+		tol      float64
+		attempts int
+	}{{1e-30, 1}, {1e-14, 1}} {
+		sys := newFakeSystem(40, 5)
+		opt := classical
+		opt.Tol = c.tol
+		_, rep, err := solveWith(context.Background(), sys, rhs(40), Policy{Forms: forms(t, PivotPartial, "tc32-fp16", "fp64"), Refine: opt})
+		if len(rep.Attempts) != c.attempts || (c.tol < solve.ResidualFloor) != errors.Is(err, solve.ErrNotConverged) {
+			t.Errorf("tolerance %g: %d attempts, %v", c.tol, len(rep.Attempts), err)
+		}
+		if be := rep.Final().Refine.BackwardError; !(be <= solve.ResidualFloor) {
+			t.Errorf("tolerance %g: backward error %.3g above the floor", c.tol, be)
+		}
+	}
+	sys := newFakeSystem(40, 5)
+	sys.behaviour["tc32-fp16"] = useless
+	opt := classical
+	opt.Tol = 1e-30
+	if _, rep, _ := solveWith(context.Background(), sys, rhs(40), Policy{Forms: forms(t, PivotPartial, "tc32-fp16", "fp64"), Refine: opt}); len(rep.Attempts) != 2 {
+		t.Errorf("a stall above the floor: %d attempts, want 2", len(rep.Attempts))
+	}
+}
+
 // Every form but the last refines within its factorization's time.
 func TestSolveBudgetsAllButTheLast(t *testing.T) {
 	sys := newFakeSystem(40, 4)

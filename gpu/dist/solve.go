@@ -150,7 +150,9 @@ func Solve(ctx context.Context, s *System, b []float64, opt SolveOptions) ([]flo
 		x, err = solveBy(ctx, s, b, road, opt, &rep)
 		rep.Total = time.Since(start)
 		next, ok := nextRoad(road, err, opt, s.A.Grid)
-		if err == nil || !ok || ctx.Err() != nil {
+		// Stalled at the floor, the next road would refine no further.
+		floor := errors.Is(err, solve.ErrNotConverged) && rep.Refine.BackwardError <= solve.ResidualFloor
+		if err == nil || !ok || floor || ctx.Err() != nil {
 			return x, rep, err
 		}
 		rep.Attempts = append(rep.Attempts, Attempt{Road: road, Err: err})
