@@ -38,10 +38,10 @@ func PivotedForms(n int) []string {
 // A Policy says how Solve factors A and refines x.
 type Policy struct {
 	// Forms are tried in order: the next when a factorization fails or
-	// refinement from it does not converge (but stops short of the
-	// tolerance only at solve.ResidualFloor, where none would do better). Empty: AutoForms, each with
-	// Tuning's NB, Profile, LookaheadSMs, Panels and Pivoting, and
-	// PivotedForms in their place when fp16-store's growth check fails.
+	// refinement from it does not converge, unless it stalled at
+	// solve.ResidualFloor, where none would do better. Empty: AutoForms,
+	// each with Tuning's NB, Profile, LookaheadSMs, Panels and Pivoting,
+	// and PivotedForms in their place when fp16-store's growth check fails.
 	Forms  []LUForm
 	Tuning LUForm
 	// Refine is refinement's options. Every form but the last refines
