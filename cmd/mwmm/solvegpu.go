@@ -404,6 +404,7 @@ func (t timedOperator) MulVec(x, y []float64) error {
 type timedFactors struct {
 	*dense.Factors
 	d, gmres *time.Duration
+	wait     bool // corrections on the device are waited for (--profile)
 }
 
 func (t timedFactors) Solve(x []float64) error {
@@ -437,16 +438,31 @@ func (t timedFactors) NewResident(a solve.Operator, b []float64) (solve.Resident
 	if r == nil || err != nil {
 		return r, err
 	}
-	return timedResident{r, op.d, t.d}, nil
+	tr := timedResident{r, op.d, t.d, nil}
+	if t.wait {
+		tr.sync = op.System.Sync
+	}
+	return tr, nil
 }
 
+// timedResident times refinement's vectors on the device: corrections
+// are queued without waiting, so without sync their time falls into the
+// next residual's.
 type timedResident struct {
 	solve.Resident
 	mulVec, solves *time.Duration
+	sync           func() error
 }
 
-func (t timedResident) Start() error   { return timed(t.solves, t.Resident.Start) }
-func (t timedResident) Correct() error { return timed(t.solves, t.Resident.Correct) }
+func (t timedResident) Start() error   { return timed(t.solves, t.waited(t.Resident.Start)) }
+func (t timedResident) Correct() error { return timed(t.solves, t.waited(t.Resident.Correct)) }
+
+func (t timedResident) waited(f func() error) func() error {
+	if t.sync == nil {
+		return f
+	}
+	return func() error { return errors.Join(f(), t.sync()) }
+}
 
 func (t timedResident) Residual() (normR, normX float64, err error) {
 	err = timed(t.mulVec, func() error {
@@ -694,7 +710,7 @@ func benchForm(ctx context.Context, sys *dense.System, b []float64, f dense.LUFo
 	r := benchRow{n: n, matrix: kind, method: "mwmm " + f.Name, status: "ok"}
 	pol := policyFor([]dense.LUForm{f}, tuning, sopt)
 	pol.Instrument = func(op solve.Operator, fa solve.Factorization) (solve.Operator, solve.Factorization) {
-		return timedOperator{op.(*dense.System), &r.mulVec}, timedFactors{fa.(*dense.Factors), &r.solves, &r.gmres}
+		return timedOperator{op.(*dense.System), &r.mulVec}, timedFactors{fa.(*dense.Factors), &r.solves, &r.gmres, tuning.Profile}
 	}
 	x, srep, err := dense.Solve(ctx, sys, b, pol)
 	final := srep.Final()

@@ -465,6 +465,11 @@ func (s *System) NormInf() float64 { return s.norm }
 // Free frees the matrix.
 func (s *System) Free() error { return errors.Join(s.a.Free(), s.rowSums.Free()) }
 
+// Sync waits for the work queued on the system's device: refinement's
+// vectors on the device (Factors.NewResident) queue their corrections
+// without waiting, so that a timer around one needs it.
+func (s *System) Sync() error { return s.e.d.Sync() }
+
 // MulVec computes y = A·x in fp64 (cublasDgemv).
 func (s *System) MulVec(x, y []float64) error {
 	return s.e.gemv(s.a, s.n, x, y)
