@@ -318,27 +318,8 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	if err := res.Start(); err != nil {
 		return nil, rep, err
 	}
-	var inner int
-	var innerRes float64
-	for it := 0; ; it++ {
-		if err := ctx.Err(); err != nil {
-			return nil, rep, err
-		}
-		eta, err := s.measure(it, inner, innerRes)
-		if err != nil {
-			return nil, rep, err
-		}
-		if s.stop(it, eta) {
-			break
-		}
-		var done bool
-		if done, inner, innerRes, err = s.correct(ctx); err != nil {
-			return nil, rep, err
-		}
-		if !done { // GMRES failed on the numbers; rep.Stop says how
-			break
-		}
-		rep.Outer++
+	if err := s.steps(ctx); err != nil {
+		return nil, rep, err
 	}
 	rep.BackwardError = s.bestEta
 	rep.RefineSeconds = time.Since(start).Seconds()
@@ -354,6 +335,32 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 			ErrNotConverged, s.bestEta, rep.BestStep, rep.Outer, rep.Stop, opt.Tol)
 	}
 	return best, rep, nil
+}
+
+// steps measures each iterate and corrects it until stop says so.
+func (s *refinement) steps(ctx context.Context) error {
+	var inner int
+	var innerRes float64
+	for it := 0; ; it++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		eta, err := s.measure(it, inner, innerRes)
+		if err != nil {
+			return err
+		}
+		if s.stop(it, eta) {
+			return nil
+		}
+		var done bool
+		if done, inner, innerRes, err = s.correct(ctx); err != nil {
+			return err
+		}
+		if !done { // GMRES failed on the numbers; rep.Stop says how
+			return nil
+		}
+		s.rep.Outer++
+	}
 }
 
 // refinement is one solve's state between its steps.
