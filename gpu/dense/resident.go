@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/solve"
 )
@@ -54,12 +55,12 @@ func (fa *Factors) NewResident(a solve.Operator, b []float64) (solve.Resident, e
 	if err != nil {
 		return nil, err
 	}
-	mod, err := d.Module(kernel("lu"))
+	mod, err := d.Module(fp16.Kernels())
 	if err != nil {
 		return nil, err
 	}
 	r := &resident{fa: fa, la: la, pc: pc, n: n}
-	for name, f := range map[string]**gpu.Function{"residual_start": &r.start, "amax2_f64": &r.amax, "add_f64": &r.add, "copy_f64": &r.copy} {
+	for name, f := range map[string]**gpu.Function{"residual_start": &r.start, "amax2_f64": &r.amax, "add_f64": &r.add, "copy_vec_f64": &r.copy} {
 		if *f, err = mod.Function(name); err != nil {
 			return nil, err
 		}
@@ -146,7 +147,7 @@ func (r *resident) Add(d []float64) error {
 func (r *resident) Keep() error {
 	grid, block := r.vectorGrid()
 	return r.queue(func(q *gpu.LaunchQueue) error {
-		return q.Launch(r.copy, grid, block, 0, nil, r.slot(slotX), int64(r.n), r.slot(slotBest), int64(r.n), int32(r.n), int32(1))
+		return q.Launch(r.copy, grid, block, 0, nil, r.slot(slotX), r.slot(slotBest), int64(r.n))
 	})
 }
 

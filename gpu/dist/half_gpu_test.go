@@ -274,3 +274,62 @@ func BenchmarkHalfRefinePieces(b *testing.B) {
 		s.Free()
 	}
 }
+
+// hostVectors hide the factors' resident vectors: refinement keeps its
+// vectors on the host, the reference.
+type hostVectors struct{ solve.Factorization }
+
+// Refinement with its vectors on the first GPU (HalfFactors.NewResident)
+// takes the steps it takes with them on the host, to backward errors
+// within a few units of each other, on grids of one row; on others, and
+// for another system, NewResident declines. A NaN in x is reported.
+func TestHalfResident(t *testing.T) {
+	for _, g := range halfGrids(t) {
+		tm := team(t, g)
+		const n, nb = 1000, 128
+		a := weaklyDominant(n, 0)
+		s, err := NewSystem(tm, nb, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lu, err := FactorHalf(context.Background(), s, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := GatherHalf(lu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = math.Cos(float64(i))
+		}
+		res, err := f.NewResident(s, b)
+		if err != nil || (res == nil) != (g.P != 1) {
+			t.Fatalf("%v: resident %v, %v", g, res != nil, err)
+		}
+		if res != nil {
+			opt := solve.Options{Refine: solve.IR}
+			_, want, err1 := solve.RefineOperator(context.Background(), s, b, hostVectors{f}, opt)
+			x, rep, err2 := solve.RefineOperator(context.Background(), s, b, f, opt)
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatalf("%v: %v", g, err)
+			}
+			if rep.Outer != want.Outer || solve.BackwardError(n, a, x, b) > rep.Tol {
+				t.Errorf("%v: %d steps to %.3g, host vectors %d to %.3g", g, rep.Outer, rep.BackwardError, want.Outer, want.BackwardError)
+			}
+			d := make([]float64, n)
+			d[n/3] = math.NaN()
+			if err := errors.Join(res.Start(), res.Add(d)); err != nil {
+				t.Fatal(err)
+			}
+			if nr, nx, err := res.Residual(); err != nil || !math.IsNaN(nr) || !math.IsNaN(nx) {
+				t.Errorf("%v: a NaN in x: norms %v, %v (%v)", g, nr, nx, err)
+			}
+			res.Free()
+		}
+		f.Free()
+		s.Free()
+		tm.Close()
+	}
+}

@@ -1,8 +1,11 @@
 // Package fp16 holds what an LU factorization kept in fp16 needs, on one
 // GPU (package gpu/dense) or several (gpu/dist): the kernels that scale an
 // fp64 A by powers of two into fp16's range and convert blocks between
-// fp16 and fp32, and the growth check that says when elimination without
-// pivoting has become unsafe.
+// fp16 and fp32, the growth check that says when elimination without
+// pivoting has become unsafe, the triangular solves with the factors
+// (TriSolver, Inverter), and the vector kernels of refinement that keeps
+// its vectors on the device (residuals, their norms, the scalings around
+// the solves).
 //
 // # The scaling
 //

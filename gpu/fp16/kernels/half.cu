@@ -377,3 +377,90 @@ extern "C" __global__ void __launch_bounds__(32 * SUB_WARPS, 1) tri_sweep_f16(co
 
 // zero_u32 zeroes one word: tri_sweep_f16's count, before its launch.
 extern "C" __global__ void zero_u32(unsigned* w) { *w = 0; }
+
+// Refinement's vectors kept on the device (the Residents of gpu/dense's
+// and gpu/dist's factors). residual_start sets r = b and zeroes the two
+// norms' words before dgemv makes r = b − A·x; residual_sub sets
+// r = b − y (y = A·x, summed over a grid) and zeroes them.
+extern "C" __global__ void residual_start(const double* b, double* r, unsigned long long* norms, long long n) {
+    long long i0 = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i0 == 0) {
+        norms[0] = 0;
+        norms[1] = 0;
+    }
+    for (long long i = i0; i < n; i += (long long)gridDim.x * blockDim.x) {
+        r[i] = b[i];
+    }
+}
+
+extern "C" __global__ void residual_sub(const double* b, const double* y, double* r, unsigned long long* norms, long long n) {
+    long long i0 = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i0 == 0) {
+        norms[0] = 0;
+        norms[1] = 0;
+    }
+    for (long long i = i0; i < n; i += (long long)gridDim.x * blockDim.x) {
+        r[i] = b[i] - y[i];
+    }
+}
+
+// amax2_f64 raises norms[0] to max|r_i| and norms[1] to max|x_i|, as the
+// bits of the binary64 values: non-negative doubles order as their bits,
+// and a NaN's bits exceed every number's, so a NaN is reported, not
+// skipped (refinement must see a non-finite iterate).
+extern "C" __global__ void amax2_f64(const double* r, const double* x, long long n, unsigned long long* norms) {
+    unsigned long long mr = 0, mx = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned long long br = __double_as_longlong(fabs(r[i])), bx = __double_as_longlong(fabs(x[i]));
+        mr = br > mr ? br : mr;
+        mx = bx > mx ? bx : mx;
+    }
+    __shared__ unsigned long long warps[2][32];
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long a = __shfl_down_sync(0xffffffffu, mr, o), b = __shfl_down_sync(0xffffffffu, mx, o);
+        mr = a > mr ? a : mr;
+        mx = b > mx ? b : mx;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        warps[0][threadIdx.x >> 5] = mr;
+        warps[1][threadIdx.x >> 5] = mx;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (blockDim.x + 31) / 32; w++) {
+            mr = warps[0][w] > mr ? warps[0][w] : mr;
+            mx = warps[1][w] > mx ? warps[1][w] : mx;
+        }
+        atomicMax(&norms[0], mr);
+        atomicMax(&norms[1], mx);
+    }
+}
+
+// add_f64 sets x = x + d.
+extern "C" __global__ void add_f64(double* x, const double* d, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        x[i] += d[i];
+    }
+}
+
+// copy_vec_f64 sets y = x.
+extern "C" __global__ void copy_vec_f64(const double* x, double* y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        y[i] = x[i];
+    }
+}
+
+// scaled_to_f32 sets y = x·s in binary32 (R before the factors);
+// scaled_from_f32 sets x = y·s, or x + y·s with add (C after).
+extern "C" __global__ void scaled_to_f32(const double* x, const double* s, float* y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        y[i] = (float)(x[i] * s[i]);
+    }
+}
+
+extern "C" __global__ void scaled_from_f32(const float* y, const double* s, double* x, long long n, int add) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        double v = (double)y[i] * s[i];
+        x[i] = add ? x[i] + v : v;
+    }
+}
