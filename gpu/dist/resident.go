@@ -12,10 +12,10 @@ import (
 )
 
 // resident keeps refinement's vectors on the team's first GPU, beside the
-// gathered factors (solve.Resident), for a system on a 1×Q grid: a
-// residual broadcasts x along the grid row, each GPU multiplies its
-// columns, the sum comes back by all-reduce, and r = b − A·x and both
-// norms are formed on the first GPU, which sends 16 bytes to the host; a
+// gathered factors (solve.Resident): a residual broadcasts x to every GPU,
+// each multiplies its block of A, the sums come back along grid rows by
+// all-reduce and the grid rows' parts to the first GPU, where r = b − A·x
+// and both norms are formed; 16 bytes go to the host. A
 // correction scales r by R into fp32, solves with the TriSolver and adds
 // C times the solution to x, all there. The host-vector path moved x to
 // every GPU and A·x and the solve's vector back each step.
@@ -39,12 +39,12 @@ const (
 	slots
 )
 
-// NewResident keeps refinement's vectors on the first GPU when a is the
-// system these factors came from, on a grid of one row; otherwise it
-// returns nil, and refinement keeps them on the host.
+// NewResident keeps refinement's vectors on the first GPU when a is a
+// System of the factors' team and order; otherwise it returns nil, and
+// refinement keeps them on the host.
 func (f *HalfFactors) NewResident(a solve.Operator, b []float64) (solve.Resident, error) {
 	s, ok := a.(*System)
-	if !ok || s.A.Team != f.lu.W.Team || s.A.Grid.P != 1 || s.N() != f.lu.W.Rows {
+	if !ok || s.A.Team != f.lu.W.Team || s.N() != f.lu.W.Rows {
 		return nil, nil
 	}
 	n := s.N()
@@ -125,7 +125,7 @@ func (res *resident) Residual() (normR, normX float64, err error) {
 // residualRank is rank r's share of a residual, on its compute stream.
 func (res *resident) residualRank(r *Rank) error {
 	a, n, root := res.s.A, res.n, res.f.r
-	rows, cols := a.localRows(r), a.localCols(r) // rows = n on a grid of one row
+	rows, cols := a.localRows(r), a.localCols(r)
 	xb, err1 := r.scratch(9, 8*n)
 	xl, err2 := r.scratch(10, 8*max(1, cols))
 	yl, err3 := r.scratch(11, 8*max(1, rows))
@@ -138,7 +138,7 @@ func (res *resident) residualRank(r *Rank) error {
 			return err
 		}
 	}
-	if err := r.Row.Broadcast(xb, n, nccl.Float64, root.Q, r.compute); err != nil {
+	if err := r.World.Broadcast(xb, n, nccl.Float64, root.Rank, r.compute); err != nil {
 		return err
 	}
 	if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
@@ -147,12 +147,46 @@ func (res *resident) residualRank(r *Rank) error {
 	if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
 		return err
 	}
-	if err := r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute); err != nil || r != root {
+	if err := r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute); err != nil || r.Q != 0 {
+		return err
+	}
+	if r != root { // grid row r.P's part of A·x, to the first GPU
+		return r.World.Send(yl, 8*rows, nccl.Bytes, root.Rank, r.compute)
+	}
+	y, err := res.gatherRows(r, yl)
+	if err != nil {
 		return err
 	}
 	rv := res.slot(slotR)
-	return errors.Join(res.fn["residual_sub"].Launch(grid, block, 0, r.compute, res.slot(slotB), yl, rv, res.norms, int64(n)),
+	return errors.Join(res.fn["residual_sub"].Launch(grid, block, 0, r.compute, res.slot(slotB), y, rv, res.norms, int64(n)),
 		res.fn["amax2_f64"].Launch(grid, block, 0, r.compute, rv, res.slot(slotX), int64(n), res.norms))
+}
+
+// gatherRows returns A·x in global order on the first GPU: its own grid
+// row's part yl, on a grid of one row; else every grid row's part
+// received in turn and scattered to its rows in slot D.
+func (res *resident) gatherRows(root *Rank, yl *gpu.Buffer) (*gpu.Buffer, error) {
+	a := res.s.A
+	if a.Grid.P == 1 {
+		return yl, nil
+	}
+	y := res.slot(slotD)
+	for p := range a.Grid.P {
+		rows, part := a.LocalRows(p), yl
+		if p != root.P {
+			var err error
+			if part, err = root.scratch(12, 8*max(1, rows)); err != nil {
+				return nil, err
+			}
+			if err := root.World.Recv(part, 8*rows, nccl.Bytes, a.Grid.Rank(p, 0), root.compute); err != nil {
+				return nil, err
+			}
+		}
+		if err := root.launch("scatter_rows", rows, part, y, int32(rows), int32(a.RowBlock), int32(p), int32(a.Grid.P)); err != nil {
+			return nil, err
+		}
+	}
+	return y, nil
 }
 
 func (res *resident) Add(d []float64) error {

@@ -89,6 +89,14 @@ extern "C" __global__ void gather_cols(const double* x, double* xl, int cols, in
     }
 }
 
+// scatter_rows sets y[global row of li] = yl[li]: grid row p's entries
+// of a vector back in their global places.
+extern "C" __global__ void scatter_rows(const double* yl, double* y, int rows, int nb, int p, int P) {
+    for (int li = blockIdx.x * blockDim.x + threadIdx.x; li < rows; li += gridDim.x * blockDim.x) {
+        y[global_index(li, nb, p, P)] = yl[li];
+    }
+}
+
 // unpack_f32 copies a rank's local blocks to their places in a dense
 // column-major matrix g (leading dimension ldg); unpack_f16 does so from
 // fp16 blocks (FactorHalf's), exactly.
