@@ -21,6 +21,27 @@ type Resident interface {
 	Free() error
 }
 
+// A DoubleWordResident also computes its residual in double-word
+// arithmetic, for Residual DoubleWord and AutoResidual.
+type DoubleWordResident interface {
+	Resident
+	// ResidualDoubleWord is Residual with r = b − A·x in double-word
+	// arithmetic, rounded to fp64 once.
+	ResidualDoubleWord() (normR, normX float64, err error)
+}
+
+// canDoubleWord says whether res computes double-word residuals: host
+// vectors for a dense A or a DoubleWordOperator, or a DoubleWordResident.
+func canDoubleWord(res Resident) bool {
+	if h, ok := res.(*hostResident); ok {
+		_, isDense := h.a.(dense)
+		_, isDW := h.a.(DoubleWordOperator)
+		return isDense || isDW
+	}
+	_, ok := res.(DoubleWordResident)
+	return ok
+}
+
 // ResidentVector names a Resident's vectors that refinement reads.
 type ResidentVector int
 
@@ -38,14 +59,23 @@ type ResidentFactorization interface {
 	NewResident(a Operator, b []float64) (Resident, error)
 }
 
-// newResident is the factorization's Resident for a when it has one and
-// the options keep every vector operation in fp64, else host vectors.
+// newResident is the factorization's Resident for a when it has one that
+// computes the residuals the options ask for and they keep the
+// preconditioner in fp64, else host vectors.
 func newResident(a Operator, b []float64, fa Factorization, opt Options) (Resident, error) {
 	_, isDense := a.(dense)
-	if rf, ok := fa.(ResidentFactorization); ok && !isDense && opt.Residual == FP64 && opt.Precond == FP64 {
+	if rf, ok := fa.(ResidentFactorization); ok && !isDense && opt.Precond == FP64 {
 		r, err := rf.NewResident(a, b)
-		if err != nil || r != nil {
-			return r, err
+		if err != nil {
+			return nil, err
+		}
+		if _, dw := r.(DoubleWordResident); r != nil && (opt.Residual != DoubleWord || dw) {
+			return r, nil
+		}
+		if r != nil {
+			if err := r.Free(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	n := len(b)
@@ -68,7 +98,15 @@ func (h *hostResident) Start() error {
 }
 
 func (h *hostResident) Residual() (float64, float64, error) {
-	if err := residualOf(h.opt.Residual, h.a, h.x, h.b, h.r); err != nil {
+	return h.residual(FP64)
+}
+
+func (h *hostResident) ResidualDoubleWord() (float64, float64, error) {
+	return h.residual(DoubleWord)
+}
+
+func (h *hostResident) residual(p Residual) (float64, float64, error) {
+	if err := residualOf(p, h.a, h.x, h.b, h.r); err != nil {
 		return 0, 0, err
 	}
 	return maxAbs(h.r), maxAbs(h.x), nil

@@ -84,24 +84,50 @@ const (
 	// products by FMA and compensated sums), rounded to fp64 at the
 	// end: the forward error levels off at order u while κ(A)·u < 1.
 	DoubleWord
+	// AutoResidual computes it in fp64 until the backward error, above
+	// the tolerance, is at DoubleWordFrom or below or stalls from
+	// StallDoubleWordFrom down, where fp64 residuals no longer resolve it,
+	// and in double-word arithmetic from that step (the iterate measured
+	// again): the steps that fp64 serves cost no more, and a tolerance
+	// below fp64's floor is still reached. Operators that cannot compute
+	// double-word residuals stay in fp64.
+	AutoResidual
+)
+
+// AutoResidual turns to double-word residuals (while above the
+// tolerance) at a backward error of DoubleWordFrom or below, where fp64
+// residuals' rounding errors are half of what they measure, or at the
+// first step that does not halve it from StallDoubleWordFrom down: fp64
+// residuals' floor depends on A and x (Fasi–Higham κ∞ = 10^4 at
+// n = 16384 stalled at 1.5·10^-15, κ∞ = 10^8 at 3·10^-16), and a stall
+// above that level is the factors', which double-word residuals do not
+// mend.
+const (
+	DoubleWordFrom      = 2 * ResidualFloor
+	StallDoubleWordFrom = 0x1p-43
 )
 
 func (r Residual) String() string {
-	if r == DoubleWord {
+	switch r {
+	case DoubleWord:
 		return "double-word"
+	case AutoResidual:
+		return "auto"
 	}
 	return "fp64"
 }
 
-// ParseResidual reads fp64 or dd (double-word).
+// ParseResidual reads fp64, dd (double-word) or auto.
 func ParseResidual(s string) (Residual, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "fp64", "binary64", "double":
 		return FP64, nil
 	case "dd", "double-word", "double-double":
 		return DoubleWord, nil
+	case "auto":
+		return AutoResidual, nil
 	}
-	return 0, fmt.Errorf("unknown residual precision %q: fp64 or dd", s)
+	return 0, fmt.Errorf("unknown residual precision %q: fp64, dd or auto", s)
 }
 
 // NoSteps as Options.MaxIter asks for no refinement step (the LU solution
@@ -176,6 +202,8 @@ type Step struct {
 	// GMRESResidual is GMRES's final relative residual on the
 	// preconditioned system.
 	GMRESResidual float64 `json:"gmres_residual,omitempty"`
+	// DoubleWord says the residual was computed in double-word arithmetic.
+	DoubleWord bool `json:"double_word_residual,omitempty"`
 }
 
 // Report describes one solve.
@@ -249,11 +277,12 @@ type Operator interface {
 }
 
 // RefineOperator is Refine with A given as an operator; the residuals are
-// b − A·x with A·x from MulVec, so opt.Residual must be FP64.
+// b − A·x with A·x from MulVec, so opt.Residual must be FP64 or
+// AutoResidual (which stays in fp64) unless a is a DoubleWordOperator.
 func RefineOperator(ctx context.Context, a Operator, b []float64, fa Factorization, opt Options) ([]float64, Report, error) {
 	n := a.N()
 	rep := Report{N: n, Refine: opt.Refine, Residual: opt.Residual.String()}
-	if opt.Residual != FP64 {
+	if _, ok := a.(DoubleWordOperator); opt.Residual == DoubleWord && !ok {
 		return nil, rep, fmt.Errorf("solve: residuals in %s need A as a matrix here; this operator computes them in fp64", opt.Residual)
 	}
 	if len(b) != n {
@@ -277,12 +306,28 @@ func (d dense) N() int                      { return d.n }
 func (d dense) NormInf() float64            { return infNorm(d.n, d.a) }
 func (d dense) MulVec(x, y []float64) error { mulVec(d.n, d.a, x, y); return nil }
 
-// residualOf sets r = b − A·x: in opt's precision for a dense A, else in
-// fp64 through MulVec.
+// A DoubleWordOperator computes residuals in double-word arithmetic
+// itself, as a GPU system does beside A.
+type DoubleWordOperator interface {
+	Operator
+	// ResidualDoubleWord sets r = b − A·x in double-word arithmetic,
+	// rounded to fp64 once.
+	ResidualDoubleWord(x, b, r []float64) error
+}
+
+// residualOf sets r = b − A·x in precision p (FP64 or DoubleWord): for a
+// dense A here, for a DoubleWordOperator by its own method, else in fp64
+// through MulVec.
 func residualOf(p Residual, op Operator, x, b, r []float64) error {
 	if d, ok := op.(dense); ok {
 		residual(p, d.n, d.a, x, b, r)
 		return nil
+	}
+	if dw, ok := op.(DoubleWordOperator); ok && p == DoubleWord {
+		return dw.ResidualDoubleWord(x, b, r)
+	}
+	if p == DoubleWord {
+		return fmt.Errorf("solve: %T computes residuals in fp64 only", op)
 	}
 	if err := op.MulVec(x, r); err != nil {
 		return err
@@ -311,7 +356,7 @@ func refine(ctx context.Context, op Operator, b []float64, fa Factorization, opt
 	}
 	defer func() { err = errors.Join(err, res.Free()) }()
 	s := &refinement{op: op, fa: fa, b: b, opt: opt, rep: &rep, res: res, normA: op.NormInf(), normB: maxAbs(b),
-		bestEta: math.Inf(1), prev: math.Inf(1), useGMRES: opt.Refine == GMRES}
+		bestEta: math.Inf(1), prev: math.Inf(1), useGMRES: opt.Refine == GMRES, doubleWord: opt.Residual == DoubleWord}
 	if opt.TimeBudget > 0 {
 		s.deadline = start.Add(opt.TimeBudget)
 	}
@@ -376,18 +421,41 @@ type refinement struct {
 	prev         float64 // the previous step's backward error
 	stalls       int
 	useGMRES     bool
+	doubleWord   bool // residuals in double-word arithmetic from now on
 	deadline     time.Time
+}
+
+// residual computes r = b − A·x in the precision of the moment and
+// returns the backward error.
+func (s *refinement) residual() (float64, error) {
+	var normR, normX float64
+	var err error
+	if s.doubleWord {
+		normR, normX, err = s.res.(DoubleWordResident).ResidualDoubleWord()
+	} else {
+		normR, normX, err = s.res.Residual()
+	}
+	return backwardErrorOf(normR, normX, s.normA, s.normB), err
 }
 
 // measure computes the residual of the iterate and its backward errors,
 // records the step and keeps the best iterate.
 func (s *refinement) measure(it, inner int, innerRes float64) (float64, error) {
-	normR, normX, err := s.res.Residual()
+	eta, err := s.residual()
 	if err != nil {
 		return 0, err
 	}
-	eta := backwardErrorOf(normR, normX, s.normA, s.normB)
-	st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes}
+	if s.opt.Residual == AutoResidual && !s.doubleWord && s.fp64Stops(eta) && canDoubleWord(s.res) {
+		// fp64 residuals no longer resolve the backward error: measure
+		// this iterate again in double-word arithmetic, and start the
+		// best iterate and the stall count afresh on that scale.
+		s.doubleWord = true
+		if eta, err = s.residual(); err != nil {
+			return 0, err
+		}
+		s.bestEta, s.prev, s.stalls = math.Inf(1), math.Inf(1), 0
+	}
+	st := Step{Iteration: it, BackwardError: eta, GMRES: inner, GMRESResidual: innerRes, DoubleWord: s.doubleWord}
 	if h, ok := s.res.(*hostResident); ok {
 		if d, ok := s.op.(dense); ok {
 			st.Componentwise = componentwiseBackwardError(d, h.r, h.x, s.b)
@@ -411,6 +479,13 @@ func (s *refinement) measure(it, inner int, innerRes float64) (float64, error) {
 		s.bestEta, s.rep.BestStep = eta, it
 	}
 	return eta, nil
+}
+
+// fp64Stops says whether fp64 residuals have served: the backward error
+// is above the tolerance but at DoubleWordFrom or below, or it stalled
+// from StallDoubleWordFrom down.
+func (s *refinement) fp64Stops(eta float64) bool {
+	return eta > s.opt.Tol && (eta <= DoubleWordFrom || eta <= StallDoubleWordFrom && eta > s.prev/2)
 }
 
 // stop says whether the solve ends at step it (and sets Report.Stop and
@@ -542,6 +617,9 @@ func (o Options) check() error {
 			return fmt.Errorf("solve: %s = %g: want a positive number, or 0 for the default", t.name, t.v)
 		}
 	}
+	if o.Precond == AutoResidual {
+		return errors.New("solve: Precond = AutoResidual: the preconditioned products are in FP64 or DoubleWord")
+	}
 	if o.MaxIter < NoSteps || o.MaxInner < 0 {
 		return fmt.Errorf("solve: MaxIter = %d, MaxInner = %d: want counts ≥ 0 (0 for the default, NoSteps for no steps as MaxIter)", o.MaxIter, o.MaxInner)
 	}
@@ -616,10 +694,14 @@ func BackwardError(n int, a, x, b []float64) float64 {
 }
 
 // OperatorBackwardError is BackwardError with A given as an operator: the
-// residual b − A·x with A·x from MulVec, in fp64.
+// residual b − A·x in double-word arithmetic for a DoubleWordOperator,
+// else with A·x from MulVec, in fp64.
 func OperatorBackwardError(a Operator, x, b []float64) (float64, error) {
-	r := make([]float64, len(b))
-	if err := residualOf(FP64, a, x, b, r); err != nil {
+	r, p := make([]float64, len(b)), FP64
+	if _, ok := a.(DoubleWordOperator); ok {
+		p = DoubleWord
+	}
+	if err := residualOf(p, a, x, b, r); err != nil {
 		return 0, err
 	}
 	normB := maxAbs(b)

@@ -110,7 +110,9 @@ solve and one product a step where GMRES takes a pair more per iteration.
 backward error a hundredfold, and by GMRES-IR from the first step that
 does not (the report says from which); none returns the LU solution.
 Residuals are in fp64, or in double-word arithmetic with --residual dd,
-which brings the forward error down to order 2^-53 while κ(A)·2^-53 < 1.
+which brings the forward error down to order 2^-53 while κ(A)·2^-53 < 1;
+auto (the default) turns from fp64 to dd at the step whose backward error
+is within 16·2^-53 of zero but above the tolerance (not on several GPUs).
 The condition above is Carson and Higham's, whose analysis computes
 GMRES's preconditioned products Û⁻¹L̂⁻¹A·v in u² = 2^-106: --precond dd
 computes them (and each step's Û⁻¹L̂⁻¹r) in double-word arithmetic so; in
@@ -168,7 +170,7 @@ Refinement:
   max-iter       at most N refinement steps
   max-inner      at most N GMRES iterations a step (default min(n, 300))
   gmres-tol      GMRES's relative residual on the preconditioned system
-  residual,precond  fp64 (default) or dd (double-word): residuals; GMRES's M⁻¹Av
+  residual,precond  fp64 or dd (double-word); auto: dd near u
 GPU only (--engine gpu):
   bench          time each --factor and cuSOLVER's solvers at these sizes, or a: on --a's A
   csv            with --bench: also write the table to this .csv file
@@ -260,7 +262,7 @@ func systemFlags(name string) (*flag.FlagSet, *systemOptions) {
 	fs.StringVar(&o.b, "b", "", "`b.npy`, the right-hand side")
 	fs.StringVar(&o.x, "x", "", "write the solution to this `.npy` file")
 	fs.StringVar(&o.refine, "refine", "auto", "refinement `METHOD`: auto (classical while a step gains 100×, then GMRES-IR), gmres (GMRES-IR), ir (classical) or none")
-	fs.StringVar(&o.residual, "residual", "fp64", "precision `P` of the residuals: fp64 or dd (double-word)")
+	fs.StringVar(&o.residual, "residual", "auto", "precision `P` of the residuals: fp64, dd (double-word) or auto")
 	fs.StringVar(&o.precond, "precond", "fp64", "precision `P` of GMRES's preconditioned products Û⁻¹L̂⁻¹A·v and of each step's Û⁻¹L̂⁻¹r: fp64, or dd (double-word, standing in for the u² of Carson and Higham's analysis; on this machine only)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop at this normwise backward `ERROR` (default √n·2^-53)")
 	fs.IntVar(&o.maxIter, "max-iter", 20, "at most `N` refinement steps")
@@ -683,6 +685,9 @@ func runSolve(args []string, stdout, stderr io.Writer, stdin io.Reader) error {
 	if err != nil {
 		return usagef("--precond: %v", err)
 	}
+	if precond == solve.AutoResidual {
+		return usagef("--precond auto: the preconditioned products are in fp64 or dd")
+	}
 	if precond == solve.DoubleWord && o.engine == "gpu" {
 		return usagef("--precond dd runs on this machine only (A as a matrix here), not with --engine gpu")
 	}
@@ -740,6 +745,20 @@ func solveHere(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout, s
 	return writeSolveOutputs(ctx, o, sum, x, serr, stdout, stderr)
 }
 
+// residualName is the residuals' precision, and for auto the step from
+// which they were double-word.
+func residualName(name string, steps []solve.Step) string {
+	if name != solve.AutoResidual.String() {
+		return name
+	}
+	for _, st := range steps {
+		if st.DoubleWord {
+			return fmt.Sprintf("fp64, double-word from step %d (auto)", st.Iteration)
+		}
+	}
+	return "fp64 (auto)"
+}
+
 func writeSolveReport(stdout io.Writer, s solveSummary) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "factor\t%s: %s\n", s.Factor, s.Update)
@@ -750,7 +769,7 @@ func writeSolveReport(stdout io.Writer, s solveSummary) error {
 		fmt.Fprintf(w, "pivoting\t%s\n", s.Pivoting)
 	}
 	fmt.Fprintf(w, "matrix\t%s\n", s.Matrix)
-	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine, s.GMRESFrom, s.Outer), s.Residual, s.Tol)
+	fmt.Fprintf(w, "refine\t%s, residuals in %s, tolerance %.3g\n", refineName(s.Refine, s.GMRESFrom, s.Outer), residualName(s.Residual, s.Steps), s.Tol)
 	if e := s.LUError; e != nil {
 		fmt.Fprintf(w, "LU backward error\t%.3g\t(growth %.3g)\n", e.Normwise, e.Growth)
 	}

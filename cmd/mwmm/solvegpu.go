@@ -127,8 +127,8 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout,
 	if !set["factor"] && o.bench == "" {
 		o.factor = "auto"
 	}
-	if sopt.Residual != solve.FP64 {
-		return usagef("--residual %s: the GPU computes residuals in fp64", o.residual)
+	if sopt.Residual == solve.DoubleWord && set["gpus"] {
+		return usagef("--residual %s: several GPUs compute residuals in fp64 (auto stays there)", o.residual)
 	}
 	forms, tuning, err := gpuForms(o, set)
 	if err != nil {
@@ -468,6 +468,20 @@ func (t timedResident) Residual() (normR, normX float64, err error) {
 	err = timed(t.mulVec, func() error {
 		var err error
 		normR, normX, err = t.Resident.Residual()
+		return err
+	})
+	return normR, normX, err
+}
+
+// ResidualDoubleWord times the double-word residuals as A·x too.
+func (t timedResident) ResidualDoubleWord() (normR, normX float64, err error) {
+	dw, ok := t.Resident.(solve.DoubleWordResident)
+	if !ok {
+		return 0, 0, fmt.Errorf("gpu: %T computes residuals in fp64 only", t.Resident)
+	}
+	err = timed(t.mulVec, func() error {
+		var err error
+		normR, normX, err = dw.ResidualDoubleWord()
 		return err
 	})
 	return normR, normX, err

@@ -296,6 +296,16 @@ func BenchmarkRefinePieces(b *testing.B) {
 			b.Fatal(err)
 		}
 		pc := fa.pc
+		res, err := fa.NewResident(s, x)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := res.Start(); err != nil {
+			b.Fatal(err)
+		}
+		norms := func(f func() (float64, float64, error)) func() error {
+			return func() error { _, _, err := f(); return err }
+		}
 		sync := func(f func(q *gpu.LaunchQueue) error) func() error {
 			return func() error {
 				q := e.d.NewLaunchQueue()
@@ -339,6 +349,8 @@ func BenchmarkRefinePieces(b *testing.B) {
 			})},
 			{"precond-device", sync(func(q *gpu.LaunchQueue) error { return pc.enqueue(q, la, v, v.View(8*n)) })},
 			{"trisolve-device", sync(func(q *gpu.LaunchQueue) error { return pc.tri.Solve(q, pc.single) })},
+			{"resident-residual", norms(res.Residual)},
+			{"resident-residual-dw", norms(res.(solve.DoubleWordResident).ResidualDoubleWord)},
 			{"refine", func() error {
 				bb := append([]float64(nil), x...)
 				_, rep, err := solve.RefineOperator(context.Background(), s, bb, fa, solve.Options{})
@@ -358,6 +370,7 @@ func BenchmarkRefinePieces(b *testing.B) {
 			})
 		}
 		gpu.FreeAll(v)
+		res.Free()
 		fa.Free()
 		s.Free()
 	}

@@ -55,7 +55,7 @@ func (r *resident) Start() error {
 
 func (r *resident) Residual() (normR, normX float64, err error) {
 	n := r.N
-	err = r.Queue(func(q *gpu.LaunchQueue) error {
+	return r.residual(func(q *gpu.LaunchQueue) error {
 		rv, x := r.Slot(fp16.SlotR), r.Slot(fp16.SlotX)
 		if err := r.Launch(q, nil, "residual_start", r.Slot(fp16.SlotB), rv, r.Norms(), int64(n)); err != nil {
 			return err
@@ -66,7 +66,24 @@ func (r *resident) Residual() (normR, normX float64, err error) {
 			}
 			return cuda.Dgemv(r.la.Blas, cuda.OpN, n, n, -1, r.fa.s.a.Ptr(), n, x.Ptr(), 1, rv.Ptr())
 		})
-		if err := r.Launch(q, nil, "amax2_f64", rv, x, int64(n), r.Norms()); err != nil {
+		return nil
+	})
+}
+
+// ResidualDoubleWord is Residual with r in double-word arithmetic
+// (solve.DoubleWordResident): the same pass over A.
+func (r *resident) ResidualDoubleWord() (normR, normX float64, err error) {
+	return r.residual(func(q *gpu.LaunchQueue) error { return r.QueueDoubleWordResidual(q, r.fa.s.a, r.N) })
+}
+
+// residual queues form (r = b − A·x, the norms' words zeroed), both
+// norms, and brings them back, in one trip.
+func (r *resident) residual(form func(q *gpu.LaunchQueue) error) (normR, normX float64, err error) {
+	err = r.Queue(func(q *gpu.LaunchQueue) error {
+		if err := form(q); err != nil {
+			return err
+		}
+		if err := r.Launch(q, nil, "amax2_f64", r.Slot(fp16.SlotR), r.Slot(fp16.SlotX), int64(r.N), r.Norms()); err != nil {
 			return err
 		}
 		q.Do(func() error {

@@ -10,8 +10,10 @@ import (
 	"sync/atomic"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/matgen"
+	"github.com/mwmm/mwmm/solve"
 )
 
 // A System is an n×n matrix A on the device, in fp64 and column-major
@@ -473,6 +475,28 @@ func (s *System) Sync() error { return s.e.d.Sync() }
 // MulVec computes y = A·x in fp64 (cublasDgemv).
 func (s *System) MulVec(x, y []float64) error {
 	return s.e.gemv(s.a, s.n, x, y)
+}
+
+// ResidualDoubleWord sets r = b − A·x in double-word arithmetic on the
+// device, rounded to fp64 once (solve.DoubleWordOperator): refinement
+// below fp64 residuals' floor, and backward errors measured without
+// their rounding errors.
+func (s *System) ResidualDoubleWord(x, b, r []float64) error {
+	if len(x) != s.n || len(b) != s.n || len(r) != s.n {
+		return fmt.Errorf("gpu: a residual of order %d with x, b, r of %d, %d, %d entries", s.n, len(x), len(b), len(r))
+	}
+	v, err := fp16.NewVectors(s.e.d, b)
+	if err != nil {
+		return err
+	}
+	err = v.Queue(func(q *gpu.LaunchQueue) error {
+		q.Do(func() error { return s.e.d.Upload(v.Slot(fp16.SlotX), x) })
+		return v.QueueDoubleWordResidual(q, s.a, s.n)
+	})
+	if err == nil {
+		err = v.Read(solve.ResidualVector, r)
+	}
+	return errors.Join(err, v.Free())
 }
 
 func (e *Solver) gemv(a *gpu.Buffer, n int, x, y []float64) error {

@@ -19,6 +19,9 @@ type Vectors struct {
 	N        int
 	v, norms *gpu.Buffer
 	fn       map[string]*gpu.Function // half.cu's vector kernels
+	// part holds residual_dw_part's pairs: chunks chunks of columns.
+	part          *gpu.Buffer
+	chunks, chunk int
 }
 
 // The vectors' slots.
@@ -32,7 +35,7 @@ const (
 )
 
 // vectorKernels are half.cu's kernels on refinement's vectors.
-var vectorKernels = []string{"residual_start", "residual_sub", "amax2_f64", "add_f64", "copy_vec_f64", "scaled_to_f32", "scaled_from_f32"}
+var vectorKernels = []string{"residual_start", "residual_sub", "residual_dw_part", "residual_dw", "amax2_f64", "add_f64", "copy_vec_f64", "scaled_to_f32", "scaled_from_f32"}
 
 // NewVectors allocates the vectors on d and uploads b.
 func NewVectors(d *gpu.Device, b []float64) (*Vectors, error) {
@@ -124,4 +127,39 @@ func (v *Vectors) Read(which solve.ResidentVector, dst []float64) error {
 }
 
 // Free frees the vectors.
-func (v *Vectors) Free() error { return gpu.FreeAll(v.v, v.norms) }
+func (v *Vectors) Free() error { return gpu.FreeAll(v.v, v.norms, v.part) }
+
+// dwChunks splits n columns into chunks for residual_dw_part: enough
+// thread blocks (256 rows by a chunk) for 8 a multiprocessor, at most 64
+// chunks.
+func dwChunks(n, sms int) (chunks, chunk int) {
+	n = max(n, 1)
+	rowBlocks := (n + 255) / 256
+	chunks = min(max(1, (8*sms+rowBlocks-1)/rowBlocks), 64, n)
+	chunk = (n + chunks - 1) / chunks
+	return (n + chunk - 1) / chunk, chunk
+}
+
+// QueueDoubleWordResidual queues r = b − A·x in double-word arithmetic, rounded
+// to fp64 once, for the N×N fp64 A at a (column-major, leading dimension
+// lda), and zeroes the norms' words, on the default stream: amax2_f64
+// may follow.
+//
+// The first call allocates the chunks' pairs (16·N·chunks bytes, at once,
+// not queued), which most solves never need.
+func (v *Vectors) QueueDoubleWordResidual(q *gpu.LaunchQueue, a *gpu.Buffer, lda int) error {
+	if v.part == nil {
+		v.chunks, v.chunk = dwChunks(v.N, v.d.Multiprocessors())
+		var err error
+		if v.part, err = v.d.Alloc(16 * max(1, v.N) * v.chunks); err != nil {
+			return fmt.Errorf("gpu: double-word residuals: %w", err)
+		}
+	}
+	n := int64(v.N)
+	grid := [3]uint32{uint32((v.N + 255) / 256), uint32(v.chunks), 1}
+	if err := q.Launch(v.fn["residual_dw_part"], grid, [3]uint32{256, 1, 1}, 0, nil,
+		a, int64(lda), n, n, int64(v.chunk), v.Slot(SlotX), v.part); err != nil {
+		return err
+	}
+	return v.Launch(q, nil, "residual_dw", v.Slot(SlotB), v.part, n, int64(v.chunks), v.Slot(SlotR), v.norms)
+}

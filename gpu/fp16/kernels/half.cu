@@ -404,6 +404,55 @@ extern "C" __global__ void residual_sub(const double* b, const double* y, double
     }
 }
 
+// residual_dw_part and residual_dw: r = b − A·x in double-word
+// arithmetic (Ogita, Rump and Oishi's Dot2: each product split exactly by
+// an FMA, the sum carried by TwoSum with its errors gathered in fp64),
+// rounded to fp64 once, for A column-major (lda) with rows rows and cols
+// columns. residual_dw_part sums the columns of one chunk (blockIdx.y)
+// for a row a thread, reading A by columns as dgemv does, into the pair
+// (hi, lo) of part[chunk·rows + i] and part[(chunks + chunk)·rows + i];
+// residual_dw adds b and the chunks' pairs the same way, and zeroes the
+// two norms' words.
+extern "C" __global__ void residual_dw_part(const double* a, long long lda, long long rows, long long cols,
+                                            long long chunk, const double* x, double* part) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= rows) return;
+    long long j0 = blockIdx.y * chunk, j1 = j0 + chunk < cols ? j0 + chunk : cols;
+    const double* ai = a + i + j0 * lda;
+    double s = 0, c = 0;
+#pragma unroll 4
+    for (long long j = j0; j < j1; j++, ai += lda) {
+        // The _rn intrinsics are never contracted into FMAs, which would
+        // break TwoSum.
+        double v = *ai, xj = x[j];
+        double p = __dmul_rn(v, xj), pe = fma(v, xj, -p);
+        double t = __dadd_rn(s, p), z = __dsub_rn(t, s);
+        c = __dadd_rn(c, __dadd_rn(__dadd_rn(__dsub_rn(s, __dsub_rn(t, z)), __dsub_rn(p, z)), pe));
+        s = t;
+    }
+    part[blockIdx.y * rows + i] = s;
+    part[(gridDim.y + blockIdx.y) * rows + i] = c;
+}
+
+extern "C" __global__ void residual_dw(const double* b, const double* part, long long rows, long long chunks,
+                                       double* r, unsigned long long* norms) {
+    long long i0 = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i0 == 0) {
+        norms[0] = 0;
+        norms[1] = 0;
+    }
+    for (long long i = i0; i < rows; i += (long long)gridDim.x * blockDim.x) {
+        double s = b[i], c = 0;
+        for (long long k = 0; k < chunks; k++) {
+            double p = -part[k * rows + i];
+            double t = __dadd_rn(s, p), z = __dsub_rn(t, s);
+            c = __dadd_rn(c, __dsub_rn(__dadd_rn(__dsub_rn(s, __dsub_rn(t, z)), __dsub_rn(p, z)), part[(chunks + k) * rows + i]));
+            s = t;
+        }
+        r[i] = __dadd_rn(s, c);
+    }
+}
+
 // amax2_f64 raises norms[0] to max|r_i| and norms[1] to max|x_i|, as the
 // bits of the binary64 values: non-negative doubles order as their bits,
 // and a NaN's bits exceed every number's, so a NaN is reported, not

@@ -1,0 +1,158 @@
+package dense
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/mwmm/mwmm/solve"
+)
+
+// exactResidual is b − A·x for A row-major, in math/big, rounded once, and
+// (|A|·|x| + |b|) for each row.
+func exactResidual(n int, a, x, b []float64) (r, scale []float64) {
+	r, scale = make([]float64, n), make([]float64, n)
+	for i := range n {
+		s := new(big.Float).SetPrec(2200).SetFloat64(b[i])
+		sc := math.Abs(b[i])
+		for j := range n {
+			p := new(big.Float).SetPrec(2200).SetFloat64(a[i*n+j])
+			p.Mul(p, new(big.Float).SetFloat64(x[j]))
+			s.Sub(s, p)
+			sc += math.Abs(a[i*n+j] * x[j])
+		}
+		r[i], _ = s.Float64()
+		scale[i] = sc
+	}
+	return r, scale
+}
+
+// The device's double-word residual (System.ResidualDoubleWord and the
+// Resident's) is within a unit in the last place of the exact residual,
+// rounded, plus n²·2^-104 of |A|·|x| + |b|, at an iterate where fp64's
+// residual has lost its digits to cancellation; the Resident's equals the
+// System's bit for bit and reports a NaN in x.
+func TestResidualDoubleWord(t *testing.T) {
+	e := engineGPU(t)
+	const n = 777
+	a := weaklyDominant(n, 77)
+	s, err := e.NewSystem(n, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	f, _ := ParseLUForm("fp64")
+	fa, err := s.Factor(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fa.Free()
+	b := rhs(n)
+	x := append([]float64(nil), b...)
+	if err := fa.Solve(x); err != nil {
+		t.Fatal(err)
+	}
+	want, scale := exactResidual(n, a, x, b)
+	got, y := make([]float64, n), make([]float64, n)
+	if err := s.ResidualDoubleWord(x, b, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MulVec(x, y); err != nil {
+		t.Fatal(err)
+	}
+	worst64 := 0.0
+	for i := range n {
+		if d := math.Abs(got[i] - want[i]); d > 0x1p-52*math.Abs(want[i])+n*n*0x1p-104*scale[i] {
+			t.Fatalf("row %d: double-word residual %v, exact %v", i, got[i], want[i])
+		}
+		worst64 = math.Max(worst64, math.Abs(b[i]-y[i]-want[i])/math.Abs(want[i]))
+	}
+	if worst64 < 1e-3 {
+		t.Errorf("fp64's residual within %.3g of the exact one: the test would not see double-word's gain", worst64)
+	}
+
+	res, err := fa.NewResident(s, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Free()
+	dw, ok := res.(solve.DoubleWordResident)
+	if !ok {
+		t.Fatalf("%T computes no double-word residual", res)
+	}
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nr, nx, err := dw.ResidualDoubleWord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, xv, again := make([]float64, n), make([]float64, n), make([]float64, n)
+	if err := errors.Join(res.Read(solve.IterateVector, xv), res.Read(solve.ResidualVector, rv), s.ResidualDoubleWord(xv, b, again)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if math.Float64bits(rv[i]) != math.Float64bits(again[i]) {
+			t.Fatalf("row %d: the Resident's residual %v, the System's %v", i, rv[i], again[i])
+		}
+	}
+	if nr != maxAbsOf(rv) || nx != maxAbsOf(xv) {
+		t.Errorf("norms %v, %v; the vectors' %v, %v", nr, nx, maxAbsOf(rv), maxAbsOf(xv))
+	}
+	d := make([]float64, n)
+	d[n-1] = math.NaN()
+	if err := res.Add(d); err != nil {
+		t.Fatal(err)
+	}
+	if nr, nx, err := dw.ResidualDoubleWord(); err != nil || !math.IsNaN(nr) || !math.IsNaN(nx) {
+		t.Errorf("a NaN in x: norms %v, %v (%v)", nr, nx, err)
+	}
+}
+
+// With AutoResidual and a tolerance below fp64 residuals' floor,
+// refinement on the device turns to double-word residuals and ends at a
+// smaller backward error (measured alike, here) than with fp64 ones.
+func TestRefineAutoResidual(t *testing.T) {
+	e := engineGPU(t)
+	const n = 1000
+	a := weaklyDominant(n, 5)
+	s, err := e.NewSystem(n, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	f, _ := ParseLUForm(HalfForm)
+	f.NB = 256
+	fa, err := s.Factor(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fa.Free()
+	b := rhs(n)
+	opt := solve.Options{Refine: solve.IR, Tol: 1e-300, MaxIter: 12}
+	x64, _, err := solve.RefineOperator(context.Background(), s, b, fa, opt)
+	if !errors.Is(err, solve.ErrNotConverged) {
+		t.Fatal(err)
+	}
+	opt.Residual = solve.AutoResidual
+	xa, rep, err := solve.RefineOperator(context.Background(), s, b, fa, opt)
+	if !errors.Is(err, solve.ErrNotConverged) {
+		t.Fatal(err)
+	}
+	first := -1
+	for i, st := range rep.Steps {
+		if st.DoubleWord && first < 0 {
+			first = i
+		}
+		if first >= 0 && !st.DoubleWord {
+			t.Errorf("step %d in fp64 after double-word from %d", i, first)
+		}
+	}
+	b64, ba := solve.BackwardError(n, a, x64, b), solve.BackwardError(n, a, xa, b)
+	if first <= 0 || !(ba < b64) {
+		t.Errorf("double-word from step %d of %d; backward error %.3g, with fp64 residuals %.3g", first, len(rep.Steps), ba, b64)
+	}
+	t.Logf("double-word from step %d of %d; backward error %.3g, with fp64 residuals %.3g", first, len(rep.Steps), ba, b64)
+}
