@@ -111,8 +111,8 @@ backward error a hundredfold, and by GMRES-IR from the first step that
 does not (the report says from which); none returns the LU solution.
 Residuals are in fp64, or in double-word arithmetic with --residual dd,
 which brings the forward error down to order 2^-53 while κ(A)·2^-53 < 1;
-auto (the default) turns from fp64 to dd at the step whose backward error
-is within 16·2^-53 of zero but above the tolerance (not on several GPUs).
+auto (the default) turns from fp64 to dd at the step whose backward error,
+above the tolerance, is at most 16·2^-53 or stalls below 2^-43.
 The condition above is Carson and Higham's, whose analysis computes
 GMRES's preconditioned products Û⁻¹L̂⁻¹A·v in u² = 2^-106: --precond dd
 computes them (and each step's Û⁻¹L̂⁻¹r) in double-word arithmetic so; in

@@ -127,9 +127,6 @@ func runSolveGPU(fs *flag.FlagSet, o *systemOptions, sopt solve.Options, stdout,
 	if !set["factor"] && o.bench == "" {
 		o.factor = "auto"
 	}
-	if sopt.Residual == solve.DoubleWord && set["gpus"] {
-		return usagef("--residual %s: several GPUs compute residuals in fp64 (auto stays there)", o.residual)
-	}
 	forms, tuning, err := gpuForms(o, set)
 	if err != nil {
 		return err

@@ -20,7 +20,6 @@ func TestSolveGPUUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"solve", "--engine", "gpu", "--unit", "a100"}, "--unit"},
-		{[]string{"solve", "--engine", "gpu", "--gpus", "2", "--residual", "dd"}, "fp64"},
 		{[]string{"solve", "--precond", "auto"}, "--precond auto"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "tc16"}, "tc16"},
 		{[]string{"solve", "--engine", "gpu", "--factor", "tc32-bf16", "--input", "fp16"}, "names its input format"},

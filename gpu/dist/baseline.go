@@ -3,12 +3,12 @@ package dist
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/solve"
 )
 
 // An MgTiming is cuSOLVERMg's solve of one system: getrf with partial
@@ -131,20 +131,13 @@ func onThread[T any](f func() (T, error)) (T, error) {
 	return r.v, r.err
 }
 
-// backwardError draws the system again (getrf overwrote A) and measures x.
+// backwardError draws the system again (getrf overwrote A) and measures x
+// as refinement measures its own iterates.
 func backwardError(t *Team, n, nb int, kind string, seed uint64, x, b []float64) (float64, error) {
 	sys, err := GenerateSystem(t, n, nb, kind, seed)
 	if err != nil {
 		return 0, err
 	}
 	defer sys.Free()
-	y := make([]float64, n)
-	if err := sys.MulVec(x, y); err != nil {
-		return 0, err
-	}
-	var r, xn, bn float64
-	for i := range y {
-		r, xn, bn = max(r, math.Abs(b[i]-y[i])), max(xn, math.Abs(x[i])), max(bn, math.Abs(b[i]))
-	}
-	return r / (sys.NormInf()*xn + bn), nil
+	return solve.OperatorBackwardError(sys, x, b) // double-word residual: System is a DoubleWordOperator
 }

@@ -81,25 +81,45 @@ func (res *resident) Residual() (normR, normX float64, err error) {
 	return res.ReadNorms()
 }
 
+// The scratch slots of the double-word residual.
+const (
+	slotPairs      = 23 // a rank's pairs of A·x, its rows' high parts then low parts
+	slotPairChunks = 24 // its chunks' pairs (fp16.PairProduct)
+	slotPairsAll   = 25 // on the first GPU: every rank's pairs in global order
+	slotPairsRecv  = 26 // on the first GPU: one rank's pairs, received
+)
+
+// spreadX sends x from the first GPU to every GPU and returns rank r's
+// entries of it in the order of its local columns, on its compute stream.
+func (res *resident) spreadX(r *Rank) (*gpu.Buffer, error) {
+	a, n, root := res.s.A, res.N, res.f.r
+	cols := a.localCols(r)
+	xb, err1 := r.scratch(9, 8*n)
+	xl, err2 := r.scratch(10, 8*max(1, cols))
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if r == root {
+		if err := res.Launch(nil, r.compute, "copy_vec_f64", res.Slot(fp16.SlotX), xb, int64(n)); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.World.Broadcast(xb, n, nccl.Float64, root.Rank, r.compute); err != nil {
+		return nil, err
+	}
+	return xl, r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q))
+}
+
 // residualRank is rank r's share of a residual, on its compute stream.
 func (res *resident) residualRank(r *Rank) error {
 	a, n, root := res.s.A, res.N, res.f.r
 	rows, cols := a.localRows(r), a.localCols(r)
-	xb, err1 := r.scratch(9, 8*n)
-	xl, err2 := r.scratch(10, 8*max(1, cols))
-	yl, err3 := r.scratch(11, 8*max(1, rows))
-	if err := errors.Join(err1, err2, err3); err != nil {
+	xl, err := res.spreadX(r)
+	if err != nil {
 		return err
 	}
-	if r == root {
-		if err := res.Launch(nil, r.compute, "copy_vec_f64", res.Slot(fp16.SlotX), xb, int64(n)); err != nil {
-			return err
-		}
-	}
-	if err := r.World.Broadcast(xb, n, nccl.Float64, root.Rank, r.compute); err != nil {
-		return err
-	}
-	if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
+	yl, err := r.scratch(11, 8*max(1, rows))
+	if err != nil {
 		return err
 	}
 	if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
@@ -117,6 +137,72 @@ func (res *resident) residualRank(r *Rank) error {
 	}
 	rv := res.Slot(fp16.SlotR)
 	return errors.Join(res.Launch(nil, r.compute, "residual_sub", res.Slot(fp16.SlotB), y, rv, res.Norms(), int64(n)),
+		res.Launch(nil, r.compute, "amax2_f64", rv, res.Slot(fp16.SlotX), int64(n), res.Norms()))
+}
+
+// ResidualDoubleWord is Residual with r in double-word arithmetic
+// (solve.DoubleWordResident): each GPU forms its block's product as
+// double-word pairs, and the first GPU receives every GPU's pairs (an
+// all-reduce would round their sums to fp64) and adds them to b.
+func (res *resident) ResidualDoubleWord() (normR, normX float64, err error) {
+	err = res.s.A.Team.Each(func(r *Rank) error {
+		return r.Engine.Device().Do(func() error { return res.residualRankDW(r) })
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := res.f.r.compute.Sync(); err != nil {
+		return 0, 0, err
+	}
+	return res.ReadNorms()
+}
+
+// residualRankDW is rank r's share of a double-word residual.
+func (res *resident) residualRankDW(r *Rank) error {
+	a, n, root := res.s.A, res.N, res.f.r
+	d, rows, cols := r.Engine.Device(), a.localRows(r), a.localCols(r)
+	xl, err := res.spreadX(r)
+	if err != nil {
+		return err
+	}
+	chunks, _ := fp16.PairChunks(rows, cols, d.Multiprocessors())
+	pairs, err1 := r.scratch(slotPairs, 16*max(1, rows))
+	part, err2 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if err := fp16.PairProduct(d, r.compute, a.part(r), rows, rows, cols, xl, part, pairs); err != nil {
+		return err
+	}
+	if r != root {
+		return r.World.Send(pairs, 16*rows, nccl.Bytes, root.Rank, r.compute)
+	}
+	Q := a.Grid.Q
+	all, err := r.scratch(slotPairsAll, 16*n*Q)
+	if err != nil {
+		return err
+	}
+	for p := range a.Grid.P {
+		rows := a.LocalRows(p)
+		for q := range Q {
+			from := pairs
+			if rank := a.Grid.Rank(p, q); rank != root.Rank {
+				if from, err = r.scratch(slotPairsRecv, 16*max(1, rows)); err != nil {
+					return err
+				}
+				if err := r.World.Recv(from, 16*rows, nccl.Bytes, rank, r.compute); err != nil {
+					return err
+				}
+			}
+			hi, lo := all.View(8*n*q), all.View(8*n*(Q+q))
+			if err := errors.Join(r.launch("scatter_rows", rows, from, hi, int32(rows), int32(a.RowBlock), int32(p), int32(a.Grid.P)),
+				r.launch("scatter_rows", rows, from.View(8*rows), lo, int32(rows), int32(a.RowBlock), int32(p), int32(a.Grid.P))); err != nil {
+				return err
+			}
+		}
+	}
+	rv := res.Slot(fp16.SlotR)
+	return errors.Join(res.Launch(nil, r.compute, "residual_dw", res.Slot(fp16.SlotB), all, int64(n), int64(Q), rv, res.Norms()),
 		res.Launch(nil, r.compute, "amax2_f64", rv, res.Slot(fp16.SlotX), int64(n), res.Norms()))
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/nccl"
 )
@@ -234,6 +235,75 @@ func (s *System) mulVecRank(r *Rank, x, y []float64) error {
 	}
 	for li, v := range host {
 		y[a.GlobalRow(r.P, li)] = v
+	}
+	return nil
+}
+
+// ResidualDoubleWord sets r = b − A·x in double-word arithmetic, rounded
+// to fp64 once (solve.DoubleWordOperator): each GPU forms its block's
+// product as double-word pairs (fp16.PairProduct), and they are added to
+// b here, grid column by grid column, as the first GPU adds them in
+// refinement.
+func (s *System) ResidualDoubleWord(x, b, r []float64) error {
+	a := s.A
+	n, Q := a.Rows, a.Grid.Q
+	if len(x) != n || len(b) != n || len(r) != n {
+		return fmt.Errorf("dist: a residual of order %d with x, b, r of %d, %d, %d entries", n, len(x), len(b), len(r))
+	}
+	hi, lo := make([]float64, Q*n), make([]float64, Q*n)
+	err := a.Team.Each(func(rk *Rank) error {
+		return rk.Engine.Device().Do(func() error { return s.pairsRank(rk, x, hi[rk.Q*n:(rk.Q+1)*n], lo[rk.Q*n:(rk.Q+1)*n]) })
+	})
+	if err != nil {
+		return err
+	}
+	for i := range r {
+		sum, c := b[i], 0.0
+		for q := range Q {
+			p := -hi[q*n+i]
+			t := sum + p
+			z := t - sum
+			c += ((sum - (t - z)) + (p - z)) - lo[q*n+i]
+			sum = t
+		}
+		r[i] = sum + c
+	}
+	return nil
+}
+
+// pairsRank sets rank r's rows of hi and lo (in global order) to the
+// double-word pairs of its block's product with x.
+func (s *System) pairsRank(r *Rank, x, hi, lo []float64) error {
+	a, n := s.A, s.A.Rows
+	rows, cols := a.localRows(r), a.localCols(r)
+	d := r.Engine.Device()
+	chunks, _ := fp16.PairChunks(rows, cols, d.Multiprocessors())
+	xb, err1 := r.scratch(9, 8*n)
+	xl, err2 := r.scratch(10, 8*max(1, cols))
+	pairs, err3 := r.scratch(slotPairs, 16*max(1, rows))
+	part, err4 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return err
+	}
+	if err := d.Upload(xb, x); err != nil {
+		return err
+	}
+	if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
+		return err
+	}
+	if err := fp16.PairProduct(d, r.compute, a.part(r), rows, rows, cols, xl, part, pairs); err != nil {
+		return err
+	}
+	if err := r.compute.Sync(); err != nil || rows == 0 {
+		return err
+	}
+	host := make([]float64, 2*rows)
+	if err := d.Download(host, pairs); err != nil {
+		return err
+	}
+	for li := range rows {
+		g := a.GlobalRow(r.P, li)
+		hi[g], lo[g] = host[li], host[rows+li]
 	}
 	return nil
 }

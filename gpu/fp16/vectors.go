@@ -129,15 +129,44 @@ func (v *Vectors) Read(which solve.ResidentVector, dst []float64) error {
 // Free frees the vectors.
 func (v *Vectors) Free() error { return gpu.FreeAll(v.v, v.norms, v.part) }
 
-// dwChunks splits n columns into chunks for residual_dw_part: enough
-// thread blocks (256 rows by a chunk) for 8 a multiprocessor, at most 64
-// chunks.
-func dwChunks(n, sms int) (chunks, chunk int) {
-	n = max(n, 1)
-	rowBlocks := (n + 255) / 256
-	chunks = min(max(1, (8*sms+rowBlocks-1)/rowBlocks), 64, n)
-	chunk = (n + chunks - 1) / chunks
-	return (n + chunk - 1) / chunk, chunk
+// PairChunks splits a product of rows rows and cols columns into column
+// chunks for residual_dw_part: enough thread blocks (256 rows by a chunk)
+// for 8 a multiprocessor, at most 64 chunks.
+func PairChunks(rows, cols, sms int) (chunks, chunk int) {
+	rows, cols = max(rows, 1), max(cols, 1)
+	rowBlocks := (rows + 255) / 256
+	chunks = min(max(1, (8*sms+rowBlocks-1)/rowBlocks), 64, cols)
+	chunk = (cols + chunks - 1) / chunks
+	return (cols + chunk - 1) / chunk, chunk
+}
+
+// PairProduct queues out = A·x in double-word arithmetic for the
+// rows×cols fp64 A at a (column-major, leading dimension lda) on st: out
+// holds 2·rows float64s, the pairs' high parts then their low parts, and
+// part 16·rows·chunks bytes (PairChunks) for the chunks' pairs. A GPU's
+// share of a double-word residual over several (package dist).
+func PairProduct(d *gpu.Device, st *gpu.Stream, a *gpu.Buffer, lda, rows, cols int, x, part, out *gpu.Buffer) error {
+	if rows == 0 {
+		return nil
+	}
+	mod, err := d.Module(Kernels())
+	if err != nil {
+		return err
+	}
+	if cols == 0 {
+		return d.Memset8(out, 0)
+	}
+	chunks, chunk := PairChunks(rows, cols, d.Multiprocessors())
+	fp, err1 := mod.Function("residual_dw_part")
+	fs, err2 := mod.Function("pairs_sum")
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	grid := [3]uint32{uint32((rows + 255) / 256), uint32(chunks), 1}
+	if err := fp.Launch(grid, [3]uint32{256, 1, 1}, 0, st, a, int64(lda), int64(rows), int64(cols), int64(chunk), x, part); err != nil {
+		return err
+	}
+	return fs.Launch(gpu.StrideGrid(rows), [3]uint32{256, 1, 1}, 0, st, part, int64(rows), int64(chunks), out)
 }
 
 // QueueDoubleWordResidual queues r = b − A·x in double-word arithmetic, rounded
@@ -149,7 +178,7 @@ func dwChunks(n, sms int) (chunks, chunk int) {
 // not queued), which most solves never need.
 func (v *Vectors) QueueDoubleWordResidual(q *gpu.LaunchQueue, a *gpu.Buffer, lda int) error {
 	if v.part == nil {
-		v.chunks, v.chunk = dwChunks(v.N, v.d.Multiprocessors())
+		v.chunks, v.chunk = PairChunks(v.N, v.N, v.d.Multiprocessors())
 		var err error
 		if v.part, err = v.d.Alloc(16 * max(1, v.N) * v.chunks); err != nil {
 			return fmt.Errorf("gpu: double-word residuals: %w", err)

@@ -453,6 +453,23 @@ extern "C" __global__ void residual_dw(const double* b, const double* part, long
     }
 }
 
+// pairs_sum adds residual_dw_part's chunks' pairs of each row the same
+// way into one pair: out[i] the high part, out[rows + i] the low, A·x
+// as double-word for a GPU's share of a product over several.
+extern "C" __global__ void pairs_sum(const double* part, long long rows, long long chunks, double* out) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < rows; i += (long long)gridDim.x * blockDim.x) {
+        double s = 0, c = 0;
+        for (long long k = 0; k < chunks; k++) {
+            double p = part[k * rows + i];
+            double t = __dadd_rn(s, p), z = __dsub_rn(t, s);
+            c = __dadd_rn(c, __dadd_rn(__dadd_rn(__dsub_rn(s, __dsub_rn(t, z)), __dsub_rn(p, z)), part[(chunks + k) * rows + i]));
+            s = t;
+        }
+        out[i] = s;
+        out[rows + i] = c;
+    }
+}
+
 // amax2_f64 raises norms[0] to max|r_i| and norms[1] to max|x_i|, as the
 // bits of the binary64 values: non-negative doubles order as their bits,
 // and a NaN's bits exceed every number's, so a NaN is reported, not
