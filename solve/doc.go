@@ -2,8 +2,10 @@
 // computed in low precision (package lu), by iterative refinement.
 //
 // Each step computes the residual r = b − A·x (in fp64, or in
-// double-word arithmetic with Residual DoubleWord), a correction d, and
-// x ← x + d, until the normwise backward error
+// double-word arithmetic with Residual DoubleWord, or in fp64 until that
+// stops resolving the backward error and in double-word from there with
+// AutoResidual), a correction d, and x ← x + d, until the normwise
+// backward error
 //
 //	η(x) = ‖b − A·x‖∞ / (‖A‖∞‖x‖∞ + ‖b‖∞)
 //
