@@ -51,35 +51,13 @@ func TestResidualDoubleWord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Free()
-	dw, ok := res.(solve.DoubleWordResident)
-	if !ok {
-		t.Fatalf("%T computes no double-word residual", res)
-	}
-	if err := res.Start(); err != nil {
-		t.Fatal(err)
-	}
-	nr, nx, err := dw.ResidualDoubleWord()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, xv, again := make([]float64, n), make([]float64, n), make([]float64, n)
-	if err := errors.Join(res.Read(solve.IterateVector, xv), res.Read(solve.ResidualVector, rv), s.ResidualDoubleWord(xv, b, again)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if math.Float64bits(rv[i]) != math.Float64bits(again[i]) {
-			t.Fatalf("row %d: the Resident's residual %v, the System's %v", i, rv[i], again[i])
-		}
-	}
-	if nr != maxAbsOf(rv) || nx != maxAbsOf(xv) {
-		t.Errorf("norms %v, %v; the vectors' %v, %v", nr, nx, maxAbsOf(rv), maxAbsOf(xv))
-	}
+	gputest.CheckResidentResidual(t, res, n, a, b, s.ResidualDoubleWord)
 	d := make([]float64, n)
 	d[n-1] = math.NaN()
 	if err := res.Add(d); err != nil {
 		t.Fatal(err)
 	}
-	if nr, nx, err := dw.ResidualDoubleWord(); err != nil || !math.IsNaN(nr) || !math.IsNaN(nx) {
+	if nr, nx, err := res.(solve.DoubleWordResident).ResidualDoubleWord(); err != nil || !math.IsNaN(nr) || !math.IsNaN(nx) {
 		t.Errorf("a NaN in x: norms %v, %v (%v)", nr, nx, err)
 	}
 }

@@ -275,6 +275,27 @@ func BenchmarkHalfRefinePieces(b *testing.B) {
 	}
 }
 
+// halfFactored is weaklyDominant(n, e) on a team of grid g, in blocks of
+// 128, factored by FactorHalf and gathered.
+func halfFactored(t *testing.T, g Grid, n int, e float64) (*Team, []float64, *System, *HalfFactors) {
+	t.Helper()
+	tm := team(t, g)
+	a := weaklyDominant(n, e)
+	s, err := NewSystem(tm, 128, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lu, err := FactorHalf(context.Background(), s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := GatherHalf(lu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm, a, s, f
+}
+
 // hostVectors hide the factors' resident vectors: refinement keeps its
 // vectors on the host, the reference.
 type hostVectors struct{ solve.Factorization }
@@ -286,21 +307,8 @@ type hostVectors struct{ solve.Factorization }
 // NewResident declines. A NaN in x is reported.
 func TestHalfResident(t *testing.T) {
 	for _, g := range halfGrids(t) {
-		tm := team(t, g)
-		const n, nb = 1000, 128
-		a := weaklyDominant(n, 0)
-		s, err := NewSystem(tm, nb, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lu, err := FactorHalf(context.Background(), s, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := GatherHalf(lu)
-		if err != nil {
-			t.Fatal(err)
-		}
+		const n = 1000
+		tm, a, s, f := halfFactored(t, g, n, 0)
 		b := make([]float64, n)
 		for i := range b {
 			b[i] = math.Cos(float64(i))

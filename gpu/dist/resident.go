@@ -69,8 +69,14 @@ func (res *resident) Start() error   { return res.solveInto(res.Slot(fp16.SlotB)
 func (res *resident) Correct() error { return res.solveInto(res.Slot(fp16.SlotR), 1) }
 
 func (res *resident) Residual() (normR, normX float64, err error) {
+	return res.residual(res.residualRank)
+}
+
+// residual runs rank's share on every rank, each in one trip to its
+// device's thread, and brings the norms from the first GPU.
+func (res *resident) residual(rank func(r *Rank) error) (normR, normX float64, err error) {
 	err = res.s.A.Team.Each(func(r *Rank) error {
-		return r.Engine.Device().Do(func() error { return res.residualRank(r) })
+		return r.Engine.Device().Do(func() error { return rank(r) })
 	})
 	if err != nil {
 		return 0, 0, err
@@ -145,16 +151,7 @@ func (res *resident) residualRank(r *Rank) error {
 // double-word pairs, and the first GPU receives every GPU's pairs (an
 // all-reduce would round their sums to fp64) and adds them to b.
 func (res *resident) ResidualDoubleWord() (normR, normX float64, err error) {
-	err = res.s.A.Team.Each(func(r *Rank) error {
-		return r.Engine.Device().Do(func() error { return res.residualRankDW(r) })
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := res.f.r.compute.Sync(); err != nil {
-		return 0, 0, err
-	}
-	return res.ReadNorms()
+	return res.residual(res.residualRankDW)
 }
 
 // residualRankDW is rank r's share of a double-word residual.

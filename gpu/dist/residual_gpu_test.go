@@ -17,21 +17,8 @@ import (
 // backward error that fp64 residuals reach.
 func TestResidualDoubleWordGrids(t *testing.T) {
 	for _, g := range halfGrids(t) {
-		tm := team(t, g)
-		const n, nb = 1000, 128
-		a := weaklyDominant(n, 3)
-		s, err := NewSystem(tm, nb, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lu, err := FactorHalf(context.Background(), s, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := GatherHalf(lu)
-		if err != nil {
-			t.Fatal(err)
-		}
+		const n = 1000
+		tm, a, s, f := halfFactored(t, g, n, 3)
 		b := make([]float64, n)
 		for i := range b {
 			b[i] = math.Sin(float64(i))
@@ -53,34 +40,7 @@ func TestResidualDoubleWordGrids(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dw, ok := res.(solve.DoubleWordResident)
-		if !ok {
-			t.Fatalf("%T computes no double-word residual", res)
-		}
-		if err := res.Start(); err != nil {
-			t.Fatal(err)
-		}
-		nr, _, err := dw.ResidualDoubleWord()
-		if err != nil {
-			t.Fatal(err)
-		}
-		xv, rv, again := make([]float64, n), make([]float64, n), make([]float64, n)
-		if err := errors.Join(res.Read(solve.IterateVector, xv), res.Read(solve.ResidualVector, rv), s.ResidualDoubleWord(xv, b, again)); err != nil {
-			t.Fatal(err)
-		}
-		gputest.CheckResidual(t, n, a, xv, b, rv, nil)
-		for i := range n {
-			if math.Float64bits(rv[i]) != math.Float64bits(again[i]) {
-				t.Fatalf("%v row %d: the Resident's residual %v, the System's %v", g, i, rv[i], again[i])
-			}
-		}
-		m := 0.0
-		for _, v := range rv {
-			m = math.Max(m, math.Abs(v))
-		}
-		if nr != m {
-			t.Errorf("%v: ‖r‖∞ %v, the vector's %v", g, nr, m)
-		}
+		gputest.CheckResidentResidual(t, res, n, a, b, s.ResidualDoubleWord)
 		res.Free()
 
 		opt.Residual = solve.AutoResidual
