@@ -10,32 +10,20 @@ import (
 )
 
 // halfLU is the fp16-storage LU's state: the scaled A in fp16 becoming
-// the factors, the diagonal block's fp32 work, the inverted triangles, and
-// the look-ahead's streams.
+// the factors, the work space beside it (halfScratch), and the
+// look-ahead's streams.
 type halfLU struct {
-	e      *Solver
-	d      *gpu.Device
-	la     *gpu.Linalg
-	n, nb  int
-	w      *gpu.Buffer // R·A·C in fp16, then L̂ and Û
-	diag   *gpu.Buffer // the diagonal block in fp32, then its LU
-	inv32  *gpu.Buffer // U₁₁⁻¹ in fp32 (side)
-	inv32L *gpu.Buffer // L₁₁⁻¹ in fp32 (side2)
-	invU   *gpu.Buffer // U₁₁⁻¹ in fp16, for L₂₁
-	invL   *gpu.Buffer // L₁₁⁻¹ in fp16, for U₁₂
-	tmpL   *gpu.Buffer // A₂₁ copied: L₂₁ = A₂₁·U₁₁⁻¹ is out of place
-	tmpU   *gpu.Buffer // A₁₂ copied
-	work   *gpu.Buffer // sgetrf's work space, its info word at info
-	info   uintptr
-	growth *gpu.Buffer // max |Â|, then per step max |L| and max |U| (binary32 bits)
+	*halfScratch
+	e     *Solver
+	d     *gpu.Device
+	la    *gpu.Linalg
+	n, nb int
+	w     *gpu.Buffer // R·A·C in fp16, then L̂ and Û
 	// inverses, when set, keeps each diagonal block's L⁻¹ and U⁻¹ in fp32
 	// (Factors.inverses).
 	inverses *gpu.Buffer
-	// invertU and invertL invert full diagonal blocks (nil: strsm, for
-	// orders the Inverter does not take and the last, narrower block).
-	invertU, invertL *fp16.Inverter
-	ph               *Phases // nil: not profiling
-	fn               map[string]*gpu.Function
+	ph       *Phases // nil: not profiling
+	fn       map[string]*gpu.Function
 
 	// main is the updates' stream; side the panel's (its diagonal block,
 	// U₁₁⁻¹, L₂₁), side2 its L₁₁⁻¹ and U₁₂ beside them, with the second
@@ -44,9 +32,6 @@ type halfLU struct {
 	main, side, side2 *gpu.Stream
 	blas2             uintptr
 	sideSMs           int
-	ready, paneled    *gpu.Event // the next panel's columns and rows are updated; it is done
-	diagDone, u12Done *gpu.Event // the panel's diagonal block is factored; side2's part is done
-	products          *fp16.Products
 }
 
 // halfKernels are the kernels fp16-store launches, package fp16's.
@@ -58,7 +43,7 @@ var halfKernels = map[string]func() gpu.Source{
 }
 
 func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error) {
-	h := &halfLU{e: e, d: e.d, la: la, n: n, nb: nb, fn: map[string]*gpu.Function{}, products: fp16.NewProducts(e.lt)}
+	h := &halfLU{e: e, d: e.d, la: la, n: n, nb: nb, fn: map[string]*gpu.Function{}}
 	for name, src := range halfKernels {
 		mod, err := e.d.Module(src())
 		if err != nil {
@@ -68,11 +53,18 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 			return nil, err
 		}
 	}
-	if err := h.alloc(); err != nil {
+	var err error
+	if h.halfScratch, err = e.takeScratch(la, n, nb); err != nil {
+		return nil, err
+	}
+	if h.w, err = h.d.Alloc(2 * n * n); err != nil {
 		h.free()
 		return nil, err
 	}
-	var err error
+	if err := h.d.Memset32(h.growth, 0); err != nil {
+		h.free()
+		return nil, err
+	}
 	if h.main, h.side, h.side2, err = e.independentStreams(); err != nil {
 		h.free()
 		return nil, err
@@ -83,25 +75,7 @@ func (e *Solver) newHalfLU(la *gpu.Linalg, n, nb int, f LUForm) (*halfLU, error)
 	if f.Profile || h.sideSMs < 0 || h.sideSMs >= e.d.Multiprocessors() {
 		h.side, h.side2, h.sideSMs = h.main, h.main, 0
 	}
-	h.ready, err = e.d.NewEvent()
-	if err == nil {
-		h.paneled, err = e.d.NewEvent()
-	}
-	if err == nil {
-		h.diagDone, err = e.d.NewEvent()
-	}
-	if err == nil {
-		h.u12Done, err = e.d.NewEvent()
-	}
-	if err == nil {
-		h.blas2, err = e.d.SecondBlas()
-	}
-	if err == nil && fp16.Inverts(nb) && n >= nb {
-		if h.invertU, err = fp16.NewInverter(e.d, h.diag, h.inv32, nb, true); err == nil {
-			h.invertL, err = fp16.NewInverter(e.d, h.diag, h.inv32L, nb, false)
-		}
-	}
-	if err != nil {
+	if h.blas2, err = e.d.SecondBlas(); err != nil {
 		h.free()
 	}
 	return h, err
@@ -129,55 +103,22 @@ func (e *Solver) independentStreams() (main, side, side2 *gpu.Stream, err error)
 	return e.halfStreams[0], e.halfStreams[1], e.halfStreams[2], nil
 }
 
-// alloc allocates the working matrix and the scratch.
-func (h *halfLU) alloc() error {
-	n, jb := h.n, min(h.nb, h.n)
-	sizes := []struct {
-		buf   **gpu.Buffer
-		bytes int
-	}{
-		{&h.w, 2 * n * n}, {&h.diag, 4 * jb * jb}, {&h.inv32, 4 * jb * jb}, {&h.inv32L, 4 * jb * jb},
-		{&h.invU, 2 * jb * jb}, {&h.invL, 2 * jb * jb},
-		{&h.tmpL, 2 * jb * max(n-jb, 1)}, {&h.tmpU, 2 * jb * max(n-jb, 1)},
-		{&h.growth, 4 * (1 + 2*h.steps())},
-	}
-	for _, s := range sizes {
-		var err error
-		if *s.buf, err = h.d.Alloc(s.bytes); err != nil {
-			return err
-		}
-	}
-	var err error
-	if h.work, err = h.e.getrfWork(h.la, FP32, jb, jb, h.diag.Ptr(), jb); err != nil {
-		return err
-	}
-	h.info = h.work.Ptr() + uintptr(h.work.Bytes()-256)
-	return h.d.Memset32(h.growth, 0)
-}
-
 func (h *halfLU) steps() int { return (h.n + h.nb - 1) / h.nb }
 
+// free frees the working matrix (unless the factors took it) and gives
+// the work space back to the Solver.
 func (h *halfLU) free() {
-	if h.ready != nil {
-		h.d.Do(func() error {
-			return errors.Join(cuda.CusolverSetStream(h.la.Solver, 0), cuda.CublasSetStream(h.la.Blas, 0))
-		})
-		h.ready.Close()
-	}
-	for _, ev := range []*gpu.Event{h.paneled, h.diagDone, h.u12Done} {
-		if ev != nil {
-			ev.Close()
+	h.d.Do(func() error {
+		errs := []error{cuda.CusolverSetStream(h.la.Solver, 0), cuda.CublasSetStream(h.la.Blas, 0)}
+		if h.blas2 != 0 {
+			errs = append(errs, cuda.CublasSetStream(h.blas2, 0))
 		}
+		return errors.Join(errs...)
+	})
+	h.w.Free()
+	if h.halfScratch != nil {
+		h.e.putScratch(h.halfScratch)
 	}
-	for _, v := range []*fp16.Inverter{h.invertU, h.invertL} {
-		if v != nil {
-			v.Free()
-		}
-	}
-	if h.blas2 != 0 {
-		h.d.Do(func() error { return cuda.CublasSetStream(h.blas2, 0) })
-	}
-	gpu.FreeAll(h.w, h.diag, h.inv32, h.inv32L, h.invU, h.invL, h.tmpL, h.tmpU, h.growth, h.work)
 }
 
 // at is the fp16 entry (i, j) of w.

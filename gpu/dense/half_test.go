@@ -5,11 +5,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/fp16"
+	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"github.com/mwmm/mwmm/solve"
 )
 
@@ -290,4 +292,109 @@ func BenchmarkHalfPieces(b *testing.B) {
 	}
 	flops := 2 * float64(n-nb) * float64(n-2*nb) * float64(nb)
 	b.Logf("(update-rest: %.3g flops)", flops)
+}
+
+// BenchmarkHalfFailure splits what fp16-store's attempt costs on a matrix
+// that needs pivoting (centered, n = 8192) before its growth check says
+// so: the whole Factor, then set-up alone, set-up and scaling, and
+// set-up, scaling, the first panel and the check (go test -bench
+// HalfFailure).
+func BenchmarkHalfFailure(b *testing.B) {
+	e := engineGPU(b)
+	n, nb := 8192, 1024
+	sys, err := e.GenerateSystem(n, "centered", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sys.Free()
+	la, err := e.d.Linalg()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := ParseLUForm(HalfForm)
+	f.NB = nb
+	r, c := gputest.Alloc(b, e.d, 8*n), gputest.Alloc(b, e.d, 8*n)
+	upTo := func(stage int) func() error {
+		return func() error {
+			h, err := e.newHalfLU(la, n, nb, f)
+			if err != nil {
+				return err
+			}
+			defer h.free()
+			if stage >= 1 {
+				if err := h.scale(sys.a, r, c); err != nil {
+					return err
+				}
+			}
+			if stage >= 2 {
+				if err := h.d.Do(func() error { return h.panel(0, h.main) }); err != nil {
+					return err
+				}
+				if err := h.verdict(1); err == nil {
+					return errors.New("the growth check passed")
+				}
+			}
+			return e.d.Sync()
+		}
+	}
+	for _, p := range []struct {
+		name string
+		run  func() error
+	}{
+		{"factor", func() error {
+			fa, err := sys.Factor(f)
+			if err == nil {
+				fa.Free()
+				return errors.New("fp16-store factored a centered matrix")
+			}
+			return nil
+		}},
+		{"setup", upTo(0)}, {"setup-scale", upTo(1)}, {"setup-scale-panel-check", upTo(2)},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := p.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// The work space the Solver keeps between fp16-store factorizations
+// changes nothing: factoring again (kept work space), at another order
+// (a new one) and back, and after FreeScratch, gives the same fp16
+// factors bit for bit.
+func TestHalfScratchReuse(t *testing.T) {
+	e := engineGPU(t)
+	factors := func(n int) []uint16 {
+		t.Helper()
+		s, err := e.NewSystem(n, weaklyDominant(n, uint64(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Free()
+		f, _ := ParseLUForm(HalfForm)
+		f.NB = 256
+		fa, err := s.Factor(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fa.Free()
+		w := make([]uint16, n*n)
+		if err := e.d.Download(w, fa.lu); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	first := factors(1000)
+	for i, step := range []func() []uint16{
+		func() []uint16 { return factors(1000) },
+		func() []uint16 { factors(700); return factors(1000) },
+		func() []uint16 { e.FreeScratch(); return factors(1000) },
+	} {
+		if got := step(); !slices.Equal(got, first) {
+			t.Errorf("case %d: the factors differ from the first factorization's", i)
+		}
+	}
 }

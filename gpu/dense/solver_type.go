@@ -9,7 +9,8 @@ import (
 
 // A Solver factors and solves dense systems on one device. It holds the
 // GEMM engine whose kernels run the trailing updates, the cuBLASLt handle
-// and workspace it shares with that engine, and the blocked LU's streams.
+// and workspace it shares with that engine, the blocked LU's streams and
+// fp16-store's last work space (FreeScratch).
 // Its methods are safe for concurrent use; factorizations on one Solver
 // share its streams, so they run one after another on the device.
 type Solver struct {
@@ -21,6 +22,9 @@ type Solver struct {
 	streamsMu   sync.Mutex
 	luStreams   [2]*gpu.Stream // the blocked LU's main and look-ahead streams
 	halfStreams [3]*gpu.Stream // fp16-store's: independent of the default stream
+
+	scratchMu sync.Mutex
+	scratch   *halfScratch // fp16-store's work space, kept between factorizations
 }
 
 // New returns a Solver on the engine's device.
