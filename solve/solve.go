@@ -430,8 +430,10 @@ type refinement struct {
 func (s *refinement) residual() (float64, error) {
 	var normR, normX float64
 	var err error
-	if s.doubleWord {
-		normR, normX, err = s.res.(DoubleWordResident).ResidualDoubleWord()
+	if dw, ok := s.res.(DoubleWordResident); s.doubleWord && ok {
+		normR, normX, err = dw.ResidualDoubleWord()
+	} else if s.doubleWord {
+		err = fmt.Errorf("solve: %T computes residuals in fp64 only", s.res)
 	} else {
 		normR, normX, err = s.res.Residual()
 	}
