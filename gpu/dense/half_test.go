@@ -206,23 +206,32 @@ func TestSolverHalfGrowthCheck(t *testing.T) {
 	}
 }
 
-// BenchmarkHalfPieces times each piece of one fp16-store step alone at
-// order n = 32768, nb 1024: the diagonal block's
-// sgetrf and inverses, the L₂₁ and U₁₂ products, the first update, and
-// the scaling and conversion passes over A (go test -bench HalfPieces).
-func BenchmarkHalfPieces(b *testing.B) {
+// halfBench is the benchmarks' set-up: the Solver, a system of the kind
+// drawn on the device (freed at the end), the device's handles and the
+// fp16-store form.
+func halfBench(b *testing.B, n int, kind string) (*Solver, *System, *gpu.Linalg, LUForm) {
+	b.Helper()
 	e := engineGPU(b)
-	n, nb := 32768, 1024
-	sys, err := e.GenerateSystem(n, "diagdom", 1)
+	sys, err := e.GenerateSystem(n, kind, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer sys.Free()
+	b.Cleanup(func() { sys.Free() })
 	la, err := e.d.Linalg()
 	if err != nil {
 		b.Fatal(err)
 	}
 	f, _ := ParseLUForm(HalfForm)
+	return e, sys, la, f
+}
+
+// BenchmarkHalfPieces times each piece of one fp16-store step alone at
+// order n = 32768, nb 1024: the diagonal block's
+// sgetrf and inverses, the L₂₁ and U₁₂ products, the first update, and
+// the scaling and conversion passes over A (go test -bench HalfPieces).
+func BenchmarkHalfPieces(b *testing.B) {
+	n, nb := 32768, 1024
+	e, sys, la, f := halfBench(b, n, "diagdom")
 	h, err := e.newHalfLU(la, n, nb, f)
 	if err != nil {
 		b.Fatal(err)
@@ -300,18 +309,8 @@ func BenchmarkHalfPieces(b *testing.B) {
 // set-up, scaling, the first panel and the check (go test -bench
 // HalfFailure).
 func BenchmarkHalfFailure(b *testing.B) {
-	e := engineGPU(b)
 	n, nb := 8192, 1024
-	sys, err := e.GenerateSystem(n, "centered", 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sys.Free()
-	la, err := e.d.Linalg()
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, _ := ParseLUForm(HalfForm)
+	e, sys, la, f := halfBench(b, n, "centered")
 	f.NB = nb
 	r, c := gputest.Alloc(b, e.d, 8*n), gputest.Alloc(b, e.d, 8*n)
 	upTo := func(stage int) func() error {
@@ -361,6 +360,25 @@ func BenchmarkHalfFailure(b *testing.B) {
 	}
 }
 
+// halfFactors is a System of a (n×n, row-major) factored by fp16-store in
+// blocks of 256, both freed at the end of the test.
+func halfFactors(t *testing.T, e *Solver, n int, a []float64) *Factors {
+	t.Helper()
+	s, err := e.NewSystem(n, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Free() })
+	f, _ := ParseLUForm(HalfForm)
+	f.NB = 256
+	fa, err := s.Factor(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fa.Free() })
+	return fa
+}
+
 // The work space the Solver keeps between fp16-store factorizations
 // changes nothing: factoring again (kept work space), at another order
 // (a new one) and back, and after FreeScratch, gives the same fp16
@@ -369,18 +387,7 @@ func TestHalfScratchReuse(t *testing.T) {
 	e := engineGPU(t)
 	factors := func(n int) []uint16 {
 		t.Helper()
-		s, err := e.NewSystem(n, weaklyDominant(n, uint64(n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Free()
-		f, _ := ParseLUForm(HalfForm)
-		f.NB = 256
-		fa, err := s.Factor(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fa.Free()
+		fa := halfFactors(t, e, n, weaklyDominant(n, uint64(n)))
 		w := make([]uint16, n*n)
 		if err := e.d.Download(w, fa.lu); err != nil {
 			t.Fatal(err)

@@ -69,18 +69,8 @@ func TestRefineAutoResidual(t *testing.T) {
 	e := engineGPU(t)
 	const n = 1000
 	a := weaklyDominant(n, 5)
-	s, err := e.NewSystem(n, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Free()
-	f, _ := ParseLUForm(HalfForm)
-	f.NB = 256
-	fa, err := s.Factor(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fa.Free()
+	fa := halfFactors(t, e, n, a)
+	s := fa.s
 	b := rhs(n)
 	opt := solve.Options{Refine: solve.IR, Tol: 1e-300, MaxIter: 12}
 	x64, _, err := solve.RefineOperator(context.Background(), s, b, fa, opt)
