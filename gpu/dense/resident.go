@@ -40,12 +40,15 @@ func (fa *Factors) NewResident(a solve.Operator, b []float64) (solve.Resident, e
 	if err != nil {
 		return nil, err
 	}
-	v, err := fp16.NewVectors(d, b)
+	v, err := fa.s.e.takeVectors(b)
 	if err != nil {
 		return nil, err
 	}
 	return &resident{Vectors: v, fa: fa, la: la, pc: pc}, nil
 }
+
+// Free gives the vectors back to the Solver for the next refinement.
+func (r *resident) Free() error { return r.fa.s.e.putVectors(r.Vectors) }
 
 func (r *resident) Start() error {
 	return r.Queue(func(q *gpu.LaunchQueue) error {

@@ -97,3 +97,37 @@ func TestRefineAutoResidual(t *testing.T) {
 	}
 	t.Logf("double-word from step %d of %d; backward error %.3g, with fp64 residuals %.3g", first, len(rep.Steps), ba, b64)
 }
+
+// Refinement's vectors, kept by the Solver from one refinement to the
+// next, carry nothing over: a second system's refinement takes the steps
+// and reaches the x that host vectors give.
+func TestResidentVectorsReuse(t *testing.T) {
+	e := engineGPU(t)
+	const n = 900
+	a := weaklyDominant(n, 9)
+	fa := halfFactors(t, e, n, a)
+	opt := solve.Options{Refine: solve.IR}
+	b1, b2 := rhs(n), make([]float64, n)
+	for i := range b2 {
+		b2[i] = math.Cos(float64(3 * i))
+	}
+	if _, _, err := solve.RefineOperator(context.Background(), fa.s, b1, fa, opt); err != nil {
+		t.Fatal(err)
+	}
+	x, rep, err := solve.RefineOperator(context.Background(), fa.s, b2, fa, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wrep, err := solve.RefineOperator(context.Background(), fa.s, b2, hostVectors{fa}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outer != wrep.Outer || solve.BackwardError(n, a, x, b2) > rep.Tol {
+		t.Errorf("kept vectors: %d steps to %.3g; host vectors %d to %.3g", rep.Outer, rep.BackwardError, wrep.Outer, wrep.BackwardError)
+	}
+	for i := range x {
+		if d := math.Abs(x[i] - want[i]); d > 1e-12*(1+math.Abs(want[i])) {
+			t.Fatalf("x[%d] = %v, host vectors' %v", i, x[i], want[i])
+		}
+	}
+}

@@ -61,15 +61,54 @@ func (e *Solver) putScratch(sc *halfScratch) {
 
 // FreeScratch frees the work space the Solver keeps between fp16-store
 // factorizations (about 4·nb·n bytes for order n and block size nb, 256
-// MB at n = 65536); the next one allocates it again.
+// MB at n = 65536) and refinement's last vectors (40·n bytes); the next
+// ones allocate them again.
 func (e *Solver) FreeScratch() {
 	e.scratchMu.Lock()
-	sc := e.scratch
-	e.scratch = nil
+	sc, v := e.scratch, e.vectors
+	e.scratch, e.vectors = nil, nil
 	e.scratchMu.Unlock()
 	if sc != nil {
 		sc.free()
 	}
+	if v != nil {
+		v.Free()
+	}
+}
+
+// takeVectors returns refinement's kept vectors with b uploaded when they
+// are of b's order (and no other refinement holds them), else new ones:
+// their allocation was most of the 0.8–1.6 ms a Resident took to set up
+// at n = 32768 (H200, BenchmarkRefineSetup).
+func (e *Solver) takeVectors(b []float64) (*fp16.Vectors, error) {
+	e.scratchMu.Lock()
+	v := e.vectors
+	if v != nil && v.N == len(b) {
+		e.vectors = nil
+	} else {
+		v = nil
+	}
+	e.scratchMu.Unlock()
+	if v == nil {
+		return fp16.NewVectors(e.d, b)
+	}
+	if err := e.d.Upload(v.Slot(fp16.SlotB), b); err != nil {
+		return nil, errors.Join(err, v.Free())
+	}
+	return v, nil
+}
+
+// putVectors keeps v for the next refinement, freeing the ones kept
+// before.
+func (e *Solver) putVectors(v *fp16.Vectors) error {
+	e.scratchMu.Lock()
+	old := e.vectors
+	e.vectors = v
+	e.scratchMu.Unlock()
+	if old != nil {
+		return old.Free()
+	}
+	return nil
 }
 
 func (e *Solver) newScratch(la *gpu.Linalg, n, nb int) (*halfScratch, error) {

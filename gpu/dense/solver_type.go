@@ -4,13 +4,15 @@ import (
 	"sync"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/fp16"
 	"github.com/mwmm/mwmm/gpu/gemm"
 )
 
 // A Solver factors and solves dense systems on one device. It holds the
 // GEMM engine whose kernels run the trailing updates, the cuBLASLt handle
-// and workspace it shares with that engine, the blocked LU's streams and
-// fp16-store's last work space (FreeScratch).
+// and workspace it shares with that engine, the blocked LU's streams,
+// fp16-store's last work space and refinement's last vectors
+// (FreeScratch).
 // Its methods are safe for concurrent use; factorizations on one Solver
 // share its streams, so they run one after another on the device.
 type Solver struct {
@@ -24,7 +26,8 @@ type Solver struct {
 	halfStreams [3]*gpu.Stream // fp16-store's: independent of the default stream
 
 	scratchMu sync.Mutex
-	scratch   *halfScratch // fp16-store's work space, kept between factorizations
+	scratch   *halfScratch  // fp16-store's work space, kept between factorizations
+	vectors   *fp16.Vectors // refinement's vectors, kept between refinements
 }
 
 // New returns a Solver on the engine's device.
