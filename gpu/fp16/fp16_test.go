@@ -62,3 +62,25 @@ func TestTriSolverRefusesBadShapes(t *testing.T) {
 		}
 	}
 }
+
+// PairChunks covers the columns with chunks of one width, the last
+// possibly narrower but not empty, at most 64 of them, and about enough
+// for 8 blocks a multiprocessor where the columns allow it.
+func TestPairChunks(t *testing.T) {
+	for _, rows := range []int{0, 1, 255, 256, 1000, 8192, 32768, 65536, 100000} {
+		for _, cols := range []int{0, 1, 7, 64, 65, 1000, 8192, 32768} {
+			for _, sms := range []int{1, 132} {
+				chunks, chunk := PairChunks(rows, cols, sms)
+				c := max(cols, 1)
+				if chunks < 1 || chunks > 64 || chunk < 1 || chunks*chunk < c || (chunks-1)*chunk >= c {
+					t.Fatalf("rows %d, cols %d, sms %d: %d chunks of %d", rows, cols, sms, chunks, chunk)
+				}
+				rowBlocks := (max(rows, 1) + 255) / 256
+				want := min((8*sms+rowBlocks-1)/rowBlocks, 64, c) // equal widths may round it down, not below half
+				if 2*chunks < want {
+					t.Errorf("rows %d, cols %d, sms %d: %d chunks of %d, want about %d", rows, cols, sms, chunks, chunk, want)
+				}
+			}
+		}
+	}
+}
