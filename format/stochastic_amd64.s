@@ -411,9 +411,10 @@ app: \
 	ADDQ       $8, R9; \
 	JMP        loop
 
-// LOOP8F is LOOP8 for GROUPR: one test of the 8 values (OUT8), the
-// exact masks (MASK4) on the rare path.
-#define LOOP8F(G0, G1, loop, left, app, next, end) \
+// LOOP8OUT is the head of LOOP8F and LOOP8SUB: the two groups, one
+// test of the 8 values (OUT8), and on the rare path (left) the exact
+// masks (MASK4) of the lanes out in Y8 and Y15.
+#define LOOP8OUT(G0, G1, loop, left, next, end) \
 loop: \
 	CMPQ       R9, R13; \
 	JGE        end; \
@@ -428,7 +429,12 @@ next: \
 	JMP        loop; \
 left: \
 	MASK4(Y6, Y8); \
-	MASK4(Y9, Y15); \
+	MASK4(Y9, Y15)
+
+// LOOP8F is LOOP8 for GROUPR: one test of the 8 values (OUT8), the
+// exact masks (MASK4) on the rare path.
+#define LOOP8F(G0, G1, loop, left, app, next, end) \
+	LOOP8OUT(G0, G1, loop, left, next, end); \
 	LEFT(app, next)
 
 // LEFT puts x back in the lanes of Y8 and Y15 (x in Y6, Y9) and lists
@@ -453,21 +459,7 @@ app: \
 // out, on their stored results (G0 by GROUPKEEP, its words in Y10; G1's
 // words from the buffer), one test per 8 values (OUT8).
 #define LOOP8SUB(G0, G1, INCSUB, loop, left, sub1, rest, app, next, end) \
-loop: \
-	CMPQ       R9, R13; \
-	JGE        end; \
-	G0; \
-	GEN4; \
-	G1; \
-	OUT8; \
-	VPTEST     Y0, Y0; \
-	JNZ        left; \
-next: \
-	ADDQ       $8, R9; \
-	JMP        loop; \
-left: \
-	MASK4(Y6, Y8); \
-	MASK4(Y9, Y15); \
+	LOOP8OUT(G0, G1, loop, left, next, end); \
 	VPTEST     Y8, Y8; \
 	JZ         sub1; \
 	VMOVDQU    (DI)(R9*8), Y7; \
