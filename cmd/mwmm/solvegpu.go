@@ -462,9 +462,14 @@ func (t timedResident) waited(f func() error) func() error {
 }
 
 func (t timedResident) Residual() (normR, normX float64, err error) {
+	return t.timedResidual(t.Resident.Residual)
+}
+
+// timedResidual runs a residual, adding its time to A·x's.
+func (t timedResident) timedResidual(f func() (float64, float64, error)) (normR, normX float64, err error) {
 	err = timed(t.mulVec, func() error {
 		var err error
-		normR, normX, err = t.Resident.Residual()
+		normR, normX, err = f()
 		return err
 	})
 	return normR, normX, err
@@ -476,12 +481,7 @@ func (t timedResident) ResidualDoubleWord() (normR, normX float64, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("gpu: %T computes residuals in fp64 only", t.Resident)
 	}
-	err = timed(t.mulVec, func() error {
-		var err error
-		normR, normX, err = dw.ResidualDoubleWord()
-		return err
-	})
-	return normR, normX, err
+	return t.timedResidual(dw.ResidualDoubleWord)
 }
 
 // timed runs f, adding its time to d.
