@@ -199,25 +199,15 @@ func (s *System) MulVec(x, y []float64) error {
 
 // mulVecRank is rank r's share of MulVec.
 func (s *System) mulVecRank(r *Rank, x, y []float64) error {
-	a, n := s.A, s.A.Rows
+	a := s.A
 	rows, cols := a.localRows(r), a.localCols(r)
 	d := r.Engine.Device()
-	xb, err := r.scratch(9, 8*n)
-	if err != nil {
-		return err
-	}
-	xl, err := r.scratch(10, 8*max(1, cols))
+	xl, err := s.localX(r, x)
 	if err != nil {
 		return err
 	}
 	yl, err := r.scratch(11, 8*max(1, rows))
 	if err != nil {
-		return err
-	}
-	if err := d.Upload(xb, x); err != nil {
-		return err
-	}
-	if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
 		return err
 	}
 	if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
@@ -274,21 +264,17 @@ func (s *System) ResidualDoubleWord(x, b, r []float64) error {
 // pairsRank sets rank r's rows of hi and lo (in global order) to the
 // double-word pairs of its block's product with x.
 func (s *System) pairsRank(r *Rank, x, hi, lo []float64) error {
-	a, n := s.A, s.A.Rows
+	a := s.A
 	rows, cols := a.localRows(r), a.localCols(r)
 	d := r.Engine.Device()
 	chunks, _ := fp16.PairChunks(rows, cols, d.Multiprocessors())
-	xb, err1 := r.scratch(9, 8*n)
-	xl, err2 := r.scratch(10, 8*max(1, cols))
-	pairs, err3 := r.scratch(slotPairs, 16*max(1, rows))
-	part, err4 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	pairs, err1 := r.scratch(slotPairs, 16*max(1, rows))
+	part, err2 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
+	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	if err := d.Upload(xb, x); err != nil {
-		return err
-	}
-	if err := r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q)); err != nil {
+	xl, err := s.localX(r, x)
+	if err != nil {
 		return err
 	}
 	if err := fp16.PairProduct(d, r.compute, a.part(r), rows, rows, cols, xl, part, pairs); err != nil {
@@ -306,6 +292,21 @@ func (s *System) pairsRank(r *Rank, x, hi, lo []float64) error {
 		hi[g], lo[g] = host[li], host[rows+li]
 	}
 	return nil
+}
+
+// localX uploads x to rank r and returns its entries in the order of r's
+// local columns (scratch slot 10; the whole x in slot 9).
+func (s *System) localX(r *Rank, x []float64) (*gpu.Buffer, error) {
+	a, cols := s.A, s.A.localCols(r)
+	xb, err1 := r.scratch(9, 8*a.Rows)
+	xl, err2 := r.scratch(10, 8*max(1, cols))
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if err := r.Engine.Device().Upload(xb, x); err != nil {
+		return nil, err
+	}
+	return xl, r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q))
 }
 
 // gemv sets y = A·x for r's rows×cols part A (column-major), or y = 0.
