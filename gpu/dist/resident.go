@@ -119,19 +119,13 @@ func (res *resident) spreadX(r *Rank) (*gpu.Buffer, error) {
 // residualRank is rank r's share of a residual, on its compute stream.
 func (res *resident) residualRank(r *Rank) error {
 	a, n, root := res.s.A, res.N, res.f.r
-	rows, cols := a.localRows(r), a.localCols(r)
+	rows := a.localRows(r)
 	xl, err := res.spreadX(r)
 	if err != nil {
 		return err
 	}
-	yl, err := r.scratch(11, 8*max(1, rows))
-	if err != nil {
-		return err
-	}
-	if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
-		return err
-	}
-	if err := r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute); err != nil || r.Q != 0 {
+	yl, err := rowProduct(r, a, xl)
+	if err != nil || r.Q != 0 {
 		return err
 	}
 	if r != root { // grid row r.P's part of A·x, to the first GPU

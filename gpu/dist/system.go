@@ -200,20 +200,14 @@ func (s *System) MulVec(x, y []float64) error {
 // mulVecRank is rank r's share of MulVec.
 func (s *System) mulVecRank(r *Rank, x, y []float64) error {
 	a := s.A
-	rows, cols := a.localRows(r), a.localCols(r)
+	rows := a.localRows(r)
 	d := r.Engine.Device()
 	xl, err := s.localX(r, x)
 	if err != nil {
 		return err
 	}
-	yl, err := r.scratch(11, 8*max(1, rows))
+	yl, err := rowProduct(r, a, xl)
 	if err != nil {
-		return err
-	}
-	if err := r.gemv(a.part(r), rows, cols, xl, yl); err != nil {
-		return err
-	}
-	if err := r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute); err != nil {
 		return err
 	}
 	if err := r.compute.Sync(); err != nil || r.Q != 0 {
@@ -292,6 +286,20 @@ func (s *System) pairsRank(r *Rank, x, hi, lo []float64) error {
 		hi[g], lo[g] = host[li], host[rows+li]
 	}
 	return nil
+}
+
+// rowProduct returns, in r's scratch slot 11, its grid row's part of
+// A·x: its block times its entries xl of x, summed along the grid row.
+func rowProduct(r *Rank, a *Matrix, xl *gpu.Buffer) (*gpu.Buffer, error) {
+	rows := a.localRows(r)
+	yl, err := r.scratch(11, 8*max(1, rows))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.gemv(a.part(r), rows, a.localCols(r), xl, yl); err != nil {
+		return nil, err
+	}
+	return yl, r.Row.AllReduce(yl, yl, rows, nccl.Float64, nccl.Sum, r.compute)
 }
 
 // localX uploads x to rank r and returns its entries in the order of r's
