@@ -7,6 +7,7 @@ import (
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
+	"github.com/mwmm/mwmm/gpu/pivot"
 )
 
 // blockedLU factors the column-major w in place (fp32, or fp64 for the
@@ -387,7 +388,7 @@ func (b *blockedLU) interchanges(s step) error {
 		if err := b.d.Download(b.pivHost[:s.jb], b.ipiv.View(4*s.j)); err != nil {
 			return err
 		}
-		b.moves = panelMoves(b.moves[:0], b.pivHost[:s.jb], s.j)
+		b.moves = pivot.Moves(b.moves[:0], b.pivHost[:s.jb], s.j)
 		if b.np = len(b.moves) / 2; b.np == 0 {
 			return nil
 		}
@@ -626,31 +627,4 @@ func (e *Solver) solverStreams() (main, side *gpu.Stream, err error) {
 		}
 	}
 	return e.luStreams[0], e.luStreams[1], nil
-}
-
-// panelMoves composes a panel's interchanges (LAPACK's 1-based pivots,
-// relative to row r0) into the rows they move: it appends the destination
-// rows, then the source rows, of the entries that change place.
-func panelMoves(moves, piv []int32, r0 int) []int32 {
-	at := map[int32]int32{} // position → the row now there, where moved
-	row := func(q int32) int32 {
-		if r, ok := at[q]; ok {
-			return r
-		}
-		return q
-	}
-	for k, p := range piv {
-		a, b := int32(r0+k), int32(r0)+p-1
-		if a != b {
-			ra, rb := row(a), row(b)
-			at[a], at[b] = rb, ra
-		}
-	}
-	var dst, src []int32
-	for q, r := range at {
-		if q != r {
-			dst, src = append(dst, q), append(src, r)
-		}
-	}
-	return append(append(moves, dst...), src...)
 }

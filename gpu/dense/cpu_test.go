@@ -12,6 +12,7 @@ import (
 
 	"github.com/mwmm/mwmm/format"
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/pivot"
 	"github.com/mwmm/mwmm/lu"
 )
 
@@ -231,7 +232,7 @@ func TestPivotingDoneStrings(t *testing.T) {
 // and 4, step 2 rows 4 and 5. Block 0 (rows 2…) sees both, block 1
 // (rows 4…) the second only, block 2 none.
 func TestComposeLaterExample(t *testing.T) {
-	steps := [][]int32{nil, panelMoves(nil, []int32{3, 2}, 2), panelMoves(nil, []int32{2, 2}, 4)}
+	steps := [][]int32{nil, pivot.Moves(nil, []int32{3, 2}, 2), pivot.Moves(nil, []int32{2, 2}, 4)}
 	got := composeLater(steps, 2, 6)
 	want := [][]int32{{4, 3, 5, 2}, {5, 4}, nil}
 	for k := range want {

@@ -14,6 +14,7 @@ import (
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/internal/gputest"
+	"github.com/mwmm/mwmm/gpu/pivot"
 	"github.com/mwmm/mwmm/lu"
 	"github.com/mwmm/mwmm/solve"
 	"gonum.org/v1/gonum/mat"
@@ -315,44 +316,6 @@ func TestSolverBaselines(t *testing.T) {
 	}
 }
 
-// panelMoves gives the permutation that the interchanges give one by one.
-func TestPanelMoves(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	for trial := 0; trial < 200; trial++ {
-		n := 1 + rng.IntN(40)
-		r0 := rng.IntN(n)
-		jb := 1 + rng.IntN(n-r0)
-		piv := make([]int32, jb)
-		for k := range piv {
-			if rng.IntN(3) == 0 {
-				piv[k] = int32(k + 1) // no interchange
-			} else {
-				piv[k] = int32(k + 1 + rng.IntN(n-r0-k))
-			}
-		}
-		want := make([]int, n)
-		got := make([]int, n)
-		for i := range want {
-			want[i], got[i] = i, i
-		}
-		for k, p := range piv {
-			a, b := r0+k, r0+int(p)-1
-			want[a], want[b] = want[b], want[a]
-		}
-		moves := panelMoves(nil, piv, r0)
-		np := len(moves) / 2
-		old := append([]int(nil), got...)
-		for i := 0; i < np; i++ {
-			got[moves[i]] = old[moves[np+i]]
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("n=%d r0=%d piv=%v: rows %v, want %v", n, r0, piv, got, want)
-			}
-		}
-	}
-}
-
 // BenchmarkSolverFactor times the blocked LU with the look-ahead
 // (default block sizes and panels), with sms=k multiprocessors left to the
 // panel: double-fp16-fabsum with partial pivoting on centered matrices,
@@ -486,7 +449,7 @@ func TestComposeLater(t *testing.T) {
 			for k := range piv {
 				piv[k] = int32(k + 1 + rng.IntN(n-j-k))
 			}
-			steps[s] = panelMoves(nil, piv, j)
+			steps[s] = pivot.Moves(nil, piv, j)
 		}
 		src := composeLater(steps, nb, n)
 		for k := 0; k < nsteps; k++ {

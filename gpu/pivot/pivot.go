@@ -1,0 +1,38 @@
+// Package pivot turns a panel's row interchanges, as LAPACK's getrf
+// reports them, into the moves that apply them all at once.
+//
+// getrf's pivots say "swap row k with row ipiv[k]", one after the other,
+// so applying them to a column is a chain of dependent swaps. The GPU
+// solvers compose them on the host into one permutation of the rows they
+// touch (at most twice the panel's width), which a kernel then applies to
+// every column in parallel: each column's moved entries read at once,
+// then written at once.
+package pivot
+
+// Moves composes a panel's interchanges (LAPACK's 1-based pivots,
+// relative to row r0) into the rows they move: it appends to moves the
+// destination rows, then the source rows, of the entries that change
+// place. After the moves, row dst[t] holds what row src[t] held.
+func Moves(moves, piv []int32, r0 int) []int32 {
+	at := map[int32]int32{} // position → the row now there, where moved
+	row := func(q int32) int32 {
+		if r, ok := at[q]; ok {
+			return r
+		}
+		return q
+	}
+	for k, p := range piv {
+		a, b := int32(r0+k), int32(r0)+p-1
+		if a != b {
+			ra, rb := row(a), row(b)
+			at[a], at[b] = rb, ra
+		}
+	}
+	var dst, src []int32
+	for q, r := range at {
+		if q != r {
+			dst, src = append(dst, q), append(src, r)
+		}
+	}
+	return append(append(moves, dst...), src...)
+}
