@@ -45,7 +45,7 @@ func grids(t *testing.T) []Grid {
 	return gs
 }
 
-func plan(t *testing.T) multiword.Plan {
+func plan(t testing.TB) multiword.Plan {
 	p, err := multiword.Lookup("double-fp16-fabsum")
 	if err != nil {
 		t.Fatal(err)

@@ -2,24 +2,39 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mwmm/mwmm/gpu"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/nccl"
+	"github.com/mwmm/mwmm/gpu/pivot"
 	"github.com/mwmm/mwmm/multiword"
 )
 
-const slotPivots = 7 // a panel's pivots, int32
+// Scratch slots of the pivoted factorization.
+const (
+	slotPivots = 7  // a panel's pivots, int32 (and 27: two steps in flight)
+	slotMoves  = 28 // its interchanges as moves (package pivot; and 29)
+)
 
 // FactorPivoted makes fp32 LU factors of P·A with partial pivoting on a
 // 1×Q team, where every GPU holds whole columns: the owner of block column
 // k factors it with its pivots (cuSOLVER sgetrf), every GPU receives the
 // panel and the pivots, applies the interchanges to its own columns,
 // solves for its part of U₁₂ (strsm) and updates its trailing columns
-// with the plan's fused kernel. One stream, no look-ahead. perm is P:
-// row i of P·A is row perm[i] of A.
+// with the plan's fused kernel. perm is P: row i of P·A is row perm[i]
+// of A.
+//
+// As in Factor, each rank works on two streams: the panel of step k+1
+// (factored and broadcast on the transfer stream) starts once step k has
+// brought block column k+1 up to date, and runs beside the rest of step
+// k's update, which leaves it LookaheadSMs multiprocessors. Each rank
+// reads a panel's pivots once they arrive, while its GPU still updates
+// with the step before, and composes them into moves (pivot.Moves) that
+// one kernel applies to every column at once: applied one by one, the
+// interchanges were a chain of dependent loads down each column.
 func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matrix, perm []int, err error) {
 	a := s.A
 	if a.Grid.P != 1 {
@@ -31,26 +46,39 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 	if w, err = NewMatrix(a.Team, a.Layout); err != nil {
 		return nil, nil, err
 	}
-	n := a.Rows
-	perm = make([]int, n)
-	for i := range perm {
-		perm[i] = i
-	}
+	pivots := make([]int32, a.Rows) // the first rank's: every panel's pivots
 	err = a.Team.Each(func(r *Rank) error {
-		if err := r.launch("f64_to_f32", a.localElems(r), a.part(r), w.part(r), int64(a.localElems(r))); err != nil {
-			return err
+		host := &pivotHost{pivots: pivots}
+		if r.Rank != 0 {
+			host.pivots = make([]int32, a.Rows)
 		}
-		for k := 0; k*a.RowBlock < n; k++ {
-			if err := ctx.Err(); err != nil {
+		err := r.independently(a.Team.Timeout, func() error {
+			if err := r.launch("f64_to_f32", a.localElems(r), a.part(r), w.part(r), int64(a.localElems(r))); err != nil {
 				return err
 			}
-			st := &pivotStep{luStep: luStep{plan: plan, w: w, r: r, k: k}}
-			if err := st.run(perm); err != nil {
-				return fmt.Errorf("block column %d: %w", k, err)
+			next, _, err := r.events(6) // block column k+1 is up to date
+			if err != nil {
+				return err
 			}
-		}
-		return r.wait(a.Team.Timeout)
+			if err := next.Record(r.compute); err != nil {
+				return err
+			}
+			for k := 0; k*a.RowBlock < a.Rows; k++ {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				st := &pivotStep{luStep: luStep{plan: plan, w: w, r: r, k: k, next: next}, host: host}
+				if err := errors.Join(st.panelWork(), st.update()); err != nil {
+					return fmt.Errorf("block column %d: %w", k, err)
+				}
+			}
+			return nil
+		})
+		return err
 	})
+	if err == nil {
+		perm, err = permutation(pivots, a.RowBlock)
+	}
 	if err != nil {
 		w.Free()
 		return nil, nil, err
@@ -58,89 +86,204 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 	return w, perm, nil
 }
 
-// pivotStep is block column k of the pivoted factorization on rank r.
-type pivotStep struct{ luStep }
-
-// run queues the step; rank 0 reads the pivots back and applies them to
-// perm.
-func (s *pivotStep) run(perm []int) error {
-	r, w := s.r, s.w
-	width, _, qk, _, colT := s.geometry()
-	rows, cols := w.localRows(r), w.localCols(r) // rows = n: whole columns
-	row0, colK := s.k*w.RowBlock, s.k/w.Grid.Q*w.ColBlock
-	m := rows - row0 // the panel's height
-	panel, err := r.scratch(slotL, 4*m*width)
-	if err != nil {
-		return err
-	}
-	pivots, err := r.scratch(slotPivots, 4*width)
-	if err != nil {
-		return err
-	}
-	if r.Q == qk {
-		if err := r.getrf(r.compute, s.at(row0, colK), rows, m, width, pivots); err != nil {
-			return err
-		}
-		if err := r.Engine.Device().CopyRect(panel, m, s.at(row0, colK), rows, m, width, 4, r.compute); err != nil {
-			return err
-		}
-	}
-	if err := r.Row.Broadcast(panel, m*width, nccl.Float32, qk, r.compute); err != nil {
-		return err
-	}
-	if err := r.Row.Broadcast(pivots, width, nccl.Int32, qk, r.compute); err != nil {
-		return err
-	}
-	skip0, skip1 := -1, -1
-	if r.Q == qk {
-		skip0, skip1 = colK, colK+width
-	}
-	if err := r.launch("apply_swaps", cols, w.part(r), int64(rows), int32(cols), int32(skip0), int32(skip1), pivots, int32(width), int32(row0)); err != nil {
-		return err
-	}
-	if err := s.trailing(panel, row0, colT, m, width); err != nil {
-		return err
-	}
-	if r.Rank == 0 {
-		return s.permute(perm, pivots, row0, width)
-	}
-	return nil
+// pivotHost is a rank's host side of the pivoted factorization: the
+// pivots read so far, and the moves of the step.
+type pivotHost struct {
+	pivots, moves []int32
 }
 
-// trailing solves for r's columns of U₁₂ (rows row0…row0+width) and
-// subtracts L₂₁·U₁₂ from the rows below.
-func (s *pivotStep) trailing(panel *gpu.Buffer, row0, colT, m, width int) error {
-	r, w := s.r, s.w
-	rows, cols := w.localRows(r), w.localCols(r)
-	nT := cols - colT
-	if nT == 0 {
+// pivotPanelSMs is the multiprocessors the rest of each update leaves to
+// the next panel (a variable so that a benchmark can vary it).
+var pivotPanelSMs = LookaheadSMs
+
+// pivotMark, when set (by a benchmark), is called at the points of each
+// step that show its critical path, with the stream that reaches them.
+var pivotMark func(r *Rank, k int, what string, st *gpu.Stream)
+
+func (s *pivotStep) mark(what string, st *gpu.Stream) {
+	if pivotMark != nil {
+		pivotMark(s.r, s.k, what, st)
+	}
+}
+
+// pivotStep is block column k of the pivoted factorization on rank r:
+// its panel (luStep.panelL, whole: U₁₁ over L) and pivots.
+type pivotStep struct {
+	luStep
+	host   *pivotHost
+	pivots *gpu.Buffer // the panel's, as they arrive
+	moves  *gpu.Buffer // their moves: destinations, then sources
+	np     int         // the number of moves
+}
+
+// geometry returns the step's width, the owner's grid column, the
+// panel's first row and height, and where the panel and the trailing
+// columns start in r's part.
+func (s *pivotStep) geometry() (width, qk, row0, m, colK, colT int) {
+	width, _, qk, _, colT = s.luStep.geometry()
+	row0 = s.k * s.w.RowBlock
+	return width, qk, row0, s.w.Rows - row0, s.k / s.w.Grid.Q * s.w.ColBlock, colT
+}
+
+// panelWork queues on the transfer stream, once block column k is up to
+// date: the owner's getrf of it and the broadcasts of the panel and its
+// pivots.
+func (s *pivotStep) panelWork() error {
+	r := s.r
+	st := r.transfers
+	width, qk, row0, m, colK, _ := s.geometry()
+	arrived, err := s.awaitTurn()
+	if err != nil {
+		return err
+	}
+	if s.panelL, err = r.scratch(slotL+2*(s.k%2), 4*m*width); err != nil {
+		return err
+	}
+	if s.pivots, err = r.scratch(s.pivotSlot(), 4*width); err != nil {
+		return err
+	}
+	s.mark("turn", st)
+	if r.Q == qk {
+		rows := s.w.localRows(r)
+		if err := r.getrf(st, s.at(row0, colK), rows, m, width, s.pivots); err != nil {
+			return err
+		}
+		s.mark("factored", st)
+		if err := r.Engine.Device().CopyRect(s.panelL, m, s.at(row0, colK), rows, m, width, 4, st); err != nil {
+			return err
+		}
+	}
+	return errors.Join(r.Row.Broadcast(s.panelL, m*width, nccl.Float32, qk, st),
+		r.Row.Broadcast(s.pivots, width, nccl.Int32, qk, st), arrived.Record(st))
+}
+
+func (s *pivotStep) pivotSlot() int { return []int{slotPivots, 27}[s.k%2] }
+
+// update queues on the compute stream, once the panel has arrived: the
+// interchanges, U₁₂ and the trailing update of block column k+1 (then the
+// next panel may start), then of the rest of the columns, beside it.
+func (s *pivotStep) update() error {
+	r := s.r
+	_, qk, _, _, colK, colT := s.geometry()
+	arrived, used, err := s.events()
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(r.compute.Wait(arrived), s.readPivots(arrived)); err != nil {
+		return err
+	}
+	s.mark("start", r.compute)
+	cols, nb := s.w.localCols(r), s.w.RowBlock
+	colN := 0 // block column k+1's width here
+	if k1 := s.k + 1; k1*nb < s.w.Rows && r.Q == k1%s.w.Grid.Q {
+		colN = min(nb, s.w.Rows-k1*nb)
+	}
+	all := r.Engine.Device().Multiprocessors()
+	if err := s.columns(colT, colT+colN, all); err != nil {
+		return err
+	}
+	if err := s.next.Record(r.compute); err != nil {
+		return err
+	}
+	s.mark("next", r.compute)
+	if err := s.columns(colT+colN, cols, max(all-pivotPanelSMs, all/2)); err != nil {
+		return err
+	}
+	left := colT // L's columns left of the panel, which take its interchanges last
+	if r.Q == qk {
+		left = colK // the panel's own, which getrf swapped, are not among them
+	}
+	if err := s.swaps(0, left, max(all-pivotPanelSMs, all/2)); err != nil {
+		return err
+	}
+	s.mark("used", r.compute)
+	return used.Record(r.compute)
+}
+
+// readPivots reads the step's pivots once they have arrived, composes
+// them into moves and sends those to the GPU, where the compute stream
+// waits for them.
+func (s *pivotStep) readPivots(arrived *gpu.Event) error {
+	r, h := s.r, s.host
+	d := r.Engine.Device()
+	width, _, row0, _, _, _ := s.geometry()
+	piv := h.pivots[row0 : row0+width]
+	if err := errors.Join(arrived.Sync(), d.Download(piv, s.pivots)); err != nil {
+		return err
+	}
+	h.moves = pivot.Moves(h.moves[:0], piv, row0)
+	if s.np = len(h.moves) / 2; s.np == 0 {
 		return nil
 	}
-	u12 := s.at(row0, colT)
-	err := r.trsm(r.compute, cuda.SideLeft, cuda.FillLower, cuda.DiagUnit, width, nT, panel, m, u12, rows)
+	var err error
+	if s.moves, err = r.scratch(slotMoves+s.k%2, 4*4*width); err != nil {
+		return err
+	}
+	// The upload, on the default stream, may still be under way when it
+	// returns: the compute stream, independent of it, waits for it.
+	uploaded, _, err := r.events(7)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Upload(s.moves, h.moves), uploaded.Record(nil), r.compute.Wait(uploaded))
+}
+
+// columns brings local columns [c0, c1) right of the panel through the
+// step: the interchanges, U₁₂'s solve, and the update of the rows below,
+// on at most sms multiprocessors.
+func (s *pivotStep) columns(c0, c1, sms int) error {
+	if c1 <= c0 {
+		return nil
+	}
+	r, w := s.r, s.w
+	width, _, row0, m, _, _ := s.geometry()
+	rows := w.localRows(r)
+	if err := s.swaps(c0, c1, sms); err != nil {
+		return err
+	}
+	u12 := s.at(row0, c0)
+	if sms == r.Engine.Device().Multiprocessors() {
+		sms = 0 // every one
+	}
+	err := r.trsmOn(r.compute, sms, cuda.SideLeft, cuda.FillLower, cuda.DiagUnit, width, c1-c0, s.panelL, m, u12, rows)
 	if err != nil || m == width {
 		return err
 	}
-	return r.Engine.Fused(s.plan, gemm.FusedArgs{M: m - width, N: nT, K: width,
-		A: panel.View(4 * width), LayoutA: gemm.ColMajor, LdA: m, B: u12, LayoutB: gemm.ColMajor, LdB: rows,
-		C: s.at(row0+width, colT), LayoutC: gemm.ColMajor, LdC: rows, Stream: r.compute, Update: true})
+	return r.Engine.Fused(s.plan, gemm.FusedArgs{M: m - width, N: c1 - c0, K: width,
+		A: s.panelL.View(4 * width), LayoutA: gemm.ColMajor, LdA: m, B: u12, LayoutB: gemm.ColMajor, LdB: rows,
+		C: s.at(row0+width, c0), LayoutC: gemm.ColMajor, LdC: rows, Stream: r.compute, Update: true, SMs: sms})
 }
 
-// permute reads the step's pivots and applies them to perm.
-func (s *pivotStep) permute(perm []int, pivots *gpu.Buffer, row0, width int) error {
-	p := make([]int32, width)
-	if err := s.r.compute.Sync(); err != nil {
+// swaps applies the step's interchanges to local columns [c0, c1), on a
+// few blocks for each of sms multiprocessors.
+func (s *pivotStep) swaps(c0, c1, sms int) error {
+	if c1 <= c0 || s.np == 0 {
+		return nil
+	}
+	f, err := s.r.function("permute_rows")
+	if err != nil {
 		return err
 	}
-	if err := s.r.Engine.Device().Download(p, pivots); err != nil {
-		return err
+	blocks := min(c1-c0, 4*sms, 65535)
+	return f.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*s.np), s.r.compute,
+		s.at(0, c0), int64(s.w.localRows(s.r)), int32(c1-c0), s.moves, s.moves.View(4*s.np), int32(s.np))
+}
+
+// permutation composes P from every panel's pivots (1-based, relative to
+// the panel's first row, panels of nb rows).
+func permutation(pivots []int32, nb int) ([]int, error) {
+	n := len(pivots)
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
 	}
-	for i, v := range p {
+	for i, v := range pivots {
+		row0 := i / nb * nb
 		j := row0 + int(v) - 1
-		if j < row0 || j >= len(perm) {
-			return fmt.Errorf("dist: pivot %d of row %d is outside the panel", v, row0+i)
+		if j < row0 || j >= n {
+			return nil, fmt.Errorf("dist: pivot %d of row %d is outside the panel", v, i)
 		}
-		perm[row0+i], perm[j] = perm[j], perm[row0+i]
+		perm[i], perm[j] = perm[j], perm[i]
 	}
-	return nil
+	return perm, nil
 }

@@ -39,6 +39,7 @@ type Rank struct {
 	Row, Col   *nccl.Comm // the ranks of its grid row (ranked by column), of its grid column (by row)
 	compute    *gpu.Stream
 	transfers  *gpu.Stream
+	apart      [2]*gpu.Stream  // compute's and transfers' stand-ins in a factorization (independently)
 	buffers    []*gpu.Buffer   // scratch kept between calls (panels), by slot
 	marks      [][2]*gpu.Event // pairs of events kept between calls
 }
@@ -193,12 +194,44 @@ func (t *Team) Close() error {
 		for _, c := range []*nccl.Comm{r.Row, r.Col, r.World} {
 			errs = append(errs, c.Close())
 		}
-		errs = append(errs, r.compute.Close(), r.transfers.Close(), gpu.FreeAll(r.buffers...))
+		errs = append(errs, r.compute.Close(), r.transfers.Close(), r.apart[0].Close(), r.apart[1].Close(), gpu.FreeAll(r.buffers...))
 		for _, m := range r.marks {
 			errs = append(errs, m[0].Close(), m[1].Close())
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// independently runs f, a factorization's steps, with the rank's streams
+// replaced by two that do not wait for the legacy default stream, nor it
+// for them: an independent compute stream and an urgent transfer stream.
+// cuSOLVER's getrf copies on the default stream, which with the usual
+// streams waits for every one of them: a look-ahead's panel waited for
+// the whole update beside it. The usual streams are waited for before,
+// the stand-ins after, so that work on the default stream (uploads,
+// memsets, downloads) keeps its order with f's; f itself must wait for
+// its streams before any.
+func (r *Rank) independently(timeout time.Duration, f func() error) error {
+	d := r.Engine.Device()
+	var err error
+	if r.apart[0] == nil {
+		if r.apart[0], err = d.NewIndependentStream(); err != nil {
+			return err
+		}
+	}
+	if r.apart[1] == nil {
+		if r.apart[1], err = d.NewUrgentStream(); err != nil {
+			return err
+		}
+	}
+	if err := r.wait(timeout); err != nil {
+		return err
+	}
+	usual := [2]*gpu.Stream{r.compute, r.transfers}
+	r.compute, r.transfers = r.apart[0], r.apart[1]
+	err = errors.Join(f(), r.wait(timeout))
+	r.compute, r.transfers = usual[0], usual[1]
+	return err
 }
 
 // wait waits for the rank's streams, through its world communicator's

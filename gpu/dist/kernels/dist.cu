@@ -99,9 +99,9 @@ extern "C" __global__ void scatter_rows(const double* yl, double* y, int rows, i
 
 // unpack_f32 copies a rank's local blocks to their places in a dense
 // column-major matrix g (leading dimension ldg); unpack_f16 does so from
-// fp16 blocks (FactorHalf's), exactly.
-#define UNPACK(NAME, T, CONVERT)                                                                         \
-    extern "C" __global__ void NAME(const T* a, int rows, int cols, int mb, int nb, int p, int P, int q, int Q, float* g, \
+// fp16 blocks (FactorHalf's), exactly; the _f64 ones into an fp64 g.
+#define UNPACK(NAME, T, G, CONVERT)                                                                      \
+    extern "C" __global__ void NAME(const T* a, int rows, int cols, int mb, int nb, int p, int P, int q, int Q, G* g, \
                                     long long ldg) {                                                     \
         long long n = (long long)rows * cols;                                                            \
         for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) { \
@@ -111,23 +111,23 @@ extern "C" __global__ void scatter_rows(const double* yl, double* y, int rows, i
     }
 __device__ float same_f32(float x) { return x; }
 __device__ float f32_of_f16(unsigned short h) { float x; asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h)); return x; }
-UNPACK(unpack_f32, float, same_f32)
-UNPACK(unpack_f16, unsigned short, f32_of_f16)
+UNPACK(unpack_f32, float, float, same_f32)
+UNPACK(unpack_f16, unsigned short, float, f32_of_f16)
+UNPACK(unpack_f32_f64, float, double, same_f32)
+UNPACK(unpack_f16_f64, unsigned short, double, f32_of_f16)
 
-// apply_swaps applies a panel's row interchanges (ipiv, 1-based from row
-// r0, in order) to every column of a column-major part but [skip0, skip1),
-// the panel's own, which getrf swapped: one thread per column.
-extern "C" __global__ void apply_swaps(float* a, long long ld, int ncols, int skip0, int skip1, const int* ipiv, int w, int r0) {
-    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < ncols; c += gridDim.x * blockDim.x) {
-        if (c >= skip0 && c < skip1) continue;
+// permute_rows moves, in each of ncols columns of the column-major a,
+// the entry of row src[t] to row dst[t] for t < npairs: a panel's
+// interchanges composed on the host (package pivot), a permutation of the
+// rows they touch. A block a column: every entry read into shared memory
+// (npairs floats), then written.
+extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
+    extern __shared__ float held[];
+    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
         float* col = a + (long long)c * ld;
-        for (int i = 0; i < w; i++) {
-            int p = r0 + ipiv[i] - 1, q = r0 + i;
-            if (p != q) {
-                float t = col[q];
-                col[q] = col[p];
-                col[p] = t;
-            }
-        }
+        for (int t = threadIdx.x; t < npairs; t += blockDim.x) held[t] = col[src[t]];
+        __syncthreads();
+        for (int t = threadIdx.x; t < npairs; t += blockDim.x) col[dst[t]] = held[t];
+        __syncthreads();
     }
 }
