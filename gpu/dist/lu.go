@@ -51,14 +51,8 @@ func Factor(ctx context.Context, s *System, plan multiword.Plan) (*Matrix, error
 		return nil, err
 	}
 	err = a.Team.Each(func(r *Rank) error {
-		if err := r.launch("f64_to_f32", a.localElems(r), a.part(r), w.part(r), int64(a.localElems(r))); err != nil {
-			return err
-		}
-		next, _, err := r.events(6) // block column and row k+1 are up to date
+		next, err := r.startSingle(a, w)
 		if err != nil {
-			return err
-		}
-		if err := next.Record(r.compute); err != nil {
 			return err
 		}
 		for k := 0; k*a.RowBlock < a.Rows; k++ {
@@ -77,6 +71,19 @@ func Factor(ctx context.Context, s *System, plan multiword.Plan) (*Matrix, error
 		return nil, err
 	}
 	return w, nil
+}
+
+// startSingle queues r's part of W = A rounded to fp32 on the compute
+// stream and returns the event that says block column (and row) k+1 is
+// up to date, recorded after it.
+func (r *Rank) startSingle(a, w *Matrix) (next *gpu.Event, err error) {
+	if err := r.launch("f64_to_f32", a.localElems(r), a.part(r), w.part(r), int64(a.localElems(r))); err != nil {
+		return nil, err
+	}
+	if next, _, err = r.events(6); err != nil {
+		return nil, err
+	}
+	return next, next.Record(r.compute)
 }
 
 // luStep is block column k of the factorization on rank r.

@@ -52,15 +52,9 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 		if r.Rank != 0 {
 			host.pivots = make([]int32, a.Rows)
 		}
-		err := r.independently(a.Team.Timeout, func() error {
-			if err := r.launch("f64_to_f32", a.localElems(r), a.part(r), w.part(r), int64(a.localElems(r))); err != nil {
-				return err
-			}
-			next, _, err := r.events(6) // block column k+1 is up to date
+		return r.independently(a.Team.Timeout, func() error {
+			next, err := r.startSingle(a, w)
 			if err != nil {
-				return err
-			}
-			if err := next.Record(r.compute); err != nil {
 				return err
 			}
 			for k := 0; k*a.RowBlock < a.Rows; k++ {
@@ -74,7 +68,6 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 			}
 			return nil
 		})
-		return err
 	})
 	if err == nil {
 		perm, err = permutation(pivots, a.RowBlock)
