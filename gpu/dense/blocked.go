@@ -179,7 +179,7 @@ func (b *blockedLU) setUp(f LUForm) error {
 	}
 	b.tr = tr
 	if b.pivots && f.recursivePanels(n, d.Multiprocessors()) {
-		pl, err := b.e.newPanelLU(b.la, b.mod, b.prec)
+		pl, err := newPanelLU(b.d, b.la, b.mod, b.prec)
 		if err != nil {
 			return err
 		}

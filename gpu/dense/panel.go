@@ -47,7 +47,7 @@ var leafRows = 0
 // in the grid's registers; a column costs one exchange of candidate rows
 // between the blocks, through L2, which is also the grid's only barrier.
 type panelLU struct {
-	e       *Solver
+	d       *gpu.Device
 	la      *gpu.Linalg
 	prec    Precision
 	kinds   []leafKind
@@ -59,9 +59,8 @@ type panelLU struct {
 	sms     int
 }
 
-func (e *Solver) newPanelLU(la *gpu.Linalg, mod *gpu.Module, prec Precision) (*panelLU, error) {
-	d := e.d
-	pl := &panelLU{e: e, la: la, prec: prec, kinds: leafKinds[prec], sms: d.Multiprocessors()}
+func newPanelLU(d *gpu.Device, la *gpu.Linalg, mod *gpu.Module, prec Precision) (*panelLU, error) {
+	pl := &panelLU{d: d, la: la, prec: prec, kinds: leafKinds[prec], sms: d.Multiprocessors()}
 	prefix, swaps := "panel_leaf_", "leaf_swaps"
 	if prec == FP64 {
 		prefix, swaps = "panel_leaf_f64_", "leaf_swaps_f64"
@@ -137,7 +136,7 @@ func (pl *panelLU) leafShape(rows, blocks int) (kind, grid int, err error) {
 // (1-based, relative to the panel's first row) to ipiv. blocks caps the
 // leaves' grids (the multiprocessors left to the panel).
 func (pl *panelLU) factor(st *gpu.Stream, a uintptr, lda, m, nb int, ipiv uintptr, blocks int) error {
-	d := pl.e.d
+	d := pl.d
 	q := d.NewLaunchQueue()
 	q.Do(func() error { return pl.la.BlasOn(d, st) })
 	if err := pl.rec(q, st, a, lda, m, nb, 0, nb, ipiv, max(blocks, 1)); err != nil {
@@ -191,3 +190,44 @@ func (pl *panelLU) rec(q *gpu.LaunchQueue, st *gpu.Stream, a uintptr, lda, m, nb
 	}
 	return nil
 }
+
+// Panel is the blocked LU's recursive panel for callers outside the
+// package (gpu/dist's pivoted LU): tall fp32 panels factored with partial
+// pivoting by leaves that hold the rows in registers, on a capped number
+// of multiprocessors, so that it keeps its pace beside an update (cuSOLVER
+// sgetrf took twice its time there).
+type Panel struct{ pl *panelLU }
+
+// NewPanel prepares fp32 panels on d.
+func NewPanel(d *gpu.Device) (*Panel, error) {
+	la, err := d.Linalg()
+	if err != nil {
+		return nil, err
+	}
+	mod, err := d.Module(kernel("lu"))
+	if err != nil {
+		return nil, err
+	}
+	pl, err := newPanelLU(d, la, mod, FP32)
+	if err != nil {
+		return nil, err
+	}
+	return &Panel{pl}, nil
+}
+
+// MaxRows is the tallest panel it takes.
+func (p *Panel) MaxRows() int { return maxPanelRows(p.pl.sms, FP32) }
+
+// Factor queues on st the LU with partial pivoting of the m×nb fp32 panel
+// at a (leading dimension lda), in place: its pivots (1-based, from the
+// panel's first row, as getrf's) to ipiv; its leaves on at most blocks
+// multiprocessors where their rows fit. It leaves cuBLAS on st.
+func (p *Panel) Factor(st *gpu.Stream, a *gpu.Buffer, lda, m, nb int, ipiv *gpu.Buffer, blocks int) error {
+	if m > p.MaxRows() || m < nb || a.Bytes() < 4*((nb-1)*lda+m) || ipiv.Bytes() < 4*nb {
+		return fmt.Errorf("gpu: a recursive panel of %d×%d (at most %d rows) in %d bytes with %d for the pivots", m, nb, p.MaxRows(), a.Bytes(), ipiv.Bytes())
+	}
+	return p.pl.factor(st, a.Ptr(), lda, m, nb, ipiv.Ptr(), blocks)
+}
+
+// Free frees its buffers.
+func (p *Panel) Free() { p.pl.free() }

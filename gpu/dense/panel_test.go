@@ -95,7 +95,7 @@ func BenchmarkSolverLeaf(b *testing.B) {
 					name = fmt.Sprintf("%sm=%d/w=%d/%s", prefix, m, w, getrf)
 				}
 				b.Run(name, func(b *testing.B) {
-					pl, err := e.newPanelLU(la, mod, prec)
+					pl, err := newPanelLU(e.d, la, mod, prec)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -151,7 +151,7 @@ func TestSolverPanelLeaf(t *testing.T) {
 	e, la, mod := solverSetup(t)
 	defer func(r int) { leafRows = r }(leafRows)
 	for _, prec := range []Precision{FP32, FP64} {
-		pl, err := e.newPanelLU(la, mod, prec)
+		pl, err := newPanelLU(e.d, la, mod, prec)
 		if err != nil {
 			t.Fatal(err)
 		}

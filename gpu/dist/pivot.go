@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mwmm/mwmm/gpu"
+	"github.com/mwmm/mwmm/gpu/dense"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/nccl"
@@ -21,7 +22,8 @@ const (
 
 // FactorPivoted makes fp32 LU factors of P·A with partial pivoting on a
 // 1×Q team, where every GPU holds whole columns: the owner of block column
-// k factors it with its pivots (cuSOLVER sgetrf), every GPU receives the
+// k factors it with its pivots (gpu/dense's recursive panel, or cuSOLVER
+// sgetrf where the panel is taller than it takes), every GPU receives the
 // panel and the pivots, applies the interchanges to its own columns,
 // solves for its part of U₁₂ (strsm) and updates its trailing columns
 // with the plan's fused kernel. perm is P: row i of P·A is row perm[i]
@@ -52,6 +54,10 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 		if r.Rank != 0 {
 			host.pivots = make([]int32, a.Rows)
 		}
+		if err := host.choosePanel(r, a.Rows); err != nil {
+			return err
+		}
+		defer host.free()
 		return r.independently(a.Team.Timeout, func() error {
 			next, err := r.startSingle(a, w)
 			if err != nil {
@@ -80,9 +86,40 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 }
 
 // pivotHost is a rank's host side of the pivoted factorization: the
-// pivots read so far, and the moves of the step.
+// pivots read so far, the moves of the step, and the panel's
+// factorization.
 type pivotHost struct {
 	pivots, moves []int32
+	panel         *dense.Panel // nil: cuSOLVER sgetrf
+}
+
+// pivotRecursive lets FactorPivoted use gpu/dense's recursive panel where
+// it takes the rows (a variable so that a benchmark can compare sgetrf).
+var pivotRecursive = true
+
+// choosePanel takes the recursive panel where it takes n rows: beside the
+// update it keeps its pace on the multiprocessors it is given, where
+// cuSOLVER's sgetrf (which takes them all) took twice its time.
+func (h *pivotHost) choosePanel(r *Rank, n int) error {
+	if !pivotRecursive {
+		return nil
+	}
+	p, err := dense.NewPanel(r.Engine.Device())
+	if err != nil {
+		return err
+	}
+	if n > p.MaxRows() {
+		p.Free()
+		return nil
+	}
+	h.panel = p
+	return nil
+}
+
+func (h *pivotHost) free() {
+	if h.panel != nil {
+		h.panel.Free()
+	}
 }
 
 // pivotPanelSMs is the multiprocessors the rest of each update leaves to
@@ -137,17 +174,31 @@ func (s *pivotStep) panelWork() error {
 	}
 	s.mark("turn", st)
 	if r.Q == qk {
-		rows := s.w.localRows(r)
-		if err := r.getrf(st, s.at(row0, colK), rows, m, width, s.pivots); err != nil {
+		if err := s.factorPanel(st, row0, colK, m, width); err != nil {
 			return err
 		}
 		s.mark("factored", st)
-		if err := r.Engine.Device().CopyRect(s.panelL, m, s.at(row0, colK), rows, m, width, 4, st); err != nil {
+		if err := r.Engine.Device().CopyRect(s.panelL, m, s.at(row0, colK), s.w.localRows(r), m, width, 4, st); err != nil {
 			return err
 		}
 	}
 	return errors.Join(r.Row.Broadcast(s.panelL, m*width, nccl.Float32, qk, st),
 		r.Row.Broadcast(s.pivots, width, nccl.Int32, qk, st), arrived.Record(st))
+}
+
+// factorPanel factors the owner's m×width panel at local (row0, colK) on
+// st, its pivots to s.pivots.
+func (s *pivotStep) factorPanel(st *gpu.Stream, row0, colK, m, width int) error {
+	r := s.r
+	rows := s.w.localRows(r)
+	if s.host.panel == nil {
+		return r.getrf(st, s.at(row0, colK), rows, m, width, s.pivots)
+	}
+	sms := pivotPanelSMs
+	if sms == 0 {
+		sms = r.Engine.Device().Multiprocessors()
+	}
+	return s.host.panel.Factor(st, s.at(row0, colK), rows, m, width, s.pivots, sms)
 }
 
 func (s *pivotStep) pivotSlot() int { return []int{slotPivots, 27}[s.k%2] }

@@ -33,9 +33,17 @@ func BenchmarkPivotedPieces(b *testing.B) {
 	} else {
 		w.Free()
 	}
-	for _, sms := range []int{32, 0, 64} {
-		b.Run(fmt.Sprintf("factor/panel-sms=%d", sms), func(b *testing.B) {
-			pivotPanelSMs = sms
+	defer func(v bool) { pivotRecursive = v }(pivotRecursive)
+	for _, c := range []struct {
+		sms       int
+		recursive bool
+	}{{32, true}, {32, false}, {0, true}, {64, true}} {
+		panel := "recursive"
+		if !c.recursive {
+			panel = "sgetrf"
+		}
+		b.Run(fmt.Sprintf("factor/%s/panel-sms=%d", panel, c.sms), func(b *testing.B) {
+			pivotPanelSMs, pivotRecursive = c.sms, c.recursive
 			for b.Loop() {
 				w, _, err := FactorPivoted(context.Background(), s, plan(b))
 				if err != nil {
@@ -46,7 +54,7 @@ func BenchmarkPivotedPieces(b *testing.B) {
 		})
 	}
 	b.Run("timeline", func(b *testing.B) {
-		pivotPanelSMs = LookaheadSMs
+		pivotPanelSMs, pivotRecursive = LookaheadSMs, true
 		for b.Loop() {
 			var mu sync.Mutex
 			var marks []pivotEvent
