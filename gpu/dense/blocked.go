@@ -71,7 +71,7 @@ type blockedLU struct {
 	ready      *gpu.Event
 
 	tr trailing
-	pl *panelLU // our recursive panel; nil: cuSOLVER's getrf
+	pl *pivot.Panel // our recursive panel; nil: cuSOLVER's getrf
 
 	// deferL: L's interchanges wait for the end (gatherL); stepMoves
 	// keeps each step's moves for it.
@@ -164,7 +164,7 @@ func (b *blockedLU) ptr(i, j int) uintptr { return b.w.Ptr() + uintptr(b.at(i, j
 // order.
 func (b *blockedLU) setUp(f LUForm) error {
 	d, n := b.d, b.n
-	if most := maxPanelRows(d.Multiprocessors(), b.prec); f.Panels == PanelsRecursive && n > most {
+	if most := pivot.MaxPanelRows(d.Multiprocessors(), b.prec == FP64); f.Panels == PanelsRecursive && n > most {
 		return fmt.Errorf("gpu: the recursive panel takes at most %d rows on this GPU, not %d: use cuSOLVER's (--panel sgetrf)", most, n)
 	}
 	if err := b.setUpScratch(); err != nil {
@@ -179,7 +179,7 @@ func (b *blockedLU) setUp(f LUForm) error {
 	}
 	b.tr = tr
 	if b.pivots && f.recursivePanels(n, d.Multiprocessors()) {
-		pl, err := newPanelLU(b.d, b.la, b.mod, b.prec)
+		pl, err := pivot.NewPanel(b.d, b.prec == FP64)
 		if err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (b *blockedLU) newTrailing(f LUForm) (trailing, error) {
 // cuSOLVER on the default stream.
 func (b *blockedLU) free() {
 	if b.pl != nil {
-		b.pl.free()
+		b.pl.Free()
 	}
 	if b.tr != nil {
 		b.tr.free()
@@ -315,7 +315,7 @@ func (b *blockedLU) panel(j int, st *gpu.Stream) error {
 			if st != b.main {
 				blocks = b.sideSMs
 			}
-			return b.pl.factor(st, b.ptr(j, j), b.n, b.n-j, jb, piv, blocks)
+			return b.pl.Factor(st, b.ptr(j, j), b.n, b.n-j, jb, piv, blocks)
 		}
 		return b.getrfOn(st, j, b.n-j, jb, piv)
 	})

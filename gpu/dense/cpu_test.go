@@ -153,9 +153,6 @@ func TestPrecision(t *testing.T) {
 	if s := Precision(0).String(); s != "Precision(0)" {
 		t.Errorf("Precision(0): %q", s)
 	}
-	if maxPanelRows(132, FP32) != 132*1024 || maxPanelRows(132, FP64) != 132*512 || maxPanelRows(200, FP32) != leafBlocks*1024 {
-		t.Errorf("maxPanelRows: %d, %d", maxPanelRows(132, FP32), maxPanelRows(132, FP64))
-	}
 }
 
 // The block size and the panels on every kind: the blocked forms' only

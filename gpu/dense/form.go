@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/gpu/pivot"
 	"github.com/mwmm/mwmm/multiword"
 )
 
@@ -41,7 +42,7 @@ type Panels int
 const (
 	PanelsAuto      Panels = iota // PanelsRecursive from n = RecursivePanelsFrom on for the fp32 working forms, else PanelsGetrf
 	PanelsGetrf                   // cuSOLVER's getrf down the panel (sgetrf; dgetrf for the Ozaki forms)
-	PanelsRecursive               // our recursive panel (at most maxPanelRows rows)
+	PanelsRecursive               // our recursive panel (at most pivot.MaxPanelRows rows)
 )
 
 // PanelKinds names the Panels values, as ParsePanels reads them.
@@ -62,14 +63,14 @@ func ParsePanels(name string) (Panels, error) {
 const RecursivePanelsFrom = 16384
 
 // recursivePanels says whether the blocked LU of order n in the form
-// factors its pivoted panels with panelLU, on a GPU of sms
+// factors its pivoted panels with pivot.Panel, on a GPU of sms
 // multiprocessors.
 func (f LUForm) recursivePanels(n, sms int) bool {
 	switch f.Panels {
 	case PanelsRecursive:
 		return true
 	case PanelsAuto:
-		return f.Update != nil && f.Update.Working() == FP32 && n >= RecursivePanelsFrom && n <= maxPanelRows(sms, FP32)
+		return f.Update != nil && f.Update.Working() == FP32 && n >= RecursivePanelsFrom && n <= pivot.MaxPanelRows(sms, false)
 	}
 	return false
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/dense"
 	"github.com/mwmm/mwmm/gpu/gemm"
 	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/nccl"
@@ -22,7 +21,7 @@ const (
 
 // FactorPivoted makes fp32 LU factors of P·A with partial pivoting on a
 // 1×Q team, where every GPU holds whole columns: the owner of block column
-// k factors it with its pivots (gpu/dense's recursive panel, or cuSOLVER
+// k factors it with its pivots (pivot.Panel, the recursive panel, or cuSOLVER
 // sgetrf where the panel is taller than it takes), every GPU receives the
 // panel and the pivots, applies the interchanges to its own columns,
 // solves for its part of U₁₂ (strsm) and updates its trailing columns
@@ -90,11 +89,12 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 // factorization.
 type pivotHost struct {
 	pivots, moves []int32
-	panel         *dense.Panel // nil: cuSOLVER sgetrf
+	panel         *pivot.Panel // nil: cuSOLVER sgetrf
 }
 
-// pivotRecursive lets FactorPivoted use gpu/dense's recursive panel where
-// it takes the rows (a variable so that a benchmark can compare sgetrf).
+// pivotRecursive lets FactorPivoted use the recursive panel (pivot.Panel,
+// the one-GPU solver's too) where it takes the rows (a variable so that a
+// benchmark can compare sgetrf).
 var pivotRecursive = true
 
 // choosePanel takes the recursive panel where it takes n rows: beside the
@@ -104,7 +104,7 @@ func (h *pivotHost) choosePanel(r *Rank, n int) error {
 	if !pivotRecursive {
 		return nil
 	}
-	p, err := dense.NewPanel(r.Engine.Device())
+	p, err := pivot.NewPanel(r.Engine.Device(), false)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (s *pivotStep) factorPanel(st *gpu.Stream, row0, colK, m, width int) error 
 	if sms == 0 {
 		sms = r.Engine.Device().Multiprocessors()
 	}
-	return s.host.panel.Factor(st, s.at(row0, colK), rows, m, width, s.pivots, sms)
+	return s.host.panel.Factor(st, s.at(row0, colK).Ptr(), rows, m, width, s.pivots.Ptr(), sms)
 }
 
 func (s *pivotStep) pivotSlot() int { return []int{slotPivots, 27}[s.k%2] }

@@ -2,7 +2,6 @@ package fp16
 
 import (
 	"math"
-	"sync"
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu"
@@ -10,21 +9,8 @@ import (
 	"github.com/mwmm/mwmm/gpu/internal/gputest"
 )
 
-var testDevice struct {
-	once sync.Once
-	d    *gpu.Device
-	err  error
-}
-
-func device(tb testing.TB) *gpu.Device {
-	tb.Helper()
-	gputest.Require(tb)
-	testDevice.once.Do(func() { testDevice.d, testDevice.err = gpu.Open() })
-	if testDevice.err != nil {
-		tb.Fatal(testDevice.err)
-	}
-	return testDevice.d
-}
+// device is the tests' GPU; it skips without one.
+func device(tb testing.TB) *gpu.Device { return gputest.Device(tb) }
 
 // dominantLU is the LU without pivoting (column-major, fp32) of an n×n
 // diagonally dominant matrix, factored in fp64: well-conditioned

@@ -1,12 +1,19 @@
-// Package pivot turns a panel's row interchanges, as LAPACK's getrf
-// reports them, into the moves that apply them all at once.
+// Package pivot is partial pivoting on the GPU, as the blocked LUs of
+// gpu/dense (one GPU) and gpu/dist (several) use it.
+//
+// A Panel factors a tall panel with partial pivoting, recursively: halves
+// down to leaves of at most 32 columns, each one kernel whose blocks hold
+// the leaf's rows in registers and meet once a column, through words in
+// global memory, to agree on the pivot. A cap on its multiprocessors lets
+// it run beside a trailing update and keep its pace (cuSOLVER's getrf
+// takes every multiprocessor it can and then waits for the update's).
 //
 // getrf's pivots say "swap row k with row ipiv[k]", one after the other,
-// so applying them to a column is a chain of dependent swaps. The GPU
-// solvers compose them on the host into one permutation of the rows they
-// touch (at most twice the panel's width), which a kernel then applies to
-// every column in parallel: each column's moved entries read at once,
-// then written at once.
+// so applying them to a column is a chain of dependent swaps. Moves
+// composes them on the host into one permutation of the rows they touch
+// (at most twice the panel's width), which a kernel then applies to every
+// column in parallel: each column's moved entries read at once, then
+// written at once.
 package pivot
 
 // Moves composes a panel's interchanges (LAPACK's 1-based pivots,

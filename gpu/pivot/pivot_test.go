@@ -45,3 +45,10 @@ func TestMoves(t *testing.T) {
 		}
 	}
 }
+
+// The leaves take a full block on each multiprocessor, up to LEAF_GMAX.
+func TestMaxPanelRows(t *testing.T) {
+	if MaxPanelRows(132, false) != 132*1024 || MaxPanelRows(132, true) != 132*512 || MaxPanelRows(200, false) != leafBlocks*1024 {
+		t.Errorf("MaxPanelRows: %d, %d, %d", MaxPanelRows(132, false), MaxPanelRows(132, true), MaxPanelRows(200, false))
+	}
+}

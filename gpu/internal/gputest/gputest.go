@@ -4,6 +4,7 @@
 package gputest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu"
@@ -15,6 +16,25 @@ func Require(tb testing.TB) {
 	if err := gpu.Available(); err != nil {
 		tb.Skipf("no GPU: %v", err)
 	}
+}
+
+// device is the first GPU, opened once for a test binary.
+var device struct {
+	once sync.Once
+	d    *gpu.Device
+	err  error
+}
+
+// Device returns the first GPU, opened once; it skips the test when there
+// is no usable GPU.
+func Device(tb testing.TB) *gpu.Device {
+	tb.Helper()
+	Require(tb)
+	device.once.Do(func() { device.d, device.err = gpu.Open() })
+	if device.err != nil {
+		tb.Fatal(device.err)
+	}
+	return device.d
 }
 
 // Alloc allocates bytes on d, freed at the end of the test.

@@ -1,4 +1,4 @@
-package dense
+package pivot
 
 import (
 	"fmt"
@@ -6,88 +6,34 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/gemm"
+	"github.com/mwmm/mwmm/gpu/internal/cuda"
 	"github.com/mwmm/mwmm/gpu/internal/gputest"
 )
 
-// testSolver is the solver of the tests, on the shared engine of device 0.
-var testSolver struct {
-	once sync.Once
-	s    *Solver
-	err  error
-}
-
-// engineGPU is the tests' solver; it skips without a GPU.
-func engineGPU(tb testing.TB) *Solver {
-	tb.Helper()
-	gputest.Require(tb)
-	testSolver.once.Do(func() {
-		e, err := gemm.SharedEngine(0)
-		testSolver.s, testSolver.err = New(e), err
-	})
-	if testSolver.err != nil {
-		tb.Fatalf("SharedEngine: %v", testSolver.err)
-	}
-	return testSolver.s
-}
-
-// solverSetup is the tests' solver, its cuBLAS and cuSOLVER handles and
-// the lu module for a solver test or benchmark; it skips without a GPU.
-func solverSetup(tb testing.TB) (*Solver, *gpu.Linalg, *gpu.Module) {
-	tb.Helper()
-	e := engineGPU(tb)
-	la, err := e.d.Linalg()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	mod, err := e.d.Module(kernel("lu"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return e, la, mod
-}
-
-// BenchmarkSolverLeaf times the recursive panel on m×w panels of random
+// BenchmarkPanelLeaf times the recursive panel on m×w panels of random
 // values, binary32 and binary64 (f64/), for several rows a leaf block
 // (so grid sizes), against cuSOLVER's getrf.
-// ./gpu_dense.test -test.run '^$' -test.bench SolverLeaf
-func BenchmarkSolverLeaf(b *testing.B) {
-	e, la, mod := solverSetup(b)
-	fill, err := mod.Function("fill_uniform")
-	if err != nil {
-		b.Fatal(err)
-	}
-	conv, err := mod.Function("f64_to_f32")
+// ./pivot.test -test.run '^$' -test.bench PanelLeaf
+func BenchmarkPanelLeaf(b *testing.B) {
+	d := device(b)
+	la, err := d.Linalg()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func(r int) { leafRows = r }(leafRows)
-	for _, prec := range []Precision{FP32, FP64} {
-		double := prec == FP64
+	for _, double := range []bool{false, true} {
 		prefix, getrf, kinds := "", "sgetrf", []int{256, 512, 1024}
 		if double {
 			prefix, getrf, kinds = "f64/", "dgetrf", []int{256, 512}
 		}
 		for _, shape := range [][2]int{{8192, 32}, {32768, 32}, {8192, 1024}, {16384, 2048}, {32768, 1024}} {
 			m, w := shape[0], shape[1]
-			a64, err := e.d.Alloc(8 * m * w)
-			if err != nil {
-				b.Fatal(err)
-			}
-			a := a64
-			if !double {
-				if a, err = e.d.Alloc(4 * m * w); err != nil {
-					b.Fatal(err)
-				}
-			}
-			ipiv, err := e.d.Alloc(4 * w)
-			if err != nil {
-				b.Fatal(err)
-			}
+			values := randomPanel(m, w, double)
+			a, ipiv := gputest.Alloc(b, d, size(double)*m*w), gputest.Alloc(b, d, 4*w)
+			info, work := gputest.Alloc(b, d, 4), getrfWork(b, d, la, double, m, w, a)
 			for _, rows := range append([]int{0}, kinds...) { // 0: cuSOLVER's getrf
 				leafRows = rows
 				name := fmt.Sprintf("%sm=%d/w=%d/rows=%d", prefix, m, w, rows)
@@ -95,49 +41,75 @@ func BenchmarkSolverLeaf(b *testing.B) {
 					name = fmt.Sprintf("%sm=%d/w=%d/%s", prefix, m, w, getrf)
 				}
 				b.Run(name, func(b *testing.B) {
-					pl, err := newPanelLU(e.d, la, mod, prec)
+					pl, err := NewPanel(d, double)
 					if err != nil {
 						b.Fatal(err)
 					}
-					defer pl.free()
+					defer pl.Free()
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
-						if err := fill.Launch(gpu.StrideGrid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, int64(m*w), uint64(i), -0.5, 0.5); err != nil {
-							b.Fatal(err)
-						}
-						if !double {
-							if err := conv.Launch(gpu.StrideGrid(m*w), [3]uint32{256, 1, 1}, 0, nil, a64, a, int64(m*w)); err != nil {
-								b.Fatal(err)
-							}
-						}
-						if err := e.d.Sync(); err != nil {
+						if err := d.Upload(a, values); err != nil {
 							b.Fatal(err)
 						}
 						b.StartTimer()
 						if rows == 0 {
-							if err := e.getrf(la, prec, m, w, a.Ptr(), m, ipiv.Ptr()); err != nil {
-								b.Fatal(err)
-							}
-							continue
+							err = d.Do(func() error {
+								if err := la.SolverOn(d, nil); err != nil {
+									return err
+								}
+								return cuda.Getrf(la.Solver, double, m, w, a.Ptr(), m, work.Ptr(), ipiv.Ptr(), info.Ptr())
+							})
+						} else {
+							err = pl.Factor(nil, a.Ptr(), m, m, w, ipiv.Ptr(), d.Multiprocessors())
 						}
-						if err := pl.factor(nil, a.Ptr(), m, m, w, ipiv.Ptr(), e.d.Multiprocessors()); err != nil {
-							b.Fatal(err)
+						if err == nil {
+							err = d.Sync()
 						}
-						if err := e.d.Sync(); err != nil {
+						if err != nil {
 							b.Fatal(err)
 						}
 					}
 					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*w), "µs/column")
 				})
 			}
-			if !double {
-				a.Free()
-			}
-			a64.Free()
-			ipiv.Free()
 		}
 	}
 }
+
+// randomPanel is m×w values uniform in [−0.5, 0.5), as []float64 or
+// []float32.
+func randomPanel(m, w int, double bool) any {
+	rng := rand.New(rand.NewPCG(uint64(m), uint64(w)))
+	if double {
+		x := make([]float64, m*w)
+		for i := range x {
+			x[i] = rng.Float64() - 0.5
+		}
+		return x
+	}
+	x := make([]float32, m*w)
+	for i := range x {
+		x[i] = float32(rng.Float64() - 0.5)
+	}
+	return x
+}
+
+// getrfWork is cuSOLVER getrf's work space for an m×w panel at a.
+func getrfWork(tb testing.TB, d *gpu.Device, la *gpu.Linalg, double bool, m, w int, a *gpu.Buffer) *gpu.Buffer {
+	var lwork int
+	err := d.Do(func() error {
+		var err error
+		lwork, err = cuda.GetrfBufferSize(la.Solver, double, m, w, a.Ptr(), m)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return gputest.Alloc(tb, d, size(double)*max(1, lwork))
+}
+
+// device is the tests' GPU; it skips without one.
+func device(tb testing.TB) *gpu.Device { return gputest.Device(tb) }
 
 // A leaf (a panel of at most 32 columns, one kernel) factors as partial
 // pivoting must in binary32 and binary64, bit for bit: pivots the largest
@@ -147,24 +119,24 @@ func BenchmarkSolverLeaf(b *testing.B) {
 // column is zero (a zero pivot: no elimination), one holds a NaN (never a
 // pivot). Shapes take one to several blocks of every kind (256, 512 and,
 // in binary32, 1024 rows a block).
-func TestSolverPanelLeaf(t *testing.T) {
-	e, la, mod := solverSetup(t)
+func TestPanelLeaf(t *testing.T) {
+	d := device(t)
 	defer func(r int) { leafRows = r }(leafRows)
-	for _, prec := range []Precision{FP32, FP64} {
-		pl, err := newPanelLU(e.d, la, mod, prec)
+	for _, double := range []bool{false, true} {
+		pl, err := NewPanel(d, double)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prec == FP64 {
-			testLeaf[float64](t, e, pl)
+		if double {
+			testLeaf[float64](t, d, pl)
 		} else {
-			testLeaf[float32](t, e, pl)
+			testLeaf[float32](t, d, pl)
 		}
-		pl.free()
+		pl.Free()
 	}
 }
 
-func testLeaf[E float32 | float64](t *testing.T, e *Solver, pl *panelLU) {
+func testLeaf[E float32 | float64](t *testing.T, d *gpu.Device, pl *Panel) {
 	rng := rand.New(rand.NewPCG(7, 26))
 	for _, c := range []struct{ m, w, blocks int }{{1, 1, 32}, {17, 17, 32}, {300, 32, 32}, {3000, 20, 32}, {9000, 32, 8}, {20000, 7, 132}} {
 		a := make([]E, c.m*c.w) // column-major
@@ -180,24 +152,24 @@ func testLeaf[E float32 | float64](t *testing.T, e *Solver, pl *panelLU) {
 		wantLU, wantPiv := leafReference(a, c.m, c.w)
 		for _, rows := range []int{0, 256, 512, 1024} {
 			leafRows = rows
-			buf, err := e.d.Alloc(pl.prec.Size() * len(a))
+			buf, err := d.Alloc(pl.es * len(a))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ipiv, err := e.d.Alloc(4 * c.w)
+			ipiv, err := d.Alloc(4 * c.w)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.d.Upload(buf, a); err != nil {
+			if err := d.Upload(buf, a); err != nil {
 				t.Fatal(err)
 			}
-			err = pl.factor(nil, buf.Ptr(), c.m, c.m, c.w, ipiv.Ptr(), c.blocks)
+			err = pl.Factor(nil, buf.Ptr(), c.m, c.m, c.w, ipiv.Ptr(), c.blocks)
 			lu, piv := make([]E, len(a)), make([]int32, c.w)
 			if err == nil {
-				err = e.d.Download(lu, buf)
+				err = d.Download(lu, buf)
 			}
 			if err == nil {
-				err = e.d.Download(piv, ipiv)
+				err = d.Download(piv, ipiv)
 			}
 			buf.Free()
 			ipiv.Free()
@@ -206,18 +178,18 @@ func testLeaf[E float32 | float64](t *testing.T, e *Solver, pl *panelLU) {
 			}
 			for j := range piv {
 				if piv[j] != wantPiv[j] {
-					t.Fatalf("%d-byte %+v, %d rows a block: pivot %d is row %d, want %d", pl.prec.Size(), c, leafRows, j, piv[j], wantPiv[j])
+					t.Fatalf("%d-byte %+v, %d rows a block: pivot %d is row %d, want %d", pl.es, c, leafRows, j, piv[j], wantPiv[j])
 				}
 			}
 			for i := range lu {
 				same := lu[i] == wantLU[i] && math.Signbit(float64(lu[i])) == math.Signbit(float64(wantLU[i]))
 				if !same && !(lu[i] != lu[i] && wantLU[i] != wantLU[i]) {
-					t.Fatalf("%d-byte %+v, %d rows a block: entry (%d, %d) is %g, want %g", pl.prec.Size(), c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
+					t.Fatalf("%d-byte %+v, %d rows a block: entry (%d, %d) is %g, want %g", pl.es, c, leafRows, i%c.m, i/c.m, lu[i], wantLU[i])
 				}
 			}
 		}
 	}
-	if _, _, err := pl.leafShape(maxPanelRows(pl.sms, pl.prec)+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
+	if _, _, err := pl.leafShape(pl.MaxRows()+1, 32); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("a panel too tall for the leaves: %v", err)
 	}
 }
