@@ -53,3 +53,29 @@ func TestRoads(t *testing.T) {
 		t.Error("partial pivoting on a 2×2 grid: accepted")
 	}
 }
+
+// Each names each rank's error, but says a verdict every rank reached
+// once.
+func TestEachErrors(t *testing.T) {
+	tm := &Team{Ranks: []*Rank{{Rank: 0}, {Rank: 1}, {Rank: 2}}}
+	verdict := errors.New("the matrix needs pivoting")
+	if err := tm.Each(func(*Rank) error { return verdict }); err != verdict {
+		t.Errorf("the same error on every rank: %q", err)
+	}
+	err := tm.Each(func(r *Rank) error {
+		if r.Rank == 1 {
+			return verdict
+		}
+		return nil
+	})
+	if !errors.Is(err, verdict) || err.Error() != "rank 1: the matrix needs pivoting" {
+		t.Errorf("one rank's error: %q", err)
+	}
+	err = tm.Each(func(r *Rank) error { return fmt.Errorf("timeout on %d", r.Rank) })
+	if want := "rank 0: timeout on 0\nrank 1: timeout on 1\nrank 2: timeout on 2"; err == nil || err.Error() != want {
+		t.Errorf("different errors: %q, want %q", err, want)
+	}
+	if err := tm.Each(func(*Rank) error { return nil }); err != nil {
+		t.Errorf("no error: %v", err)
+	}
+}

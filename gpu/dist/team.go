@@ -170,7 +170,9 @@ func form(g Grid, engines []*gemm.Engine, world []*nccl.Comm, transferSMs int) (
 func (t *Team) Whole() bool { return len(t.Ranks) == t.Grid.Size() }
 
 // Each runs f for every rank of this process, concurrently, and joins
-// their errors.
+// their errors, each named by its rank; where every rank failed with the
+// same message (a verdict the team reached together, as the growth
+// check's), that one error alone.
 func (t *Team) Each(f func(r *Rank) error) error {
 	errs := make([]error, len(t.Ranks))
 	var wg sync.WaitGroup
@@ -178,12 +180,22 @@ func (t *Team) Each(f func(r *Rank) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := f(r); err != nil {
-				errs[i] = fmt.Errorf("rank %d: %w", r.Rank, err)
-			}
+			errs[i] = f(r)
 		}()
 	}
 	wg.Wait()
+	same := true
+	for _, err := range errs {
+		same = same && err != nil && err.Error() == errs[0].Error()
+	}
+	if same && len(errs) > 0 {
+		return errs[0]
+	}
+	for i, err := range errs {
+		if err != nil {
+			errs[i] = fmt.Errorf("rank %d: %w", t.Ranks[i].Rank, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
