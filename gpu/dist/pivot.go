@@ -322,9 +322,8 @@ func permutation(pivots []int32, nb int) ([]int, error) {
 		perm[i] = i
 	}
 	for i, v := range pivots {
-		row0 := i / nb * nb
-		j := row0 + int(v) - 1
-		if j < row0 || j >= n {
+		j := i/nb*nb + int(v) - 1 // LAPACK's: 1-based from the panel's first row, never above row i
+		if j < i || j >= n {
 			return nil, fmt.Errorf("dist: pivot %d of row %d is outside the panel", v, i)
 		}
 		perm[i], perm[j] = perm[j], perm[i]

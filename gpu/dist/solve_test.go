@@ -79,3 +79,20 @@ func TestEachErrors(t *testing.T) {
 		t.Errorf("no error: %v", err)
 	}
 }
+
+// permutation composes the panels' pivots as the interchanges one by
+// one, and refuses a pivot outside its panel.
+func TestPermutation(t *testing.T) {
+	// Panels of 2 rows: swap rows 0 and 3, keep 1; swap rows 2 and 4;
+	// keep 4 (the last panel, one row).
+	perm, err := permutation([]int32{4, 2, 3, 2, 1}, 2)
+	if want := []int{3, 1, 4, 0, 2}; err != nil || fmt.Sprint(perm) != fmt.Sprint(want) {
+		t.Errorf("permutation: %v, %v; want %v", perm, err, want)
+	}
+	if _, err := permutation([]int32{1, 1}, 2); err == nil {
+		t.Error("a pivot above its row was accepted")
+	}
+	if _, err := permutation([]int32{1, 5}, 2); err == nil {
+		t.Error("a pivot below the matrix was accepted")
+	}
+}
