@@ -156,8 +156,8 @@ func (s *pivotStep) geometry() (width, qk, row0, m, colK, colT int) {
 }
 
 // panelWork queues on the transfer stream, once block column k is up to
-// date: the owner's getrf of it and the broadcasts of the panel and its
-// pivots.
+// date: the owner's factorization of it and the broadcasts of the panel
+// and its pivots.
 func (s *pivotStep) panelWork() error {
 	r := s.r
 	st := r.transfers
