@@ -101,19 +101,13 @@ var pivotRecursive = true
 // update it keeps its pace on the multiprocessors it is given, where
 // cuSOLVER's sgetrf (which takes them all) took twice its time.
 func (h *pivotHost) choosePanel(r *Rank, n int) error {
-	if !pivotRecursive {
+	d := r.Engine.Device()
+	if !pivotRecursive || n > pivot.MaxPanelRows(d.Multiprocessors(), false) {
 		return nil
 	}
-	p, err := pivot.NewPanel(r.Engine.Device(), false)
-	if err != nil {
-		return err
-	}
-	if n > p.MaxRows() {
-		p.Free()
-		return nil
-	}
-	h.panel = p
-	return nil
+	var err error
+	h.panel, err = pivot.NewPanel(d, false)
+	return err
 }
 
 func (h *pivotHost) free() {
@@ -201,7 +195,12 @@ func (s *pivotStep) factorPanel(st *gpu.Stream, row0, colK, m, width int) error 
 	return s.host.panel.Factor(st, s.at(row0, colK).Ptr(), rows, m, width, s.pivots.Ptr(), sms)
 }
 
-func (s *pivotStep) pivotSlot() int { return []int{slotPivots, 27}[s.k%2] }
+func (s *pivotStep) pivotSlot() int {
+	if s.k%2 == 1 {
+		return 27
+	}
+	return slotPivots
+}
 
 // update queues on the compute stream, once the panel has arrived: the
 // interchanges, U₁₂ and the trailing update of block column k+1 (then the
@@ -223,6 +222,7 @@ func (s *pivotStep) update() error {
 		colN = min(nb, s.w.Rows-k1*nb)
 	}
 	all := r.Engine.Device().Multiprocessors()
+	rest := max(all-pivotPanelSMs, all/2) // the multiprocessors the rest of the step runs on
 	if err := s.columns(colT, colT+colN, all); err != nil {
 		return err
 	}
@@ -230,14 +230,14 @@ func (s *pivotStep) update() error {
 		return err
 	}
 	s.mark("next", r.compute)
-	if err := s.columns(colT+colN, cols, max(all-pivotPanelSMs, all/2)); err != nil {
+	if err := s.columns(colT+colN, cols, rest); err != nil {
 		return err
 	}
 	left := colT // L's columns left of the panel, which take its interchanges last
 	if r.Q == qk {
 		left = colK // the panel's own, which getrf swapped, are not among them
 	}
-	if err := s.swaps(0, left, max(all-pivotPanelSMs, all/2)); err != nil {
+	if err := s.swaps(0, left, rest); err != nil {
 		return err
 	}
 	s.mark("used", r.compute)
