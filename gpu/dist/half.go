@@ -341,14 +341,17 @@ func (s halfStep) panelWork() error {
 	if err != nil {
 		return err
 	}
+	s.mark("turn", st)
 	if r.P == pk && r.Q == qk {
 		if err := h.factorDiag(s.k, s.at(rowK, colK), rows, width); err != nil {
 			return err
 		}
+		s.mark("factored", st)
 	}
 	if err := s.shareInverses(width, pk, qk); err != nil {
 		return err
 	}
+	s.mark("inverses", st)
 	if s.panelL, err = r.scratch(slotL+2*(s.k%2), 2*max(1, mT*width)); err != nil {
 		return err
 	}
@@ -368,8 +371,11 @@ func (s halfStep) panelWork() error {
 			return err
 		}
 	}
-	return errors.Join(r.Row.Broadcast(s.panelL, 2*mT*width, nccl.Bytes, qk, st),
+	s.mark("panels", st)
+	err = errors.Join(r.Row.Broadcast(s.panelL, 2*mT*width, nccl.Bytes, qk, st),
 		r.Col.Broadcast(s.panelU, 2*width*nT, nccl.Bytes, pk, st), arrived.Record(st))
+	s.mark("arrived", st)
+	return err
 }
 
 // shareInverses broadcasts the diagonal block's inverses (U₁₁⁻¹, L₁₁⁻¹ in

@@ -275,6 +275,46 @@ func BenchmarkHalfRefinePieces(b *testing.B) {
 	}
 }
 
+// BenchmarkHalfSteps times FactorHalf of hpl-mxp in blocks of 1024 where
+// the weak-scaling and one-GPU comparisons stand (order 32768 on one GPU;
+// 46080 and 65536 on a 1×2 grid) and logs each step's marks (-test.v):
+// the panel's chain on the transfer stream, the update's on the compute one.
+func BenchmarkHalfSteps(b *testing.B) {
+	for _, c := range []struct {
+		g Grid
+		n int
+	}{{Grid{1, 1}, 32768}, {Grid{1, 2}, 46080}, {Grid{1, 2}, 65536}} {
+		if c.g.Size() > 1 && !gpusAtLeast(c.g.Size()) {
+			continue
+		}
+		tm := team(b, c.g)
+		s, err := GenerateSystem(tm, c.n, 1024, "hpl-mxp", 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		factor := func() error {
+			lu, err := FactorHalf(context.Background(), s, true)
+			if err == nil {
+				lu.Free()
+			}
+			return err
+		}
+		if err := factor(); err != nil { // compiles and allocates
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%v/n=%d", c.g, c.n), func(b *testing.B) {
+			for b.Loop() {
+				if err := factor(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Logf("%v, n=%d, steps' marks, ms from each rank's first:\n%s", c.g, c.n, stepTimeline(b, factor))
+		s.Free()
+		tm.Close()
+	}
+}
+
 // halfFactored is weaklyDominant(n, e) on a team of grid g, in blocks of
 // 128, factored by FactorHalf and gathered.
 func halfFactored(t *testing.T, g Grid, n int, e float64) (*Team, []float64, *System, *HalfFactors) {

@@ -96,6 +96,16 @@ type luStep struct {
 	panelL, panelU *gpu.Buffer
 }
 
+// stepMark, when set (by a benchmark), is called at the points of each
+// step that show its critical path, with the stream that reaches them.
+var stepMark func(r *Rank, k int, what string, st *gpu.Stream)
+
+func (s *luStep) mark(what string, st *gpu.Stream) {
+	if stepMark != nil {
+		stepMark(s.r, s.k, what, st)
+	}
+}
+
 // events returns the step's pair: its panels arrived (on the transfer
 // stream), and its update done with them (on the compute stream).
 func (s *luStep) events() (arrived, used *gpu.Event, err error) { return s.r.events(4 + s.k%2) }
@@ -197,6 +207,7 @@ func (s *luStep) update(region func(i0, i1, j0, j1, width, sms int) error) error
 	if err := r.compute.Wait(arrived); err != nil {
 		return err
 	}
+	s.mark("start", r.compute)
 	all := r.Engine.Device().Multiprocessors()
 	for _, g := range s.regions() {
 		sms := all
@@ -204,12 +215,14 @@ func (s *luStep) update(region func(i0, i1, j0, j1, width, sms int) error) error
 			if err := s.next.Record(r.compute); err != nil {
 				return err
 			}
+			s.mark("next", r.compute)
 			sms = max(all-LookaheadSMs, all/2)
 		}
 		if err := region(g.i0, g.i1, g.j0, g.j1, width, sms); err != nil {
 			return err
 		}
 	}
+	s.mark("used", r.compute)
 	return used.Record(r.compute)
 }
 

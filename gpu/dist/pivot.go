@@ -120,16 +120,6 @@ func (h *pivotHost) free() {
 // the next panel (a variable so that a benchmark can vary it).
 var pivotPanelSMs = LookaheadSMs
 
-// pivotMark, when set (by a benchmark), is called at the points of each
-// step that show its critical path, with the stream that reaches them.
-var pivotMark func(r *Rank, k int, what string, st *gpu.Stream)
-
-func (s *pivotStep) mark(what string, st *gpu.Stream) {
-	if pivotMark != nil {
-		pivotMark(s.r, s.k, what, st)
-	}
-}
-
 // pivotStep is block column k of the pivoted factorization on rank r:
 // its panel (luStep.panelL, whole: U₁₁ over L) and pivots.
 type pivotStep struct {

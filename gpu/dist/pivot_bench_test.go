@@ -56,27 +56,13 @@ func BenchmarkPivotedPieces(b *testing.B) {
 	b.Run("timeline", func(b *testing.B) {
 		pivotPanelSMs, pivotRecursive = LookaheadSMs, true
 		for b.Loop() {
-			var mu sync.Mutex
-			var marks []pivotEvent
-			pivotMark = func(r *Rank, k int, what string, st *gpu.Stream) {
-				ev, err := r.Engine.Device().NewEvent()
+			b.Logf("steps' marks, ms from each rank's first:\n%s", stepTimeline(b, func() error {
+				w, _, err := FactorPivoted(context.Background(), s, plan(b))
 				if err == nil {
-					err = ev.Record(st)
+					w.Free()
 				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				mu.Lock()
-				marks = append(marks, pivotEvent{r, k, what, ev})
-				mu.Unlock()
-			}
-			w, _, err := FactorPivoted(context.Background(), s, plan(b))
-			pivotMark = nil
-			if err != nil {
-				b.Fatal(err)
-			}
-			w.Free()
-			b.Logf("steps' marks, ms from each rank's first:\n%s", pivotTimeline(b, marks))
+				return err
+			}))
 		}
 	})
 	b.Run("panels", func(b *testing.B) {
@@ -109,16 +95,35 @@ func BenchmarkPivotedPieces(b *testing.B) {
 	})
 }
 
-type pivotEvent struct {
+type stepEvent struct {
 	r    *Rank
 	k    int
 	what string
 	ev   *gpu.Event
 }
 
-// pivotTimeline tabulates pivotMark's events: a line a rank and step, each
-// mark's milliseconds from the rank's first.
-func pivotTimeline(tb testing.TB, marks []pivotEvent) string {
+// stepTimeline runs factor with stepMark set and tabulates its events: a
+// line a rank and step, each mark's milliseconds from the rank's first.
+func stepTimeline(tb testing.TB, factor func() error) string {
+	var mu sync.Mutex
+	var marks []stepEvent
+	stepMark = func(r *Rank, k int, what string, st *gpu.Stream) {
+		ev, err := r.Engine.Device().NewEvent()
+		if err == nil {
+			err = ev.Record(st)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		mu.Lock()
+		marks = append(marks, stepEvent{r, k, what, ev})
+		mu.Unlock()
+	}
+	err := factor()
+	stepMark = nil
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var out strings.Builder
 	first := map[*Rank]*gpu.Event{}
 	for _, m := range marks {
