@@ -372,8 +372,8 @@ func (s halfStep) panelWork() error {
 		}
 	}
 	s.mark("panels", st)
-	err = errors.Join(r.Row.Broadcast(s.panelL, 2*mT*width, nccl.Bytes, qk, st),
-		r.Col.Broadcast(s.panelU, 2*width*nT, nccl.Bytes, pk, st), arrived.Record(st))
+	err = errors.Join(r.panelRow.Broadcast(s.panelL, 2*mT*width, nccl.Bytes, qk, st),
+		r.panelCol.Broadcast(s.panelU, 2*width*nT, nccl.Bytes, pk, st), arrived.Record(st))
 	s.mark("arrived", st)
 	return err
 }
@@ -384,12 +384,12 @@ func (s halfStep) panelWork() error {
 func (s halfStep) shareInverses(width, pk, qk int) error {
 	r, st, bytes := s.r, s.r.transfers, 2*2*width*width
 	if r.P == pk {
-		if err := r.Row.Broadcast(s.h.inv, bytes, nccl.Bytes, qk, st); err != nil {
+		if err := r.panelRow.Broadcast(s.h.inv, bytes, nccl.Bytes, qk, st); err != nil {
 			return err
 		}
 	}
 	if r.Q == qk {
-		return r.Col.Broadcast(s.h.inv, bytes, nccl.Bytes, pk, st)
+		return r.panelCol.Broadcast(s.h.inv, bytes, nccl.Bytes, pk, st)
 	}
 	return nil
 }

@@ -149,12 +149,12 @@ func (s *luStep) panelWork() error {
 		}
 	}
 	if r.P == pk {
-		if err := r.Row.Broadcast(diag, width*width, nccl.Float32, qk, st); err != nil {
+		if err := r.panelRow.Broadcast(diag, width*width, nccl.Float32, qk, st); err != nil {
 			return err
 		}
 	}
 	if r.Q == qk {
-		if err := r.Col.Broadcast(diag, width*width, nccl.Float32, pk, st); err != nil {
+		if err := r.panelCol.Broadcast(diag, width*width, nccl.Float32, pk, st); err != nil {
 			return err
 		}
 	}
@@ -170,8 +170,8 @@ func (s *luStep) panelWork() error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(r.Row.Broadcast(s.panelL, mT*width, nccl.Float32, qk, st),
-		r.Col.Broadcast(s.panelU, width*nT, nccl.Float32, pk, st), arrived.Record(st))
+	return errors.Join(r.panelRow.Broadcast(s.panelL, mT*width, nccl.Float32, qk, st),
+		r.panelCol.Broadcast(s.panelU, width*nT, nccl.Float32, pk, st), arrived.Record(st))
 }
 
 // awaitTurn makes the transfer stream wait until block column and row k

@@ -166,8 +166,8 @@ func (s *pivotStep) panelWork() error {
 			return err
 		}
 	}
-	return errors.Join(r.Row.Broadcast(s.panelL, m*width, nccl.Float32, qk, st),
-		r.Row.Broadcast(s.pivots, width, nccl.Int32, qk, st), arrived.Record(st))
+	return errors.Join(r.panelRow.Broadcast(s.panelL, m*width, nccl.Float32, qk, st),
+		r.panelRow.Broadcast(s.pivots, width, nccl.Int32, qk, st), arrived.Record(st))
 }
 
 // factorPanel factors the owner's m×width panel at local (row0, colK) on

@@ -156,12 +156,14 @@ func gather(n int, timeout time.Duration, join func(i int) (*Comm, error)) ([]*C
 }
 
 // Split makes c's rank a rank of a sub-communicator: the ranks of c that
-// give the same color form one, ordered by key. Every rank of c must call
-// it, concurrently.
-func (c *Comm) Split(color, key int) (*Comm, error) {
+// give the same color form one, ordered by key. With maxCTAs > 0 its
+// transfers run on at most that many thread blocks (the SMs they take
+// from kernels beside them; NCCL_MAX_CTAS, where set, overrides it),
+// else as many as c's. Every rank of c must call it, concurrently.
+func (c *Comm) Split(color, key, maxCTAs int) (*Comm, error) {
 	sub := &Comm{d: c.d}
 	err := c.d.Do(func() error {
-		h, err := cuda.NCCLCommSplit(c.h, color, key)
+		h, err := cuda.NCCLCommSplit(c.h, color, key, maxCTAs)
 		if err != nil {
 			return err
 		}
@@ -176,11 +178,11 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 }
 
 // SplitAll splits the communicators of one process, each rank's color and
-// key given by its rank in comms.
-func SplitAll(comms []*Comm, color, key func(rank int) int, timeout time.Duration) ([]*Comm, error) {
+// key given by its rank in comms (maxCTAs as in Split).
+func SplitAll(comms []*Comm, color, key func(rank int) int, maxCTAs int, timeout time.Duration) ([]*Comm, error) {
 	return gather(len(comms), timeout, func(i int) (*Comm, error) {
 		r := comms[i].rank
-		return comms[i].Split(color(r), key(r))
+		return comms[i].Split(color(r), key(r), maxCTAs)
 	})
 }
 

@@ -2,6 +2,7 @@ package nccl_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestBroadcastAllReduceSplit(t *testing.T) {
 			}
 		}
 	}
-	subs, err := nccl.SplitAll(comms, func(r int) int { return r }, func(int) int { return 0 }, time.Minute)
+	subs, err := nccl.SplitAll(comms, func(r int) int { return r }, func(int) int { return 0 }, 0, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,43 @@ func TestBroadcastAllReduceSplit(t *testing.T) {
 		}
 		s.Close()
 	}
+	// One thread block, ranks reversed: a configuration NCCL accepts,
+	// whose broadcast still arrives whole.
+	capped, err := nccl.SplitAll(comms, func(int) int { return 0 }, func(r int) int { return -r }, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	each(t, capped, func(c *nccl.Comm) error {
+		defer c.Close()
+		if c.Size() != len(comms) {
+			return fmt.Errorf("capped split: size %d", c.Size())
+		}
+		s, err := c.Device().NewStream()
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(c.Rank()*n - i)
+		}
+		buf := gputest.Upload(t, c.Device(), x)
+		if err := c.Broadcast(buf, n, nccl.Float64, 0, s); err != nil {
+			return err
+		}
+		if err := c.Wait(s, time.Minute); err != nil {
+			return err
+		}
+		if err := c.Device().Download(x, buf); err != nil {
+			return err
+		}
+		for i, v := range x {
+			if v != float64(-i) {
+				return fmt.Errorf("capped split, rank %d: element %d = %g, want %d", c.Rank(), i, v, -i)
+			}
+		}
+		return nil
+	})
 }
 
 // A rank left waiting for a peer that never sends gets an error in time,

@@ -51,7 +51,7 @@ var nccl struct {
 	ncclRecv              func(recv uintptr, count uintptr, dtype int32, peer int32, comm, stream uintptr) result
 	ncclGroupStart        func() result
 	ncclGroupEnd          func() result
-	ncclCommSplit         func(comm uintptr, color, key int32, out *uintptr, config uintptr) result
+	ncclCommSplit         func(comm uintptr, color, key int32, out *uintptr, config *ncclConfig) result
 	ncclCommCount         func(comm uintptr, n *int32) result
 	ncclCommUserRank      func(comm uintptr, r *int32) result
 }
@@ -180,11 +180,33 @@ func NCCLRecv(recv, count uintptr, dtype, peer int, comm, stream uintptr) error 
 func NCCLGroupStart() error { return ncclCheck("ncclGroupStart", nccl.ncclGroupStart()) }
 func NCCLGroupEnd() error   { return ncclCheck("ncclGroupEnd", nccl.ncclGroupEnd()) }
 
+// ncclConfig is the head of nccl.h's ncclConfig_t, the fields of NCCL
+// 2.17: NCCL reads as many bytes as size says and takes its defaults for
+// the fields after them, and for those that hold ncclConfigUndef.
+type ncclConfig struct {
+	size                                       uint64
+	magic, version                             uint32
+	blocking, cgaClusterSize, minCTAs, maxCTAs int32
+	netName                                    uintptr
+}
+
+const ncclConfigUndef = -1 << 31 // NCCL_CONFIG_UNDEF_INT
+
+var _ [40]byte = [unsafe.Sizeof(ncclConfig{})]byte{}
+
 // NCCLCommSplit makes the sub-communicator of comm's ranks of one color,
-// ordered by key (NCCL 2.18 and newer); the config is the parent's.
-func NCCLCommSplit(comm uintptr, color, key int) (uintptr, error) {
+// ordered by key (NCCL 2.18 and newer). With maxCTAs > 0 its transfers
+// use at most that many thread blocks (ncclConfig_t's maxCTAs; the
+// environment's NCCL_MAX_CTAS overrides it); else it takes the parent's
+// configuration.
+func NCCLCommSplit(comm uintptr, color, key, maxCTAs int) (uintptr, error) {
+	var config *ncclConfig
+	if maxCTAs > 0 {
+		config = &ncclConfig{size: uint64(unsafe.Sizeof(ncclConfig{})), magic: 0xcafebeef, version: 21700,
+			blocking: ncclConfigUndef, cgaClusterSize: ncclConfigUndef, minCTAs: ncclConfigUndef, maxCTAs: int32(maxCTAs)}
+	}
 	var c uintptr
-	err := ncclCheck("ncclCommSplit", nccl.ncclCommSplit(comm, int32(color), int32(key), &c, 0))
+	err := ncclCheck("ncclCommSplit", nccl.ncclCommSplit(comm, int32(color), int32(key), &c, config))
 	return c, err
 }
 
