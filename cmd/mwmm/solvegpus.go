@@ -186,6 +186,9 @@ func (s *gpusSolve) run(ctx context.Context, bench bool, stdout io.Writer) error
 	}
 	if bench { // compile the kernels and connect the ranks before the clock runs
 		for _, t := range []*dist.Team{team, one} {
+			if err := t.Connect(); err != nil {
+				return err
+			}
 			if err := s.solveOn(ctx, t, 2*s.nb, io.Discard); err != nil {
 				return err
 			}

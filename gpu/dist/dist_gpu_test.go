@@ -1,6 +1,8 @@
 package dist
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -210,3 +212,48 @@ func gpusAtLeast(n int) bool {
 }
 
 var gpuCount = gpu.Count
+
+// Connect runs on every grid, twice, and leaves the communicators working:
+// a broadcast along each panel row and column afterwards arrives whole.
+func TestConnect(t *testing.T) {
+	for _, g := range grids(t) {
+		tm := team(t, g)
+		if err := errors.Join(tm.Connect(), tm.Connect()); err != nil {
+			t.Fatalf("%v: %v", g, err)
+		}
+		const n = 4096
+		err := tm.Each(func(r *Rank) error {
+			d := r.Engine.Device()
+			for _, c := range []*nccl.Comm{r.panelRow, r.panelCol} {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(c.Rank()*n + i)
+				}
+				buf, err := d.Alloc(4 * n)
+				if err != nil {
+					return err
+				}
+				defer buf.Free()
+				if err := d.Upload(buf, x); err != nil {
+					return err
+				}
+				if err := c.Broadcast(buf, n, nccl.Float32, c.Size()-1, r.transfers); err != nil {
+					return err
+				}
+				if err := errors.Join(r.wait(tm.Timeout), d.Download(x, buf)); err != nil {
+					return err
+				}
+				for i, v := range x {
+					if want := float32((c.Size()-1)*n + i); v != want {
+						return fmt.Errorf("rank %d: element %d = %g, want %g", r.Rank, i, v, want)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%v: %v", g, err)
+		}
+		tm.Close()
+	}
+}
