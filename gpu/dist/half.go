@@ -192,7 +192,7 @@ func (h *halfRank) scale(a *Matrix) error {
 	chunks := func(n int) uint32 { return uint32(max(1, (n+255)/256)) }
 	spread := func(n int) [3]uint32 { return [3]uint32{min(chunks(n), 4096), 1, 1} }
 	steps := []func() error{
-		func() error { return d.Memset32(bits, 0) },
+		func() error { mark(r, -1, "scale", st); return d.Memset32(bits, 0) },
 		func() error {
 			return h.launch("row_amax", [3]uint32{chunks(rows), chunks(cols), 1}, st, a.part(r), ld, int64(rows), int64(cols), int32(256), bits)
 		},
@@ -217,6 +217,7 @@ func (h *halfRank) scale(a *Matrix) error {
 			return err
 		}
 	}
+	mark(r, -1, "scaled", st)
 	return nil
 }
 

@@ -309,7 +309,18 @@ func BenchmarkHalfSteps(b *testing.B) {
 				}
 			}
 		})
-		b.Logf("%v, n=%d, steps' marks, ms from each rank's first:\n%s", c.g, c.n, stepTimeline(b, factor))
+		start := time.Now()
+		w, err := allocMatrix(tm, s.A.Layout, false, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		allocated := time.Since(start)
+		w.Free()
+		b.Logf("%v, n=%d: the fp16 working matrix allocated and zeroed in %v, freed in %v", c.g, c.n, allocated, time.Since(start)-allocated)
+		start = time.Now()
+		var took time.Duration
+		marks := stepTimeline(b, func() error { err := factor(); took = time.Since(start); return err })
+		b.Logf("%v, n=%d, FactorHalf in %v; steps' marks, ms from each rank's first:\n%s", c.g, c.n, took, marks)
 		s.Free()
 		tm.Close()
 	}

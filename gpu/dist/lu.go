@@ -97,12 +97,15 @@ type luStep struct {
 }
 
 // stepMark, when set (by a benchmark), is called at the points of each
-// step that show its critical path, with the stream that reaches them.
+// step that show its critical path, with the stream that reaches them
+// (step −1: what comes before the steps).
 var stepMark func(r *Rank, k int, what string, st *gpu.Stream)
 
-func (s *luStep) mark(what string, st *gpu.Stream) {
+func (s *luStep) mark(what string, st *gpu.Stream) { mark(s.r, s.k, what, st) }
+
+func mark(r *Rank, k int, what string, st *gpu.Stream) {
 	if stepMark != nil {
-		stepMark(s.r, s.k, what, st)
+		stepMark(r, k, what, st)
 	}
 }
 
