@@ -200,14 +200,19 @@ var _ [40]byte = [unsafe.Sizeof(ncclConfig{})]byte{}
 // environment's NCCL_MAX_CTAS overrides it); else it takes the parent's
 // configuration.
 func NCCLCommSplit(comm uintptr, color, key, maxCTAs int) (uintptr, error) {
-	var config *ncclConfig
-	if maxCTAs > 0 {
-		config = &ncclConfig{size: uint64(unsafe.Sizeof(ncclConfig{})), magic: 0xcafebeef, version: 21700,
-			blocking: ncclConfigUndef, cgaClusterSize: ncclConfigUndef, minCTAs: ncclConfigUndef, maxCTAs: int32(maxCTAs)}
-	}
 	var c uintptr
-	err := ncclCheck("ncclCommSplit", nccl.ncclCommSplit(comm, int32(color), int32(key), &c, config))
+	err := ncclCheck("ncclCommSplit", nccl.ncclCommSplit(comm, int32(color), int32(key), &c, splitConfig(maxCTAs)))
 	return c, err
+}
+
+// splitConfig is the configuration of a split with at most maxCTAs thread
+// blocks, or nil (the parent's) when maxCTAs ≤ 0.
+func splitConfig(maxCTAs int) *ncclConfig {
+	if maxCTAs <= 0 {
+		return nil
+	}
+	return &ncclConfig{size: uint64(unsafe.Sizeof(ncclConfig{})), magic: 0xcafebeef, version: 21700, // NCCL_VERSION(2, 17, 0)
+		blocking: ncclConfigUndef, cgaClusterSize: ncclConfigUndef, minCTAs: ncclConfigUndef, maxCTAs: int32(maxCTAs)}
 }
 
 // NCCLCommShape returns a communicator's size and the caller's rank in it.
