@@ -1,16 +1,10 @@
 package dist
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/mwmm/mwmm/gpu"
 )
 
 // BenchmarkPivotedPieces times FactorPivoted of a centered A of order
@@ -93,63 +87,4 @@ func BenchmarkPivotedPieces(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(n), "µs/column")
 		}
 	})
-}
-
-type stepEvent struct {
-	r    *Rank
-	k    int
-	what string
-	ev   *gpu.Event
-}
-
-// stepTimeline runs factor with stepMark set and tabulates its events: a
-// line a rank and step, each mark's milliseconds from the rank's first.
-func stepTimeline(tb testing.TB, factor func() error) string {
-	var mu sync.Mutex
-	var marks []stepEvent
-	stepMark = func(r *Rank, k int, what string, st *gpu.Stream) {
-		ev, err := r.Engine.Device().NewEvent()
-		if err == nil {
-			err = ev.Record(st)
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		mu.Lock()
-		marks = append(marks, stepEvent{r, k, what, ev})
-		mu.Unlock()
-	}
-	err := factor()
-	stepMark = nil
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out strings.Builder
-	first := map[*Rank]*gpu.Event{}
-	for _, m := range marks {
-		if first[m.r] == nil {
-			first[m.r] = m.ev
-		}
-	}
-	line := map[[2]int][]string{}
-	var keys [][2]int
-	for _, m := range marks {
-		t, err := gpu.Elapsed(first[m.r], m.ev)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		key := [2]int{m.r.Rank, m.k}
-		if line[key] == nil {
-			keys = append(keys, key)
-		}
-		line[key] = append(line[key], fmt.Sprintf("%s %.2f", m.what, t.Seconds()*1e3))
-	}
-	for _, m := range marks {
-		m.ev.Close()
-	}
-	slices.SortFunc(keys, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
-	for _, key := range keys {
-		fmt.Fprintf(&out, "rank %d step %2d: %s\n", key[0], key[1], strings.Join(line[key], ", "))
-	}
-	return out.String()
 }
