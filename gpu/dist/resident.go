@@ -98,22 +98,15 @@ const (
 // spreadX sends x from the first GPU to every GPU and returns rank r's
 // entries of it in the order of its local columns, on its compute stream.
 func (res *resident) spreadX(r *Rank) (*gpu.Buffer, error) {
-	a, n, root := res.s.A, res.N, res.f.r
-	cols := a.localCols(r)
-	xb, err1 := r.scratch(9, 8*n)
-	xl, err2 := r.scratch(10, 8*max(1, cols))
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, err
-	}
-	if r == root {
-		if err := res.Launch(nil, r.compute, "copy_vec_f64", res.Slot(fp16.SlotX), xb, int64(n)); err != nil {
-			return nil, err
+	n, root := res.N, res.f.r
+	return columnsOfX(r, res.s.A, func(xb *gpu.Buffer) error {
+		if r == root {
+			if err := res.Launch(nil, r.compute, "copy_vec_f64", res.Slot(fp16.SlotX), xb, int64(n)); err != nil {
+				return err
+			}
 		}
-	}
-	if err := r.World.Broadcast(xb, n, nccl.Float64, root.Rank, r.compute); err != nil {
-		return nil, err
-	}
-	return xl, r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q))
+		return r.World.Broadcast(xb, n, nccl.Float64, root.Rank, r.compute)
+	})
 }
 
 // residualRank is rank r's share of a residual, on its compute stream.
@@ -151,18 +144,13 @@ func (res *resident) ResidualDoubleWord() (normR, normX float64, err error) {
 // residualRankDW is rank r's share of a double-word residual.
 func (res *resident) residualRankDW(r *Rank) error {
 	a, n, root := res.s.A, res.N, res.f.r
-	d, rows, cols := r.Engine.Device(), a.localRows(r), a.localCols(r)
+	rows := a.localRows(r)
 	xl, err := res.spreadX(r)
 	if err != nil {
 		return err
 	}
-	chunks, _ := fp16.PairChunks(rows, cols, d.Multiprocessors())
-	pairs, err1 := r.scratch(slotPairs, 16*max(1, rows))
-	part, err2 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	if err := fp16.PairProduct(d, r.compute, a.part(r), rows, rows, cols, xl, part, pairs); err != nil {
+	pairs, err := pairProduct(r, a, xl)
+	if err != nil {
 		return err
 	}
 	if r != root {

@@ -259,26 +259,20 @@ func (s *System) ResidualDoubleWord(x, b, r []float64) error {
 // double-word pairs of its block's product with x.
 func (s *System) pairsRank(r *Rank, x, hi, lo []float64) error {
 	a := s.A
-	rows, cols := a.localRows(r), a.localCols(r)
-	d := r.Engine.Device()
-	chunks, _ := fp16.PairChunks(rows, cols, d.Multiprocessors())
-	pairs, err1 := r.scratch(slotPairs, 16*max(1, rows))
-	part, err2 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
+	rows := a.localRows(r)
 	xl, err := s.localX(r, x)
 	if err != nil {
 		return err
 	}
-	if err := fp16.PairProduct(d, r.compute, a.part(r), rows, rows, cols, xl, part, pairs); err != nil {
+	pairs, err := pairProduct(r, a, xl)
+	if err != nil {
 		return err
 	}
 	if err := r.compute.Sync(); err != nil || rows == 0 {
 		return err
 	}
 	host := make([]float64, 2*rows)
-	if err := d.Download(host, pairs); err != nil {
+	if err := r.Engine.Device().Download(host, pairs); err != nil {
 		return err
 	}
 	for li := range rows {
@@ -286,6 +280,21 @@ func (s *System) pairsRank(r *Rank, x, hi, lo []float64) error {
 		hi[g], lo[g] = host[li], host[rows+li]
 	}
 	return nil
+}
+
+// pairProduct returns, in r's scratch slot slotPairs, its block's
+// product with its entries xl of x as double-word pairs (fp16.PairProduct):
+// the rows' high parts, then their low parts.
+func pairProduct(r *Rank, a *Matrix, xl *gpu.Buffer) (*gpu.Buffer, error) {
+	rows, cols := a.localRows(r), a.localCols(r)
+	d := r.Engine.Device()
+	chunks, _ := fp16.PairChunks(rows, cols, d.Multiprocessors())
+	pairs, err1 := r.scratch(slotPairs, 16*max(1, rows))
+	part, err2 := r.scratch(slotPairChunks, 16*max(1, rows)*chunks)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	return pairs, fp16.PairProduct(d, r.compute, a.part(r), rows, rows, cols, xl, part, pairs)
 }
 
 // rowProduct returns, in r's scratch slot 11, its grid row's part of
@@ -305,13 +314,20 @@ func rowProduct(r *Rank, a *Matrix, xl *gpu.Buffer) (*gpu.Buffer, error) {
 // localX uploads x to rank r and returns its entries in the order of r's
 // local columns (scratch slot 10; the whole x in slot 9).
 func (s *System) localX(r *Rank, x []float64) (*gpu.Buffer, error) {
-	a, cols := s.A, s.A.localCols(r)
+	return columnsOfX(r, s.A, func(xb *gpu.Buffer) error { return r.Engine.Device().Upload(xb, x) })
+}
+
+// columnsOfX has fill write the whole x into r's scratch slot 9 and
+// returns r's entries of it in the order of its local columns of a
+// (slot 10), on r's compute stream.
+func columnsOfX(r *Rank, a *Matrix, fill func(xb *gpu.Buffer) error) (*gpu.Buffer, error) {
+	cols := a.localCols(r)
 	xb, err1 := r.scratch(9, 8*a.Rows)
 	xl, err2 := r.scratch(10, 8*max(1, cols))
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
-	if err := r.Engine.Device().Upload(xb, x); err != nil {
+	if err := fill(xb); err != nil {
 		return nil, err
 	}
 	return xl, r.launch("gather_cols", cols, xb, xl, int32(cols), int32(a.ColBlock), int32(r.Q), int32(a.Grid.Q))
