@@ -15,8 +15,9 @@ import (
 
 // Scratch slots of the pivoted factorization.
 const (
-	slotPivots = 7  // a panel's pivots, int32 (and 27: two steps in flight)
-	slotMoves  = 28 // its interchanges as moves (package pivot; and 29)
+	slotPivots  = 7  // a panel's pivots, int32, even steps
+	slotPivots1 = 27 // odd steps' (two steps in flight)
+	slotMoves   = 28 // its interchanges as moves (package pivot; and 29)
 )
 
 // FactorPivoted makes fp32 LU factors of P·A with partial pivoting on a
@@ -187,7 +188,7 @@ func (s *pivotStep) factorPanel(st *gpu.Stream, row0, colK, m, width int) error 
 
 func (s *pivotStep) pivotSlot() int {
 	if s.k%2 == 1 {
-		return 27
+		return slotPivots1
 	}
 	return slotPivots
 }
@@ -206,21 +207,17 @@ func (s *pivotStep) update() error {
 		return err
 	}
 	s.mark("start", r.compute)
-	cols, nb := s.w.localCols(r), s.w.RowBlock
-	colN := 0 // block column k+1's width here
-	if k1 := s.k + 1; k1*nb < s.w.Rows && r.Q == k1%s.w.Grid.Q {
-		colN = min(nb, s.w.Rows-k1*nb)
-	}
+	next := s.regions()[0].j1 // the end of block column k+1's columns here
 	all := r.Engine.Device().Multiprocessors()
 	rest := max(all-pivotPanelSMs, all/2) // the multiprocessors the rest of the step runs on
-	if err := s.columns(colT, colT+colN, all); err != nil {
+	if err := s.columns(colT, next, all); err != nil {
 		return err
 	}
 	if err := s.next.Record(r.compute); err != nil {
 		return err
 	}
 	s.mark("next", r.compute)
-	if err := s.columns(colT+colN, cols, rest); err != nil {
+	if err := s.columns(next, s.w.localCols(r), rest); err != nil {
 		return err
 	}
 	left := colT // L's columns left of the panel, which take its interchanges last
