@@ -192,7 +192,7 @@ func (h *halfRank) scale(a *Matrix) error {
 	chunks := func(n int) uint32 { return uint32(max(1, (n+255)/256)) }
 	spread := func(n int) [3]uint32 { return [3]uint32{min(chunks(n), 4096), 1, 1} }
 	steps := []func() error{
-		func() error { mark(r, -1, "scale", st); return d.Memset32(bits, 0) },
+		func() error { return d.Memset32(bits, 0) },
 		func() error {
 			return h.launch("row_amax", [3]uint32{chunks(rows), chunks(cols), 1}, st, a.part(r), ld, int64(rows), int64(cols), int32(256), bits)
 		},
@@ -212,6 +212,7 @@ func (h *halfRank) scale(a *Matrix) error {
 			return h.launch("scale_to_f16", grid, st, a.part(r), ld, int64(rows), int64(cols), rs, cs, h.w.part(r), ld, h.growth)
 		},
 	}
+	mark(r, -1, "scale", st)
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
