@@ -530,3 +530,372 @@ extern "C" __global__ void scaled_from_f32(const float* y, const double* s, doub
         x[i] = add ? x[i] + v : v;
     }
 }
+
+// block_lu_f16 (BlockLU) factors an LU's n×n diagonal block (fp16 at a,
+// ld lda) without pivoting and inverts both its triangles, in one
+// cooperative launch: the chain that cuSOLVER's sgetrf and two Inverters
+// ran in some thirty launches. The block is worked in fp32 in tiles of 64
+// (lu, x, z: n×n scratch, ld n), right-looking, step k of the T = n/64:
+//   P1  tile (k,k) factored by one thread block, with L_kk⁻¹ into x's
+//       tile (k,k) and U_kk⁻¹ into z's;
+//   P2  L_ik = A_ik·U_kk⁻¹ (i > k), U_kj = L_kk⁻¹·A_kj (j > k), and the
+//       inverses' tiles of step k: X_kj = L_kk⁻¹·X_kj (j < k), Z_ik =
+//       Z_ik·U_kk⁻¹ (i < k);
+//   P3  A_ij −= L_ik·U_kj (i, j > k), X_ij −= L_ik·X_kj (i > k ≥ j),
+//       Z_ij −= Z_ik·U_kj (i ≤ k < j);
+// a grid-wide barrier after P2 and P3. Thread block 0 takes P3's tile
+// (k+1, k+1) and goes on to P1 of step k+1 while the others finish P3.
+// X = L⁻¹ row by row and Z = U⁻¹ column by column are the triangular
+// solves L·X = I and Z·U = I, right-looking like the LU. A tile goes out
+// where it is final (P1, P2): the factors in fp16 to a, the inverses in
+// fp16 to invU and invL (ld n) and transposed in fp32 to keptU and keptL
+// (ld ldk; null: not kept), as fp16.TriSolver reads them; growth[0] and
+// growth[1] are raised to max |L| below the diagonal and max |U|
+// (binary32 bits; a NaN or Inf, as from a zero pivot, shows there).
+// count is zeroed first; marks, when not null, receives 3T + 2 times
+// (bl_mark).
+#define BL_T 64
+#define BL_S 65
+
+// bl_mark records the time at mark i of block 0 (marks not null): the
+// start (0), the first barrier (1), block 0 at barrier B(k) and past it
+// (2k+2, 2k+3), the end (2T), then when each P1 ended (2T+2+k), for
+// BenchmarkBlockLU's timeline.
+__device__ void bl_mark(unsigned long long* marks, int i) {
+    if (marks && blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        marks[i] = t;
+    }
+}
+
+__device__ float* bl_tile(float* m, int n, int i, int j) { return m + (long long)i * BL_T + (long long)j * BL_T * n; }
+
+// bl_emit writes the tile S (in shared memory, S[j·65 + i]), tile (ti, tj)
+// of its matrix, in fp16 to h (ld ldh) and, when kept is not null,
+// transposed in fp32 to kept (ld ldk); mx, when not null, is raised to its
+// largest |entry| (bits).
+__device__ void bl_emit(const float* S, int ti, int tj, unsigned short* h, long long ldh, float* kept, long long ldk,
+                        unsigned* mx) {
+    __syncthreads();
+    for (int e = threadIdx.x; e < BL_T * BL_T; e += blockDim.x) {
+        int i = e & 63, j = e >> 6;
+        float v = S[j * BL_S + i];
+        h[(long long)ti * BL_T + i + ((long long)tj * BL_T + j) * ldh] = f16_of(v);
+        if (mx) *mx = max(*mx, __float_as_uint(fabsf(v)));
+        if (kept) kept[(long long)tj * BL_T + i + ((long long)ti * BL_T + j) * ldk] = S[i * BL_S + j];
+    }
+    __syncthreads();
+}
+
+// bl_zero writes zeros where bl_emit would write tile (ti, tj).
+__device__ void bl_zero(int ti, int tj, unsigned short* h, long long ldh, float* kept, long long ldk) {
+    for (int e = threadIdx.x; e < BL_T * BL_T; e += blockDim.x) {
+        int i = e & 63, j = e >> 6;
+        h[(long long)ti * BL_T + i + ((long long)tj * BL_T + j) * ldh] = 0;
+        if (kept) kept[(long long)tj * BL_T + i + ((long long)ti * BL_T + j) * ldk] = 0.0f;
+    }
+}
+
+// bl_mm sets c = a·b (sub = 0) or c −= a·b for 64×64 tiles of matrices of
+// leading dimension ld, through sm; c may be a or b: both are read before
+// c is written. Thread (tx, ty) of 16×16 makes rows 4tx..4tx+3 of columns
+// ty + 16m. With stage, c is left in sm too (sm[j·65 + i]), for bl_emit.
+__device__ void bl_mm(float* sm, float* c, const float* a, const float* b, int ld, int sub, int stage) {
+    float* sa = sm;               // sa[k·64 + i] = a(i, k)
+    float* sb = sm + BL_T * BL_T; // sb[j·65 + k] = b(k, j)
+    int t = threadIdx.x;
+    for (int e = 4 * t; e < BL_T * BL_T; e += 4 * blockDim.x) {
+        int i = e & 63, k = e >> 6;
+        *(float4*)(sa + k * BL_T + i) = __ldcg((const float4*)(a + i + (long long)k * ld));
+        float4 v = __ldcg((const float4*)(b + i + (long long)k * ld));
+        float* s = sb + k * BL_S + i;
+        s[0] = v.x, s[1] = v.y, s[2] = v.z, s[3] = v.w;
+    }
+    __syncthreads();
+    int tx = t & 15, ty = t >> 4;
+    float acc[4][4] = {};
+#pragma unroll 8
+    for (int k = 0; k < BL_T; k++) {
+        float4 av = *(const float4*)(sa + k * BL_T + 4 * tx);
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            float bv = sb[(ty + 16 * m) * BL_S + k];
+            acc[0][m] += av.x * bv, acc[1][m] += av.y * bv, acc[2][m] += av.z * bv, acc[3][m] += av.w * bv;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        float4* p = (float4*)(c + 4 * tx + (long long)(ty + 16 * m) * ld);
+        float4 v = make_float4(acc[0][m], acc[1][m], acc[2][m], acc[3][m]);
+        if (sub) {
+            float4 o = __ldcg(p);
+            v = make_float4(o.x - v.x, o.y - v.y, o.z - v.z, o.w - v.w);
+        }
+        *p = v;
+        if (stage) {
+            float* s = sm + (ty + 16 * m) * BL_S + 4 * tx;
+            s[0] = v.x, s[1] = v.y, s[2] = v.z, s[3] = v.w;
+        }
+    }
+}
+
+// bl_diag factors tile (k, k) of lu and writes L_kk⁻¹ to x's tile (k, k)
+// and U_kk⁻¹ to z's (zeros in their other triangles). Warp w holds rows 16q..16q+15 (q = w/2) of 32 columns (col)
+// of the tile D, of X = L⁻¹ and of Y = (Uᵀ)⁻¹ in registers, a column a
+// lane. Per column c of the elimination, the warps that hold row c
+// publish it (of D, X and Y), the lanes of column c publish it, and after
+// one barrier every warp with rows below c updates them: with u = row c
+// of U and l_i = D(i, c)/u_c (by the pivot's reciprocal, as LAPACK's
+// sgetf2), D(i, col) −= l_i·u_col (col > c), X(i, col) −= l_i·X(c, col)
+// and Y(i, col) −= u_i·Y(c, col) (col ≤ c), for i > c. The published
+// rows and columns alternate between two slots: one barrier a column.
+__device__ void bl_diag(float* sm, float* lu, float* x, float* z, int n, int k, unsigned long long* marks) {
+    int T = n / BL_T;
+    if (k == 0) bl_mark(marks, 3 * T + 2);
+    // two slots each: U's row c, X's and Y's row c, D's column c
+    float *Um = sm, *Xm = sm + 2 * BL_T, *Ym = sm + 4 * BL_T, *Cm = sm + 6 * BL_T;
+    int t = threadIdx.x, q = t >> 6, col = t & 63;
+    const float* src = bl_tile(lu, n, k, k);
+    float d[16], xr[16], yr[16];
+#pragma unroll
+    for (int r = 0; r < 16; r++) {
+        d[r] = __ldcg(src + 16 * q + r + (long long)col * n);
+        xr[r] = 0.0f;
+        yr[r] = 16 * q + r == col ? 1.0f : 0.0f;
+    }
+    if (k == 0) bl_mark(marks, 3 * T + 3);
+    if (k == 0 && marks && blockIdx.x == 0 && threadIdx.x == 0) marks[3 * T + 11] = clock64();
+    for (int qc = 0; qc < 4; qc++) {
+        if (k == 0) bl_mark(marks, 3 * T + 4 + qc);
+#pragma unroll
+        for (int rc = 0; rc < 16; rc++) {
+            int c = 16 * qc + rc, o = (rc & 1) * BL_T;
+            if (q == qc) Um[o + col] = d[rc], Xm[o + col] = xr[rc], Ym[o + col] = yr[rc];
+            if (col == c)
+#pragma unroll
+                for (int v = 0; v < 4; v++)
+                    *(float4*)(Cm + o + 16 * q + 4 * v) = make_float4(d[4 * v], d[4 * v + 1], d[4 * v + 2], d[4 * v + 3]);
+            __syncthreads();
+            if (q < qc) continue;
+            float rcp = __frcp_rn(Um[o + c]), l[16], u[16];
+#pragma unroll
+            for (int v = 0; v < 4; v++) {
+                float4 f = *(const float4*)(Cm + o + 16 * q + 4 * v);
+                l[4 * v] = f.x * rcp, l[4 * v + 1] = f.y * rcp, l[4 * v + 2] = f.z * rcp, l[4 * v + 3] = f.w * rcp;
+            }
+            if (col > c) {
+                float uc = Um[o + col];
+#pragma unroll
+                for (int r = 0; r < 16; r++)
+                    if (q > qc || r > rc) d[r] -= l[r] * uc;
+                continue;
+            }
+#pragma unroll
+            for (int v = 0; v < 4; v++) {
+                float4 f = *(const float4*)(Um + o + 16 * q + 4 * v);
+                u[4 * v] = f.x, u[4 * v + 1] = f.y, u[4 * v + 2] = f.z, u[4 * v + 3] = f.w;
+            }
+            float xk = col == c ? 1.0f : Xm[o + col], yk = Ym[o + col] * rcp;
+            if (q == qc) yr[rc] = yk;
+#pragma unroll
+            for (int r = 0; r < 16; r++)
+                if (q > qc || r > rc) {
+                    if (col == c) d[r] = l[r];
+                    xr[r] -= l[r] * xk, yr[r] -= u[r] * yk;
+                }
+        }
+    }
+    __syncthreads();
+    if (k == 0) bl_mark(marks, 3 * T + 8);
+    if (k == 0 && marks && blockIdx.x == 0 && threadIdx.x == 0) marks[3 * T + 12] = clock64();
+    float *D = sm, *M = sm + BL_T * BL_S; // M[j·65 + i] = X(i, j) below the diagonal, Z(i, j) on and above
+#pragma unroll
+    for (int r = 0; r < 16; r++) {
+        int i = 16 * q + r;
+        D[col * BL_S + i] = d[r];
+        if (i > col) M[col * BL_S + i] = xr[r];
+        if (i >= col) M[i * BL_S + col] = yr[r]; // Z(col, i) = Y(i, col)
+    }
+    __syncthreads();
+    float *dl = bl_tile(lu, n, k, k), *dx = bl_tile(x, n, k, k), *dz = bl_tile(z, n, k, k);
+    for (int e = t; e < BL_T * BL_T; e += blockDim.x) {
+        int i = e & 63, j = e >> 6;
+        long long o = i + (long long)j * n;
+        float m = M[j * BL_S + i];
+        dl[o] = D[j * BL_S + i];
+        dx[o] = i > j ? m : (i == j ? 1.0f : 0.0f);
+        dz[o] = i <= j ? m : 0.0f;
+    }
+    __syncthreads();
+    if (k == 0) bl_mark(marks, 3 * T + 9);
+}
+
+// bl_stage loads the tile at m (ld n) into S (S[j·65 + i]).
+__device__ void bl_stage(float* S, const float* m, int n) {
+    for (int e = threadIdx.x; e < BL_T * BL_T; e += blockDim.x) {
+        int i = e & 63, j = e >> 6;
+        S[j * BL_S + i] = __ldcg(m + i + (long long)j * n);
+    }
+}
+
+// bl_emit_diag sends tile (k, k) of lu, x and z out, as bl_emit does:
+// P1's results, off its thread block's path.
+__device__ void bl_emit_diag(float* sm, float* lu, float* x, float* z, int n, int k, unsigned short* a, long long lda,
+                             unsigned short* invU, unsigned short* invL, float* keptU, float* keptL, long long ldk,
+                             unsigned* lmax, unsigned* umax) {
+    const float* src = bl_tile(lu, n, k, k);
+    for (int e = threadIdx.x; e < BL_T * BL_T; e += blockDim.x) {
+        int i = e & 63, j = e >> 6;
+        float v = __ldcg(src + i + (long long)j * n);
+        a[(long long)k * BL_T + i + ((long long)k * BL_T + j) * lda] = f16_of(v);
+        unsigned bits = __float_as_uint(fabsf(v));
+        if (i > j) *lmax = max(*lmax, bits); else *umax = max(*umax, bits);
+    }
+    bl_stage(sm, bl_tile(x, n, k, k), n);
+    bl_emit(sm, k, k, invL, n, keptL, ldk, 0);
+    bl_stage(sm, bl_tile(z, n, k, k), n);
+    bl_emit(sm, k, k, invU, n, keptU, ldk, 0);
+}
+
+// grid_arrive and grid_wait split grid_barrier: a block may arrive at a
+// barrier, go on with work no other block waits for, and wait later.
+__device__ void grid_arrive(unsigned* count) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(count, 1u);
+    }
+}
+
+__device__ void grid_wait(unsigned* count, unsigned round) {
+    if (threadIdx.x == 0) {
+        unsigned target = round * gridDim.x, v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
+        } while (v < target);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// bl_p2 is P2's task e of step k (of 2m + 2k + 1: L_ik, U_kj, X_kj, Z_ik,
+// then tile (k, k) sent out).
+__device__ void bl_p2(float* sm, int e, int k, int m, float* lu, float* x, float* z, int n, unsigned short* a, long long lda,
+                      unsigned short* invU, unsigned short* invL, float* keptU, float* keptL, long long ldk,
+                      unsigned* lmax, unsigned* umax) {
+    if (e < m) { // L_ik, final
+        int i = k + 1 + e;
+        float* t = bl_tile(lu, n, i, k);
+        bl_mm(sm, t, t, bl_tile(z, n, k, k), n, 0, 1);
+        bl_emit(sm, i, k, a, lda, 0, 0, lmax);
+    } else if (e < 2 * m) { // U_kj
+        int j = k + 1 + e - m;
+        float* t = bl_tile(lu, n, k, j);
+        bl_mm(sm, t, bl_tile(x, n, k, k), t, n, 0, 1);
+        bl_emit(sm, k, j, a, lda, 0, 0, umax);
+    } else if (e < 2 * m + k) { // X_kj
+        int j = e - 2 * m;
+        float* t = bl_tile(x, n, k, j);
+        bl_mm(sm, t, bl_tile(x, n, k, k), t, n, 0, 1);
+        bl_emit(sm, k, j, invL, n, keptL, ldk, 0);
+    } else if (e < 2 * m + 2 * k) { // Z_ik
+        int i = e - 2 * m - k;
+        float* t = bl_tile(z, n, i, k);
+        bl_mm(sm, t, t, bl_tile(z, n, k, k), n, 0, 1);
+        bl_emit(sm, i, k, invU, n, keptU, ldk, 0);
+    } else {
+        bl_emit_diag(sm, lu, x, z, n, k, a, lda, invU, invL, keptU, keptL, ldk, lmax, umax);
+    }
+}
+
+// bl_p3 is P3's task e of step k: the LU's m² tiles first (task 0 is
+// (k+1, k+1)), then x's m(k+1), then z's (k+1)m.
+__device__ void bl_p3(float* sm, int e, int k, int m, float* lu, float* x, float* z, int n) {
+    if (e < m * m) {
+        int i = k + 1 + e % m, j = k + 1 + e / m;
+        bl_mm(sm, bl_tile(lu, n, i, j), bl_tile(lu, n, i, k), bl_tile(lu, n, k, j), n, 1, 0);
+    } else if (e < m * m + m * (k + 1)) {
+        int f = e - m * m, i = k + 1 + f % m, j = f / m;
+        bl_mm(sm, bl_tile(x, n, i, j), bl_tile(lu, n, i, k), bl_tile(x, n, k, j), n, 1, 0);
+    } else {
+        int f = e - m * m - m * (k + 1), i = f % (k + 1), j = k + 1 + f / (k + 1);
+        bl_mm(sm, bl_tile(z, n, i, j), bl_tile(z, n, i, k), bl_tile(lu, n, k, j), n, 1, 0);
+    }
+}
+
+// Block 0 walks the critical path: at step k (after P3 of step k−1) its P2
+// tasks L_{k+1,k} and U_{k,k+1}, then tile (k+1, k+1)'s update and P1 of
+// step k+1, while the other blocks do the rest of P2, wait for it, and do
+// P3. Barrier A(k) (after P2) is one block 0 arrives at without waiting;
+// B(k) (after P3 and P1) all wait for. With one block, it does all in
+// that order.
+extern "C" __global__ void __launch_bounds__(256) block_lu_f16(unsigned short* a, long long lda, int n, float* lu, float* x,
+        float* z, unsigned short* invU, unsigned short* invL, float* keptU, float* keptL, long long ldk, unsigned* growth,
+        unsigned* count, unsigned long long* marks) {
+    __shared__ __align__(16) float sm[2 * BL_T * BL_S];
+    int T = n / BL_T, G = gridDim.x, b = blockIdx.x, others = max(G - 1, 1), me = G > 1 ? b - 1 : 0;
+    unsigned round = 0, lmax = 0, umax = 0;
+    bl_mark(marks, 0);
+    // The tiles to fp32; x's strictly lower tiles and z's strictly upper
+    // ones zeroed (their accumulators), the inverses' other tiles written
+    // out as zeros; block 0 takes tile (0, 0) and factors it.
+    for (int e = b; e < T * T; e += G) {
+        int i = e % T, j = e / T;
+        float* d = bl_tile(lu, n, i, j);
+        for (int f = threadIdx.x; f < BL_T * BL_T; f += blockDim.x) {
+            int r = f & 63, c = f >> 6;
+            long long o = r + (long long)c * n;
+            d[o] = f32_of(a[(long long)i * BL_T + r + ((long long)j * BL_T + c) * lda]);
+            if (i > j) x[o + (d - lu)] = 0.0f;
+            if (i < j) z[o + (d - lu)] = 0.0f;
+        }
+        if (i < j) bl_zero(i, j, invL, n, keptL, ldk);
+        if (i > j) bl_zero(i, j, invU, n, keptU, ldk);
+        if (e == 0) {
+            __syncthreads();
+            bl_diag(sm, lu, x, z, n, 0, marks);
+            bl_mark(marks, 2 * T + 2);
+        }
+    }
+    grid_barrier(count, ++round);
+    bl_mark(marks, round);
+    for (int k = 0; k < T; k++) {
+        int m = T - 1 - k, p2 = 2 * m + 2 * k + 1;
+        if (m == 0) { // the last step: its P2 shared by all, no barrier after
+            for (int e = b; e < p2; e += G) bl_p2(sm, e, k, m, lu, x, z, n, a, lda, invU, invL, keptU, keptL, ldk, &lmax, &umax);
+            break;
+        }
+        if (b == 0) {
+            bl_p2(sm, 0, k, m, lu, x, z, n, a, lda, invU, invL, keptU, keptL, ldk, &lmax, &umax);
+            bl_p2(sm, m, k, m, lu, x, z, n, a, lda, invU, invL, keptU, keptL, ldk, &lmax, &umax);
+            if (G > 1) grid_arrive(count);
+            __syncthreads();
+            float* t = bl_tile(lu, n, k + 1, k + 1);
+            bl_mm(sm, t, bl_tile(lu, n, k + 1, k), bl_tile(lu, n, k, k + 1), n, 1, 0);
+            __syncthreads();
+            bl_diag(sm, lu, x, z, n, k + 1, marks);
+            bl_mark(marks, 2 * T + 3 + k);
+        }
+        if (b > 0 || G == 1) {
+            // P2 without tasks 0 and m (block 0's)
+            for (int e = me; e < p2 - 2; e += others) {
+                int task = e + 1 < m ? e + 1 : e + 2;
+                bl_p2(sm, task, k, m, lu, x, z, n, a, lda, invU, invL, keptU, keptL, ldk, &lmax, &umax);
+            }
+            if (G > 1) {
+                grid_arrive(count);
+                grid_wait(count, round + 1);
+            }
+            for (int e = me + 1; e < T * T - (k + 1) * (k + 1); e += others) bl_p3(sm, e, k, m, lu, x, z, n);
+        }
+        round += 2;
+        bl_mark(marks, round - 1);
+        if (G > 1) grid_barrier(count, round);
+        bl_mark(marks, round);
+    }
+    block_max(lmax, growth);
+    block_max(umax, growth + 1);
+    bl_mark(marks, round + 1);
+}
