@@ -227,7 +227,7 @@ func halfBench(b *testing.B, n int, kind string) (*Solver, *System, *gpu.Linalg,
 
 // BenchmarkHalfPieces times each piece of one fp16-store step alone at
 // order n = 32768, nb 1024: the diagonal block's
-// sgetrf, a triangle's inverse by strsm, the BlockLU (both), the L₂₁ and U₁₂ products, the first update, and
+// sgetrf and inverses, the L₂₁ and U₁₂ products, the first update, and
 // the scaling and conversion passes over A (go test -bench HalfPieces).
 func BenchmarkHalfPieces(b *testing.B) {
 	n, nb := 32768, 1024
@@ -263,9 +263,7 @@ func BenchmarkHalfPieces(b *testing.B) {
 		}},
 		{"panel", func() error { return h.panel(0, h.main) }},
 		{"getrf", func() error { return h.getrf(h.main, nb) }},
-		{"block-lu", func() error {
-			return h.block.Factor(h.main, h.at(0, 0), n, fp16.BlockOut{InvU: h.invU, InvL: h.invL, Growth: h.growth.View(4)})
-		}},
+		{"inverse", func() error { return h.inverse(h.main, h.la.Blas, true, 0, nb, h.invU) }},
 		{"strsm-inverse", func() error { return fp16.StrsmInverse(e.d, h.main, h.la.Blas, h.diag, h.inv32, nb, true) }},
 		{"u12", func() error { return h.u12(h.main, s, 0) }},
 		{"update-next", func() error { return h.update(s, nb, n, nb, nb, 0) }},

@@ -127,9 +127,6 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 	if st == h.main {
 		st2, blas2 = st, h.la.Blas
 	}
-	if h.block != nil && jb == h.nb {
-		return h.blockPanel(s, k, st, st2, lMax)
-	}
 	if err := h.timed(phasePanel, func() error {
 		grid := fp16.BlockGrid(jb, jb)
 		return errors.Join(
@@ -146,25 +143,6 @@ func (h *halfLU) panel(j int, st *gpu.Stream) error {
 			h.inverse(st2, blas2, false, k, jb, h.invL), h.u12(st2, s, k),
 			h.inverse(st, h.la.Blas, true, k, jb, h.invU), h.l21(st, j, jb, s.rest, lMax),
 			h.handOver(st2, h.u12Done, st))
-	})
-}
-
-// blockPanel is panel's work for a full diagonal block: the block factored
-// and both its triangles inverted by the BlockLU on st, then U₁₂ on st2
-// beside L₂₁ on st.
-func (h *halfLU) blockPanel(s step, k int, st, st2 *gpu.Stream, lMax *gpu.Buffer) error {
-	out := fp16.BlockOut{InvU: h.invU, InvL: h.invL, Growth: lMax}
-	if h.inverses != nil { // kept as inverse() keeps them: L⁻¹ at slot k, U⁻¹ at steps + k
-		nb2 := 4 * h.nb * h.nb
-		out.KeptL, out.KeptU, out.LdKept = h.inverses.View(k*nb2), h.inverses.View((h.steps()+k)*nb2), h.nb
-	}
-	if err := h.timed(phasePanel, func() error {
-		return errors.Join(h.block.Factor(st, h.at(s.j, s.j), h.n, out), h.handOver(st, h.diagDone, st2))
-	}); err != nil {
-		return err
-	}
-	return h.timed(phaseTrsm, func() error {
-		return errors.Join(h.u12(st2, s, k), h.l21(st, s.j, s.jb, s.rest, lMax), h.handOver(st2, h.u12Done, st))
 	})
 }
 

@@ -9,8 +9,7 @@ import (
 
 // halfScratch is fp16-store's work space beside its working matrix: the
 // diagonal block's fp32 work, the inverted triangles, the panels' copies,
-// the growth words, the BlockLU, the Inverters, the events and the
-// products' plans,
+// the growth words, the Inverters, the events and the products' plans,
 // for one order n and block size nb. The Solver keeps the last one
 // between factorizations (takeScratch, putScratch): allocating it took
 // 2.2 ms of the 3.7 ms in which fp16-store found that a random matrix of
@@ -27,10 +26,8 @@ type halfScratch struct {
 	work   *gpu.Buffer // sgetrf's work space, its info word at info
 	info   uintptr
 	growth *gpu.Buffer // max |Â|, then per step max |L| and max |U| (binary32 bits)
-	// block factors and inverts full diagonal blocks in one launch;
-	// invertU and invertL invert the last, narrower one's triangles after
-	// sgetrf (nil: strsm, for orders the Inverter does not take).
-	block             *fp16.BlockLU
+	// invertU and invertL invert full diagonal blocks (nil: strsm, for
+	// orders the Inverter does not take and the last, narrower block).
 	invertU, invertL  *fp16.Inverter
 	ready, paneled    *gpu.Event // the next panel's columns and rows are updated; it is done
 	diagDone, u12Done *gpu.Event // the panel's diagonal block is factored; side2's part is done
@@ -145,12 +142,9 @@ func (e *Solver) newScratch(la *gpu.Linalg, n, nb int) (*halfScratch, error) {
 			return nil, err
 		}
 	}
-	if fp16.FactorsBlock(nb) && n >= nb {
-		sc.block, err = fp16.NewBlockLU(d, nb, 0)
-	}
-	if last := n % nb; err == nil && fp16.Inverts(last) {
-		if sc.invertU, err = fp16.NewInverter(d, sc.diag, sc.inv32, last, true); err == nil {
-			sc.invertL, err = fp16.NewInverter(d, sc.diag, sc.inv32L, last, false)
+	if fp16.Inverts(nb) && n >= nb {
+		if sc.invertU, err = fp16.NewInverter(d, sc.diag, sc.inv32, nb, true); err == nil {
+			sc.invertL, err = fp16.NewInverter(d, sc.diag, sc.inv32L, nb, false)
 		}
 	}
 	if err != nil {
@@ -171,9 +165,6 @@ func (sc *halfScratch) free() {
 		if v != nil {
 			v.Free()
 		}
-	}
-	if sc.block != nil {
-		sc.block.Free()
 	}
 	gpu.FreeAll(sc.diag, sc.inv32, sc.inv32L, sc.invU, sc.invL, sc.tmpL, sc.tmpU, sc.growth, sc.work)
 }

@@ -108,10 +108,8 @@ type halfRank struct {
 	diag     *gpu.Buffer
 	keep     *gpu.Buffer              // HalfLU.Inverses' buffer of this rank
 	fn       map[string]*gpu.Function // fp16's kernels, by name
-	// block factors and inverts full diagonal blocks in one launch; invert
-	// inverts a narrower last block's U and L after sgetrf (nil: strsm,
-	// for orders the Inverter does not take).
-	block  *fp16.BlockLU
+	// invert inverts a full diagonal block's U and L (nil: strsm, for
+	// orders the Inverter does not take and the last, narrower block).
 	invert [2]*fp16.Inverter
 }
 
@@ -135,14 +133,9 @@ func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
 		}
 	}
 	d := r.Engine.Device()
-	if fp16.FactorsBlock(nb) && w.Rows >= nb {
-		if h.block, err = fp16.NewBlockLU(d, nb, 0); err != nil {
-			return nil, err
-		}
-	}
-	if last := w.Rows % nb; fp16.Inverts(last) {
+	if fp16.Inverts(nb) && w.Rows >= nb {
 		for i, upper := range []bool{true, false} {
-			if h.invert[i], err = fp16.NewInverter(d, h.diag, h.inv32, last, upper); err != nil {
+			if h.invert[i], err = fp16.NewInverter(d, h.diag, h.inv32, nb, upper); err != nil {
 				h.free()
 				return nil, err
 			}
@@ -151,12 +144,8 @@ func newHalfRank(r *Rank, w *Matrix) (*halfRank, error) {
 	return h, d.Memset32(h.growth, 0)
 }
 
-// free frees the BlockLU and the Inverters (the rest is the rank's
-// scratch).
+// free frees the Inverters (the rest is the rank's scratch).
 func (h *halfRank) free() {
-	if h.block != nil {
-		h.block.Free()
-	}
 	for _, v := range h.invert {
 		if v != nil {
 			v.Free()
@@ -424,16 +413,9 @@ func (h *halfRank) panel(kind string, spec gpu.MatmulSpec, dst *gpu.Buffer, ld i
 
 // factorDiag factors the width×width diagonal block at a (leading
 // dimension ld) in fp32 without pivoting, raises step k's maxima, writes
-// the factors back in fp16 and their inverses to h.inv (fp16) and h.keep:
-// a full block by the BlockLU, the last, narrower one by sgetrf and two
-// inversions.
+// the factors back in fp16 and their inverses to h.keep.
 func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 	r, st := h.r, h.r.transfers
-	lMax, _ := h.growthAt(k)
-	if nb := h.w.RowBlock; h.block != nil && width == nb {
-		return h.block.Factor(st, a, ld, fp16.BlockOut{InvU: h.inv, InvL: h.inv.View(2 * nb * nb),
-			KeptU: h.keep.View(4 * 2 * k * nb * nb), KeptL: h.keep.View(4 * (2*k + 1) * nb * nb), LdKept: nb, Growth: lMax})
-	}
 	diag := h.diag // nb×nb, holding the width×width block
 	grid := fp16.BlockGrid(width, width)
 	if err := h.launch("to_f32_f16", grid, st, a, int64(ld), diag, int64(width), int32(width), int32(width)); err != nil {
@@ -442,6 +424,7 @@ func (h *halfRank) factorDiag(k int, a *gpu.Buffer, ld, width int) error {
 	if err := r.getrf(st, diag, width, width, width, nil); err != nil {
 		return err
 	}
+	lMax, _ := h.growthAt(k)
 	if err := h.launch("amax_tri_f32", fp16.AmaxGrid(width, width), st, diag, int64(width), int32(width), lMax); err != nil {
 		return err
 	}
