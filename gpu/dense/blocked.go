@@ -49,7 +49,8 @@ type blockedLU struct {
 	work *gpu.Buffer
 	info uintptr
 
-	permuteRows, copyBlock, eye, shift *gpu.Function
+	permuter              *pivot.Permuter
+	copyBlock, eye, shift *gpu.Function
 
 	// The panel's pivots come to pivHost, and its composed interchanges
 	// go back in pairs: np destination rows, then np sources (at most
@@ -201,13 +202,8 @@ func (b *blockedLU) setUpScratch() error {
 		return err
 	}
 	b.info = b.work.Ptr() + uintptr(b.work.Bytes()-256)
-	if b.permuteRows, err = b.mod.Function(b.prec.variant("permute_rows")); err != nil {
+	if b.permuter, err = pivot.NewPermuter(d, es, 2*jbMax); err != nil {
 		return err
-	}
-	if 2*es*jbMax > 48<<10 {
-		if err := b.permuteRows.SetMaxDynamicShared(2 * es * jbMax); err != nil {
-			return err
-		}
 	}
 	if b.pairs, err = d.Alloc(4 * 4 * jbMax); err != nil {
 		return err
@@ -412,13 +408,12 @@ func (b *blockedLU) permute(c0, cols, sms int) error {
 	if b.np == 0 || cols == 0 {
 		return nil
 	}
-	blocks := min(cols, 65535)
+	blocks := cols
 	if sms > 0 {
 		blocks = min(blocks, 4*sms)
 	}
 	return b.run(phaseSwap, func() error {
-		return b.permuteRows.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(b.prec.Size()*b.np), b.main,
-			b.w.View(b.at(0, c0)), int64(b.n), int32(cols), b.pairs, b.pairs.View(4*b.np), int32(b.np))
+		return b.permuter.Permute(b.main, b.w.View(b.at(0, c0)), b.n, cols, b.pairs, b.np, blocks)
 	})
 }
 

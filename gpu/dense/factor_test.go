@@ -13,7 +13,6 @@ import (
 
 	"github.com/mwmm/mwmm/experiment"
 	"github.com/mwmm/mwmm/gpu"
-	"github.com/mwmm/mwmm/gpu/internal/gputest"
 	"github.com/mwmm/mwmm/gpu/pivot"
 	"github.com/mwmm/mwmm/lu"
 	"github.com/mwmm/mwmm/solve"
@@ -1200,44 +1199,3 @@ func TestSolverButterfly(t *testing.T) {
 	}
 }
 
-// permute_rows moves the rows of a permutation in every column, with
-// more columns than blocks and more pairs than a block has threads.
-func TestSolverPermuteRows(t *testing.T) {
-	e := engineGPU(t)
-	f := gputest.Function(t, e.d, kernel("lu"), "permute_rows")
-	const ld, ncols, np = 1000, 7, 600
-	rng := rand.New(rand.NewPCG(5, 6))
-	rows := rng.Perm(ld)[:np] // the rows that move, and where to
-	dst := make([]int32, np)
-	src := make([]int32, np)
-	for i, r := range rows {
-		src[i] = int32(r)
-	}
-	for i, j := range rng.Perm(np) {
-		dst[i] = src[j]
-	}
-	a := make([]float32, ld*ncols)
-	for i := range a {
-		a[i] = float32(i)
-	}
-	want := append([]float32(nil), a...)
-	for c := 0; c < ncols; c++ {
-		for i := range dst {
-			want[c*ld+int(dst[i])] = a[c*ld+int(src[i])]
-		}
-	}
-	buf := gputest.Upload(t, e.d, a)
-	if err := f.Launch([3]uint32{2, 1, 1}, [3]uint32{256, 1, 1}, uint32(4*np), nil,
-		buf, int64(ld), int32(ncols), gputest.Upload(t, e.d, dst), gputest.Upload(t, e.d, src), int32(np)); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, len(a))
-	if err := e.d.Download(got, buf); err != nil {
-		t.Fatal(err)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("entry (%d, %d) is %v, want %v", i%ld, i/ld, got[i], want[i])
-		}
-	}
-}

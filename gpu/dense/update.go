@@ -52,7 +52,7 @@ func (p Precision) suffixed(name string) string {
 }
 
 // variant names the fp64 variant (name_f64) of an fp32 kernel of lu.cu
-// whose fp32 one has no suffix (permute_rows, gather_rows).
+// whose fp32 one has no suffix (gather_rows).
 func (p Precision) variant(name string) string {
 	if p == FP64 {
 		return name + "_f64"

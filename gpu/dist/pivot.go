@@ -58,6 +58,10 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 			return err
 		}
 		defer host.free()
+		var err error
+		if host.permuter, err = pivot.NewPermuter(r.Engine.Device(), 4, 2*a.RowBlock); err != nil {
+			return err
+		}
 		return r.independently(a.Team.Timeout, func() error {
 			next, err := r.startSingle(a, w)
 			if err != nil {
@@ -91,6 +95,7 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 type pivotHost struct {
 	pivots, moves []int32
 	panel         *pivot.Panel // nil: cuSOLVER sgetrf
+	permuter      *pivot.Permuter
 }
 
 // pivotRecursive lets FactorPivoted use the recursive panel (pivot.Panel,
@@ -291,13 +296,7 @@ func (s *pivotStep) swaps(c0, c1, sms int) error {
 	if c1 <= c0 || s.np == 0 {
 		return nil
 	}
-	f, err := s.r.function("permute_rows")
-	if err != nil {
-		return err
-	}
-	blocks := min(c1-c0, 4*sms, 65535)
-	return f.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(4*s.np), s.r.compute,
-		s.at(0, c0), int64(s.w.localRows(s.r)), int32(c1-c0), s.moves, s.moves.View(4*s.np), int32(s.np))
+	return s.host.permuter.Permute(s.r.compute, s.at(0, c0), s.w.localRows(s.r), c1-c0, s.moves, s.np, 4*sms)
 }
 
 // permutation composes P from every panel's pivots (1-based, relative to

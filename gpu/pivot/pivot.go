@@ -11,8 +11,8 @@
 // getrf's pivots say "swap row k with row ipiv[k]", one after the other,
 // so applying them to a column is a chain of dependent swaps. Moves
 // composes them on the host into one permutation of the rows they touch
-// (at most twice the panel's width), which a kernel then applies to every
-// column in parallel: each column's moved entries read at once, then
+// (at most twice the panel's width), which a Permuter then applies to
+// every column in parallel: each column's moved entries read at once, then
 // written at once.
 package pivot
 

@@ -326,8 +326,8 @@ extern "C" __global__ void diag_check(const double* lu, long long ld, int n, int
 // move_rows moves n entries of one column, the block's threads
 // together: entry t goes from row from(t) to row to(t), through held
 // (n entries), every read before any write, so the moves may form any
-// permutation. The interchanges' kernels below are this, column by
-// column.
+// permutation (gather_rows_f64 below, column by column; package pivot's
+// Permuter does the same for the interchanges beside a panel).
 template <typename T, typename From, typename To>
 __device__ void move_rows(T* col, T* held, int n, From from, To to) {
     for (int t = threadIdx.x; t < n; t += blockDim.x) {
@@ -338,27 +338,6 @@ __device__ void move_rows(T* col, T* held, int n, From from, To to) {
         col[to(t)] = held[t];
     }
     __syncthreads();
-}
-
-// permute_rows moves, in each of ncols columns from a, the entry of row
-// src[t] to row dst[t] for t < npairs: a permutation of those rows (the
-// composed interchanges of a panel, worked out on the host). One block per
-// column, through shared memory.
-template <typename T>
-__device__ void permute_rows_in(T* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    extern __shared__ __align__(16) unsigned char permute_held[];
-    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        move_rows(a + (long long)c * ld, (T*)permute_held, npairs, [=](int t) { return src[t]; }, [=](int t) { return dst[t]; });
-    }
-}
-
-extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    permute_rows_in(a, ld, ncols, dst, src, npairs);
-}
-
-// permute_rows_f64 is permute_rows for fp64 columns (the Ozaki forms).
-extern "C" __global__ void permute_rows_f64(double* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    permute_rows_in(a, ld, ncols, dst, src, npairs);
 }
 
 // set_diag sets a_ii = d[i] for i < n.

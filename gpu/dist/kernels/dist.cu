@@ -115,19 +115,3 @@ UNPACK(unpack_f32, float, float, same_f32)
 UNPACK(unpack_f16, unsigned short, float, f32_of_f16)
 UNPACK(unpack_f32_f64, float, double, same_f32)
 UNPACK(unpack_f16_f64, unsigned short, double, f32_of_f16)
-
-// permute_rows moves, in each of ncols columns of the column-major a,
-// the entry of row src[t] to row dst[t] for t < npairs: a panel's
-// interchanges composed on the host (package pivot), a permutation of the
-// rows they touch. A block a column: every entry read into shared memory
-// (npairs floats), then written.
-extern "C" __global__ void permute_rows(float* a, long long ld, int ncols, const int* dst, const int* src, int npairs) {
-    extern __shared__ float held[];
-    for (int c = blockIdx.x; c < ncols; c += gridDim.x) {
-        float* col = a + (long long)c * ld;
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) held[t] = col[src[t]];
-        __syncthreads();
-        for (int t = threadIdx.x; t < npairs; t += blockDim.x) col[dst[t]] = held[t];
-        __syncthreads();
-    }
-}
