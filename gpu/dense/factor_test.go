@@ -1198,4 +1198,3 @@ func TestSolverButterfly(t *testing.T) {
 		s.Free()
 	}
 }
-
