@@ -251,32 +251,6 @@ func CopyPeer(dst, src *Buffer) error {
 	})
 }
 
-// CopyPeerOn queues on st, a stream of src's device, the copy of src's
-// first bytes to the start of dst, a buffer of another device: the copy
-// engines move it over NVLink (peer access on: EnablePeerAccess) while
-// the GPUs compute. Order it after what writes src with an Event. Only
-// src's device is asked (dst must stay allocated until st has run): a
-// rank's goroutine that waited for another device's thread could wait
-// for a thread that waits, in a collective, for this rank.
-func CopyPeerOn(st *Stream, dst, src *Buffer, bytes int) error {
-	if dst == nil || src == nil {
-		return errors.New("gpu: CopyPeerOn: nil buffer")
-	}
-	if bytes < 0 || bytes > src.n || bytes > dst.n {
-		return fmt.Errorf("gpu: CopyPeerOn: %d bytes from a buffer of %d to one of %d", bytes, src.n, dst.n)
-	}
-	return src.d.Do(func() error {
-		if err := src.d.liveBuffer("CopyPeerOn", src); err != nil {
-			return err
-		}
-		sh, err := st.Handle(src.d)
-		if err != nil {
-			return err
-		}
-		return cuda.MemcpyDtoDAsync(dst.ptr, src.ptr, uintptr(bytes), sh)
-	})
-}
-
 // Memset32 sets every 32-bit word of buf to v (math.Float32bits(x) for a
 // float32 x); the buffer's size must be a multiple of 4.
 func (d *Device) Memset32(buf *Buffer, v uint32) error {

@@ -34,14 +34,10 @@ type HalfLU struct {
 	// k it owns, U_kk⁻¹ and L_kk⁻¹ (nb×nb each, at 2k and 2k+1),
 	// transposed (as fp16.TriSolver reads them).
 	Inverses []*gpu.Buffer
-	early    *halfGather // the factors' copies to rank 0 made beside the steps, or nil
 }
 
 // Free frees the factors.
 func (h *HalfLU) Free() {
-	if h.early != nil { // first: its copies may still read W
-		h.early.free(true)
-	}
 	h.W.Free()
 	gpu.FreeAll(h.Inverses...)
 }
@@ -60,13 +56,6 @@ func (h *HalfLU) Free() {
 // and at the end (fp16.Verdict, over the whole team): a matrix that needs
 // pivoting fails with a *fp16.GrowthError.
 func FactorHalf(ctx context.Context, s *System, check bool) (*HalfLU, error) {
-	return factorHalf(ctx, s, check, false)
-}
-
-// factorHalf is FactorHalf; with early, where newHalfGather can, each
-// block column also goes to rank 0 once its step has written it, for
-// GatherHalf.
-func factorHalf(ctx context.Context, s *System, check, early bool) (*HalfLU, error) {
 	a := s.A
 	if a.RowBlock > fp16.TriMaxNB {
 		return nil, fmt.Errorf("dist: fp16-store takes blocks of at most %d (its solves keep a block in shared memory), not %d", fp16.TriMaxNB, a.RowBlock)
@@ -77,12 +66,6 @@ func factorHalf(ctx context.Context, s *System, check, early bool) (*HalfLU, err
 	}
 	lu := &HalfLU{W: w, Rows: make([]float64, a.Rows), Cols: make([]float64, a.Cols), Inverses: make([]*gpu.Buffer, len(w.Parts))}
 	nb := a.RowBlock
-	if early {
-		if lu.early, err = newHalfGather(w); err != nil {
-			lu.Free()
-			return nil, err
-		}
-	}
 	err = a.Team.Each(func(r *Rank) error {
 		i := w.index(r)
 		var err error
@@ -93,7 +76,7 @@ func factorHalf(ctx context.Context, s *System, check, early bool) (*HalfLU, err
 		if err != nil {
 			return err
 		}
-		h.keep, h.early = lu.Inverses[i], lu.early
+		h.keep = lu.Inverses[i]
 		defer h.free()
 		if err := h.scale(a); err != nil {
 			return err
@@ -124,7 +107,6 @@ type halfRank struct {
 	work     *gpu.Buffer
 	diag     *gpu.Buffer
 	keep     *gpu.Buffer              // HalfLU.Inverses' buffer of this rank
-	early    *halfGather              // HalfLU.early
 	fn       map[string]*gpu.Function // fp16's kernels, by name
 	// invert inverts a full diagonal block's U and L (nil: strsm, for
 	// orders the Inverter does not take and the last, narrower block).
@@ -257,11 +239,7 @@ func (h *halfRank) factor(ctx context.Context, check bool) error {
 			return err
 		}
 		st := halfStep{luStep: &luStep{w: w, r: r, k: k, next: next}, h: h}
-		err := st.panelWork()
-		if err == nil && h.early != nil {
-			err = h.early.send(r, h.keep, k)
-		}
-		if err = errors.Join(err, st.update(st.updateRegion)); err != nil {
+		if err := errors.Join(st.panelWork(), st.update(st.updateRegion)); err != nil {
 			return fmt.Errorf("block column %d: %w", k, err)
 		}
 		if check && k == 0 && steps > 1 {

@@ -27,8 +27,7 @@ type HalfFactors struct {
 }
 
 // GatherHalf brings lu's parts and inverses to rank 0, which keeps lu's
-// own (HalfFactors.Free frees lu too). Where the factorization sent them
-// as it went (halfGather), it waits for those copies.
+// own (HalfFactors.Free frees lu too).
 func GatherHalf(lu *HalfLU) (*HalfFactors, error) {
 	w := lu.W
 	t := w.Team
@@ -37,22 +36,16 @@ func GatherHalf(lu *HalfLU) (*HalfFactors, error) {
 	}
 	root := t.Ranks[0]
 	f := &HalfFactors{lu: lu, r: root, parts: make([]*gpu.Buffer, len(w.Parts)), inv: make([]*gpu.Buffer, len(w.Parts))}
+	f.parts[0], f.inv[0] = w.part(root), lu.Inverses[w.index(root)]
 	d := root.Engine.Device()
 	var err error
-	if g := lu.early; g != nil {
-		lu.early = nil
-		copy(f.parts, g.parts)
-		copy(f.inv, g.inv)
-		err = g.free(false)
+	f.x, err = d.Alloc(4 * max(1, w.Rows))
+	if err != nil {
+		f.Free()
+		return nil, err
 	}
-	f.parts[0], f.inv[0] = w.part(root), lu.Inverses[w.index(root)]
-	if err == nil {
-		f.x, err = d.Alloc(4 * max(1, w.Rows))
-	}
-	if err == nil && f.parts[len(f.parts)-1] == nil {
-		if err = f.alloc(); err == nil {
-			err = f.gather()
-		}
+	if err = f.alloc(); err == nil {
+		err = f.gather()
 	}
 	if err == nil {
 		f.tri, err = f.triSolver()
@@ -84,119 +77,18 @@ func (f *HalfFactors) triSolver() (*fp16.TriSolver, error) {
 
 // alloc makes room on rank 0 for every other rank's part and inverses.
 func (f *HalfFactors) alloc() error {
-	return allocGathered(f.lu.W, f.r, f.parts, f.inv, f.inv[0].Bytes())
-}
-
-// allocGathered makes room on root for every other rank's part of w and
-// its inverses (invBytes each), into parts and inv (by rank).
-func allocGathered(w *Matrix, root *Rank, parts, inv []*gpu.Buffer, invBytes int) error {
-	d := root.Engine.Device()
+	w, d := f.lu.W, f.r.Engine.Device()
 	for src := 1; src < w.Grid.Size(); src++ {
 		p, q := w.Grid.Coords(src)
 		var err error
-		if parts[src], err = d.Alloc(2 * max(1, w.LocalRows(p)*w.LocalCols(q))); err != nil {
+		if f.parts[src], err = d.Alloc(2 * max(1, w.LocalRows(p)*w.LocalCols(q))); err != nil {
 			return err
 		}
-		if inv[src], err = d.Alloc(invBytes); err != nil {
+		if f.inv[src], err = d.Alloc(f.inv[0].Bytes()); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// halfGather sends FactorHalf's factors to rank 0 while it runs, on 1×Q
-// grids of GPUs that reach each other's memory: once step k has written
-// block column k (its U above, its diagonal block, L₂₁ below: final from
-// then on), the column's owner copies it and the block's inverses to rank
-// 0 on a stream of its own, by the copy engines over NVLink, beside the
-// steps. GatherHalf then waits for the copies instead of making them: at
-// n = 65536 on 2 H200s, the 14 ms it took after the steps.
-type halfGather struct {
-	w          *Matrix
-	parts, inv []*gpu.Buffer // on rank 0, by rank (rank 0's own: nil)
-	streams    []*gpu.Stream // by rank (nil: rank 0)
-	written    []*gpu.Event  // block column k written, on the rank's transfer stream
-}
-
-// newHalfGather prepares the copies of w's factors, or returns nil where
-// they cannot run beside the steps (a P×Q grid with P > 1, a team
-// spread over processes, GPUs without peer access, no room on rank 0
-// yet): GatherHalf gathers after the steps there.
-func newHalfGather(w *Matrix) (*halfGather, error) {
-	t := w.Team
-	if w.Grid.P != 1 || !t.Whole() || w.Grid.Size() < 2 {
-		return nil, nil
-	}
-	devs := make([]*gpu.Device, len(t.Ranks))
-	for i, r := range t.Ranks {
-		devs[i] = r.Engine.Device()
-	}
-	if gpu.EnablePeerAccess(devs...) != nil {
-		return nil, nil
-	}
-	n := len(w.Parts)
-	g := &halfGather{w: w, parts: make([]*gpu.Buffer, n), inv: make([]*gpu.Buffer, n), streams: make([]*gpu.Stream, n), written: make([]*gpu.Event, n)}
-	if allocGathered(w, t.Ranks[0], g.parts, g.inv, 4*2*w.steps()*w.RowBlock*w.RowBlock) != nil {
-		g.free(true) // no room beside the steps: GatherHalf tries after them
-		return nil, nil
-	}
-	var err error
-	for i := 1; i < n && err == nil; i++ {
-		d := t.Ranks[i].Engine.Device()
-		if g.streams[i], err = d.NewIndependentStream(); err == nil {
-			g.written[i], err = d.NewEvent()
-		}
-	}
-	if err != nil {
-		g.free(true)
-		return nil, err
-	}
-	return g, nil
-}
-
-// send queues, after step k's panel on r's transfer stream, the copy of
-// block column k and its diagonal block's inverses (from keep) to rank 0,
-// where r owns them.
-func (g *halfGather) send(r *Rank, keep *gpu.Buffer, k int) error {
-	w := g.w
-	i := w.index(r)
-	if i == 0 || r.Q != k%w.Grid.Q {
-		return nil
-	}
-	nb, rows := w.RowBlock, w.localRows(r)
-	width := min(nb, w.Cols-k*nb)
-	col, slots := 2*(k/w.Grid.Q)*nb*rows, 4*2*k*nb*nb
-	st := g.streams[i]
-	if err := g.written[i].Record(r.transfers); err != nil {
-		return err
-	}
-	if err := st.Wait(g.written[i]); err != nil {
-		return err
-	}
-	if err := gpu.CopyPeerOn(st, g.parts[i].View(col), w.part(r).View(col), 2*width*rows); err != nil {
-		return err
-	}
-	return gpu.CopyPeerOn(st, g.inv[i].View(slots), keep.View(slots), 4*2*nb*nb)
-}
-
-// free waits for the copies and closes the streams and events; with
-// buffers, it frees rank 0's copies too (else they pass to HalfFactors).
-func (g *halfGather) free(buffers bool) error {
-	var errs []error
-	for i, st := range g.streams {
-		if st != nil {
-			errs = append(errs, st.Sync(), st.Close())
-		}
-		if g.written[i] != nil {
-			errs = append(errs, g.written[i].Close())
-		}
-	}
-	if buffers {
-		for i := range g.parts {
-			gpu.FreeAll(g.parts[i], g.inv[i])
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // gather copies every other rank's part and inverses to rank 0: by peer

@@ -191,7 +191,7 @@ func factorBy(ctx context.Context, s *System, road Road, plan multiword.Plan, re
 	start := time.Now()
 	rep.Factor, rep.Gather = 0, 0
 	if road.Half {
-		lu, err := factorHalf(ctx, s, road.Checked, true)
+		lu, err := FactorHalf(ctx, s, road.Checked)
 		if rep.Factor = time.Since(start); err != nil {
 			return nil, err
 		}
