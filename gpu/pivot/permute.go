@@ -41,8 +41,8 @@ func NewPermuter(d *gpu.Device, es, most int) (*Permuter, error) {
 
 // Permute queues on st the moves of npairs rows in each of ncols columns
 // of a (leading dimension ld, in values), on at most blocks thread
-// blocks: moves holds the pairs' destinations, then their sources, as
-// int32 row indices (Moves's order).
+// blocks (0: a block a column): moves holds the pairs' destinations, then
+// their sources, as int32 row indices (Moves's order).
 func (p *Permuter) Permute(st *gpu.Stream, a *gpu.Buffer, ld, ncols int, moves *gpu.Buffer, npairs, blocks int) error {
 	if npairs == 0 || ncols == 0 {
 		return nil
@@ -50,7 +50,10 @@ func (p *Permuter) Permute(st *gpu.Stream, a *gpu.Buffer, ld, ncols int, moves *
 	if npairs > p.most {
 		return fmt.Errorf("pivot: a Permuter of at most %d rows asked to move %d", p.most, npairs)
 	}
-	blocks = max(1, min(ncols, blocks, 65535))
+	if blocks <= 0 {
+		blocks = ncols
+	}
+	blocks = min(ncols, blocks, 65535)
 	return p.f.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{256, 1, 1}, uint32(p.es*npairs), st,
 		a, int64(ld), int32(ncols), moves, moves.View(4*npairs), int32(npairs))
 }
