@@ -54,12 +54,8 @@ func FactorPivoted(ctx context.Context, s *System, plan multiword.Plan) (w *Matr
 		if r.Rank != 0 {
 			host.pivots = make([]int32, a.Rows)
 		}
-		if err := host.choosePanel(r, a.Rows); err != nil {
-			return err
-		}
 		defer host.free()
-		var err error
-		if host.permuter, err = pivot.NewPermuter(r.Engine.Device(), 4, 2*a.RowBlock); err != nil {
+		if err := host.setUp(r, a.Rows, a.RowBlock); err != nil {
 			return err
 		}
 		return r.independently(a.Team.Timeout, func() error {
@@ -103,15 +99,19 @@ type pivotHost struct {
 // benchmark can compare sgetrf).
 var pivotRecursive = true
 
-// choosePanel takes the recursive panel where it takes n rows: beside the
-// update it keeps its pace on the multiprocessors it is given, where
-// cuSOLVER's sgetrf (which takes them all) took twice its time.
-func (h *pivotHost) choosePanel(r *Rank, n int) error {
+// setUp prepares the interchanges of panels nb wide, and takes the
+// recursive panel where it takes n rows: beside the update it keeps its
+// pace on the multiprocessors it is given, where cuSOLVER's sgetrf (which
+// takes them all) took twice its time.
+func (h *pivotHost) setUp(r *Rank, n, nb int) error {
 	d := r.Engine.Device()
+	var err error
+	if h.permuter, err = pivot.NewPermuter(d, 4, 2*nb); err != nil {
+		return err
+	}
 	if !pivotRecursive || n > pivot.MaxPanelRows(d.Multiprocessors(), false) {
 		return nil
 	}
-	var err error
 	h.panel, err = pivot.NewPanel(d, false)
 	return err
 }
